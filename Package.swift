@@ -1,0 +1,57 @@
+// swift-tools-version: 6.1
+//
+// doccache — an offline-first document store in the Firestore model.
+// Layout and layering: docs/architecture.md.
+
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "doccache",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "LevelDB", targets: ["LevelDB"]),
+        .library(name: "DocModel", targets: ["DocModel"]),
+    ],
+    targets: [
+        // The system libleveldb (Debian: libleveldb-dev, macOS: brew leveldb).
+        .systemLibrary(
+            name: "CLevelDB",
+            providers: [.apt(["libleveldb-dev"]), .brew(["leveldb"])]
+        ),
+        // A small, Sendable Swift wrapper over the LevelDB C API.
+        .target(
+            name: "LevelDB",
+            dependencies: ["CLevelDB"],
+            swiftSettings: strict
+        ),
+        // Values, paths, documents, mutations, queries and key encodings. No I/O.
+        .target(
+            name: "DocModel",
+            swiftSettings: strict
+        ),
+
+        // A child process for the LevelDB durability test: writes, reports, waits for SIGKILL.
+        .executableTarget(
+            name: "leveldb-crash-child",
+            dependencies: ["LevelDB"],
+            path: "Tests/Support/LevelDBCrashChild",
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "LevelDBTests",
+            dependencies: ["LevelDB", "leveldb-crash-child"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "DocModelTests",
+            dependencies: ["DocModel"],
+            swiftSettings: strict
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
