@@ -1,0 +1,131 @@
+/// A slash-separated path to a collection or a document, relative to the database root:
+/// `users/alice/orders`.
+///
+/// Segments are compared by their UTF-8 bytes, so paths sort the same way in memory and in
+/// LevelDB.
+public struct ResourcePath: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public private(set) var segments: [String]
+
+    /// The longest path segment in UTF-8 bytes (Firestore's limit).
+    public static let maxSegmentBytes = 1_500
+
+    /// Parses and validates a path such as `users/alice`. A leading or trailing `/` is
+    /// accepted; empty segments (`a//b`), `.`, `..` and reserved names (`__x__`) are not.
+    public init(_ path: String) throws(DocError) {
+        var trimmed = Substring(path)
+        if trimmed.hasPrefix("/") { trimmed = trimmed.dropFirst() }
+        if trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        if trimmed.isEmpty {
+            self = ResourcePath(unchecked: [])
+            return
+        }
+        let parts = trimmed.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        try self.init(validating: parts, display: path)
+    }
+
+    /// Validates the given segments.
+    public init(segments: [String]) throws(DocError) {
+        try self.init(validating: segments, display: segments.joined(separator: "/"))
+    }
+
+    private init(validating parts: [String], display: String) throws(DocError) {
+        for (i, part) in parts.enumerated() {
+            try Self.validate(segment: part, index: i, in: display)
+        }
+        self.segments = parts
+    }
+
+    /// Creates a path without validation, for segments that come from a trusted encoding.
+    package init(unchecked segments: [String]) {
+        self.segments = segments
+    }
+
+    /// The empty path: the database root.
+    public static let root = ResourcePath(unchecked: [])
+
+    static func validate(segment: String, index: Int, in path: String) throws(DocError) {
+        let at = "path \"\(path)\", segment \(index + 1)"
+        if segment.isEmpty {
+            throw .invalid("path segments must not be empty", at: at)
+        }
+        if segment == "." || segment == ".." {
+            throw .invalid("path segment \"\(segment)\" is not allowed", at: at)
+        }
+        if segment.utf8.count > maxSegmentBytes {
+            throw .invalid("path segment is \(segment.utf8.count) bytes; the limit is \(maxSegmentBytes)", at: at)
+        }
+        if segment.contains("/") {
+            throw .invalid("path segment \"\(segment)\" contains '/'", at: at)
+        }
+        if segment.count > 4, segment.hasPrefix("__"), segment.hasSuffix("__") {
+            throw .invalid("path segment \"\(segment)\" is reserved (names matching __.*__ are)", at: at)
+        }
+    }
+
+    public var count: Int { segments.count }
+    public var isEmpty: Bool { segments.isEmpty }
+    public var lastSegment: String? { segments.last }
+    public var firstSegment: String? { segments.first }
+
+    /// This path with `segment` appended (validated).
+    public func appending(_ segment: String) throws(DocError) -> ResourcePath {
+        try Self.validate(segment: segment, index: segments.count, in: canonicalString + "/" + segment)
+        return ResourcePath(unchecked: segments + [segment])
+    }
+
+    /// This path with the segments of `other` appended.
+    public func appending(_ other: ResourcePath) -> ResourcePath {
+        ResourcePath(unchecked: segments + other.segments)
+    }
+
+    /// The path without its last segment.
+    public var parent: ResourcePath? {
+        segments.isEmpty ? nil : ResourcePath(unchecked: Array(segments.dropLast()))
+    }
+
+    /// Whether `self` is a prefix of (or equal to) `other`.
+    public func isPrefix(of other: ResourcePath) -> Bool {
+        segments.count <= other.segments.count && zip(segments, other.segments).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+    }
+
+    /// Whether `other` is a direct child of `self`.
+    public func isImmediateParent(of other: ResourcePath) -> Bool {
+        segments.count + 1 == other.segments.count && isPrefix(of: other)
+    }
+
+    public var canonicalString: String { segments.joined(separator: "/") }
+    public var description: String { canonicalString }
+
+    public static func == (a: ResourcePath, b: ResourcePath) -> Bool {
+        a.segments.count == b.segments.count
+            && zip(a.segments, b.segments).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(segments.count)
+        for s in segments { hasher.combine(s.utf8.count); for b in s.utf8 { hasher.combine(b) } }
+    }
+
+    public static func < (a: ResourcePath, b: ResourcePath) -> Bool {
+        for (x, y) in zip(a.segments, b.segments) {
+            let c = compareUTF8(x, y)
+            if c != 0 { return c < 0 }
+        }
+        return a.segments.count < b.segments.count
+    }
+}
+
+/// Compares two strings by their UTF-8 bytes: -1, 0 or 1.
+@inlinable
+package func compareUTF8(_ a: String, _ b: String) -> Int {
+    var ia = a.utf8.makeIterator(), ib = b.utf8.makeIterator()
+    while true {
+        switch (ia.next(), ib.next()) {
+        case (nil, nil): return 0
+        case (nil, _): return -1
+        case (_, nil): return 1
+        case let (x?, y?):
+            if x != y { return x < y ? -1 : 1 }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Testing
+@testable import DocModel
+
+@Suite("Paths")
+struct PathTests {
+    @Test(arguments: ["a/b", "/a/b/", "a/b/c/d", "users/alice/orders/o1"])
+    func validDocumentKeys(_ text: String) throws {
+        let key = try DocumentKey(text)
+        #expect(key.path.count % 2 == 0)
+        #expect(try DocumentKey(key.description) == key)
+    }
+
+    @Test(arguments: [
+        ("a", "even number of segments"),
+        ("a/b/c", "even number of segments"),
+        ("a//b", "must not be empty"),
+        ("a/../b/c", "not allowed"),
+        ("a/__x__", "reserved"),
+    ])
+    func invalidDocumentKeys(_ text: String, _ fragment: String) {
+        do {
+            _ = try DocumentKey(text)
+            Issue.record("\(text) was accepted")
+        } catch {
+            #expect(error.code == .invalidArgument)
+            #expect(error.message.contains(fragment), "\(error)")
+            #expect(error.location?.contains(text) == true, "location names the path: \(error)")
+        }
+    }
+
+    @Test func segmentErrorNamesTheSegment() {
+        #expect(throws: DocError.self) { try ResourcePath("a/" + String(repeating: "x", count: 1501)) }
+        do { _ = try ResourcePath("a/b//c") } catch { #expect(error.location?.contains("segment 3") == true) }
+    }
+
+    @Test func keyParts() throws {
+        let key = try DocumentKey("users/alice/orders/o1")
+        #expect(key.documentID == "o1")
+        #expect(key.collectionGroup == "orders")
+        #expect(key.collectionPath == (try ResourcePath("users/alice/orders")))
+        #expect(key.isIn(collection: try ResourcePath("users/alice/orders")))
+        #expect(!key.isIn(collection: try ResourcePath("users")))
+    }
+
+    @Test func pathsOrderBySegmentsThenLength() throws {
+        let sorted = try ["a/a", "a/a/b/b", "a/b", "a/b/a/a", "aa/a", "b/a"].map { try DocumentKey($0) }
+        #expect(sorted == sorted.shuffled().sorted())
+        // "a/b" sorts before "a-/x" segment-wise ('a' < 'a-'), unlike a plain string sort.
+        #expect(try DocumentKey("a/b/c/d") < DocumentKey("a-/x"))
+    }
+
+    @Test(arguments: [
+        ("a", ["a"]), ("a.b.c", ["a", "b", "c"]), ("`a.b`.c", ["a.b", "c"]),
+        ("`a\\`b`", ["a`b"]), ("`a\\\\b`", ["a\\b"]), ("`` ", [] as [String]), ("__name__", ["__name__"]),
+        ("`😀 x`.y", ["😀 x", "y"]),
+    ])
+    func fieldPathParsing(_ text: String, _ segments: [String]) throws {
+        if segments.isEmpty {
+            #expect(throws: DocError.self) { try FieldPath(text) }
+            return
+        }
+        let path = try FieldPath(text)
+        #expect(path.segments == segments)
+        #expect(try FieldPath(path.canonicalString) == path, "canonical form reparses")
+    }
+
+    @Test(arguments: ["", ".", "a.", ".a", "a..b", "`a", "a`b`", "`a`b", "a~b", "a*", "a/b", "a[0]"])
+    func invalidFieldPaths(_ text: String) {
+        #expect(throws: DocError.self) { try FieldPath(text) }
+    }
+
+    @Test func fieldPathLimit() throws {
+        _ = try FieldPath(String(repeating: "a", count: 1500))
+        #expect(throws: DocError.self) { try FieldPath(String(repeating: "a", count: 1501)) }
+    }
+
+    @Test func canonicalFieldPathQuotesOnlyWhenNeeded() throws {
+        #expect(try FieldPath(segments: ["a", "b c", "_x1", "1a"]).canonicalString == "a.`b c`._x1.`1a`")
+    }
+}
