@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .library(name: "LevelDB", targets: ["LevelDB"]),
         .library(name: "DocModel", targets: ["DocModel"]),
+        .library(name: "DocRules", targets: ["DocRules"]),
     ],
     targets: [
         // The system libleveldb (Debian: libleveldb-dev, macOS: brew leveldb).
@@ -34,6 +35,12 @@ let package = Package(
             name: "DocModel",
             swiftSettings: strict
         ),
+        // The Firestore Security Rules language: lexer, parser, evaluator.
+        .target(
+            name: "DocRules",
+            dependencies: ["DocModel"],
+            swiftSettings: strict
+        ),
 
         // A child process for the LevelDB durability test: writes, reports, waits for SIGKILL.
         .executableTarget(
@@ -50,6 +57,11 @@ let package = Package(
         .testTarget(
             name: "DocModelTests",
             dependencies: ["DocModel"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "DocRulesTests",
+            dependencies: ["DocRules", "DocModel"],
             swiftSettings: strict
         ),
     ],
