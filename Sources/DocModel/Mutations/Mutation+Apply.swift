@@ -102,7 +102,7 @@ extension Mutation {
     ///   version and create time when the base exists, and has version `none` otherwise.
     /// - Server timestamps become ``Value/pendingServerTimestamp(localWriteTime:previous:)``;
     ///   increments and array transforms are computed from the local value.
-    /// - A delete yields a ``NoDocument`` at version `none`.
+    /// - A delete yields a ``NoDocument`` at version `none` with `hasLocalMutations = true`.
     public func applyToLocalView(_ document: MaybeDocument?, localWriteTime: Timestamp) -> MaybeDocument? {
         if let document, document.key != key { return document }
         guard precondition.isValid(for: document) else { return document }
@@ -110,7 +110,7 @@ extension Mutation {
         case .unchanged:
             return document
         case .deleted:
-            return .noDocument(NoDocument(key: key, version: SnapshotVersion.none))
+            return .noDocument(NoDocument(key: key, version: SnapshotVersion.none, hasLocalMutations: true))
         case .written(let data, _):
             let base = document?.document
             return .document(Document(

@@ -134,7 +134,7 @@ struct MutationTableTests {
             }
         case .noDocument:
             switch context {
-            case .local: return .noDocument(NoDocument(key: Fx.key, version: SnapshotVersion.none))
+            case .local: return .noDocument(NoDocument(key: Fx.key, version: SnapshotVersion.none, hasLocalMutations: true))
             case .server: return .noDocument(NoDocument(key: Fx.key, version: Fx.v2))
             case .ack: return .noDocument(NoDocument(key: Fx.key, version: Fx.v2, hasCommittedMutations: true))
             }
