@@ -12,7 +12,8 @@
 //   0x00 null   0x01 false   0x02 true
 //   0x03 integer    zigzag LEB128 varint
 //   0x04 double     8 bytes, the IEEE bit pattern little-endian (NaN payloads and -0.0 survive)
-//   0x05 timestamp  zigzag varint seconds, varint nanos
+//   0x05 timestamp  zigzag varint seconds, varint nanos (nanos < 10^9; seconds are not
+//                   range-checked, as Timestamp(microseconds:) can go beyond 0001…9999)
 //   0x06 string     varint byte count, UTF-8
 //   0x07 bytes      varint byte count, bytes
 //   0x08 reference  key (below)

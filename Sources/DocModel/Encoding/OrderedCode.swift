@@ -191,7 +191,7 @@ public struct KeyDecoder: Sendable {
     /// The offset of the next component.
     public private(set) var offset: Int
 
-    /// Starts reading `bytes` at `offset` (e.g. after a raw prefix).
+    /// Starts reading `bytes` at `offset` (e.g. after a raw prefix; clamped to `0...bytes.count`).
     public init(_ bytes: [UInt8], offset: Int = 0) {
         self.bytes = bytes
         self.offset = min(max(offset, 0), bytes.count)

@@ -2,7 +2,8 @@
 //
 // Mapping (reading):
 //   null, true/false, strings        → .null, .boolean, .string
-//   numbers without fraction/exponent that fit Int64 → .integer
+//   numbers without fraction/exponent that fit Int64 → .integer (so `-0` is the integer 0;
+//                                       write `-0.0` for the negative zero double)
 //   every other number               → .double (integers beyond Int64 too, as in JavaScript;
 //                                       numbers beyond the double range are an error)
 //   arrays                           → .array
