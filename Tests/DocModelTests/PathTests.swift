@@ -78,3 +78,20 @@ struct PathTests {
         #expect(try FieldPath(segments: ["a", "b c", "_x1", "1a"]).canonicalString == "a.`b c`._x1.`1a`")
     }
 }
+
+@Suite("Unicode edge cases")
+struct UnicodeEdgeCaseTests {
+    @Test func dotBeforeCombiningMarkSeparatesFieldSegments() throws {
+        let path = try FieldPath("a.\u{301}b")
+        #expect(path.segments.count == 2)
+        #expect(path.segments[1].unicodeScalars.first == "\u{301}")
+    }
+
+    @Test func mapKeysAreIdenticalOnlyWhenTheirBytesAre() {
+        let composed = Value.map(["\u{E9}": 1])
+        let decomposed = Value.map(["e\u{301}": 1])
+        #expect(!composed.isIdentical(to: decomposed))
+        #expect(composed != decomposed)
+        #expect(ObjectValue(["\u{E9}": 1]) != ObjectValue(["e\u{301}": 1]))
+    }
+}

@@ -21,13 +21,14 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
         try checkLength()
     }
 
-    /// Parses a dotted field path with optional backquoted segments.
+    /// Parses a dotted field path with optional backquoted segments. Parsing works on Unicode
+    /// scalars, so a `.` followed by a combining mark still separates segments.
     public init(_ text: String) throws(DocError) {
         var segments: [String] = []
         var current = ""
         var quoted = false
         var sawQuote = false
-        var iterator = text.makeIterator()
+        var iterator = text.unicodeScalars.makeIterator()
         let at = "field path \"\(text)\""
         while let c = iterator.next() {
             if quoted {
@@ -36,11 +37,11 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
                     guard let next = iterator.next() else {
                         throw .invalid("field path ends inside an escape", at: at)
                     }
-                    current.append(next)
+                    current.unicodeScalars.append(next)
                 case "`":
                     quoted = false
                 default:
-                    current.append(c)
+                    current.unicodeScalars.append(c)
                 }
             } else {
                 switch c {
@@ -63,7 +64,7 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
                     guard !sawQuote else {
                         throw .invalid("characters after a closing backquote", at: at)
                     }
-                    current.append(c)
+                    current.unicodeScalars.append(c)
                 }
             }
         }

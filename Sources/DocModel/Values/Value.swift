@@ -236,9 +236,13 @@ extension Value: Hashable, Comparable {
         case let (.array(x), .array(y)):
             return x.count == y.count && zip(x, y).allSatisfy { $0.isIdentical(to: $1) }
         case let (.map(x), .map(y)):
+            // Keys are compared by their UTF-8 bytes (as `hash(into:)` and `compare` do), not by
+            // Swift's canonical equivalence, so "é" precomposed and decomposed stay different.
             guard x.count == y.count else { return false }
-            for (k, v) in x {
-                guard let w = y[k], v.isIdentical(to: w) else { return false }
+            let kx = x.keys.sorted { compareUTF8($0, $1) < 0 }
+            let ky = y.keys.sorted { compareUTF8($0, $1) < 0 }
+            for (a, b) in zip(kx, ky) {
+                guard a.utf8.elementsEqual(b.utf8), x[a]!.isIdentical(to: y[b]!) else { return false }
             }
             return true
         default:
