@@ -28,6 +28,7 @@ public struct Entries: Sequence, Sendable {
         self.options = options
     }
 
+    /// An iterator that opens its own cursor on its first `next()`.
     public func makeIterator() -> Iterator {
         Iterator(entries: self)
     }

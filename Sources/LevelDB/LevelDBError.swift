@@ -62,6 +62,7 @@ public struct LevelDBError: Error, Sendable, Hashable, CustomStringConvertible {
         self.path = path
     }
 
+    /// `LevelDBError.<code> (<path>): <message>`.
     public var description: String {
         if let path {
             return "LevelDBError.\(code) (\(path)): \(message)"
