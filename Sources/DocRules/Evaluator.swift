@@ -438,3 +438,19 @@ final class Evaluator {
         }
     }
 }
+
+extension Evaluator {
+    /// Parses and evaluates one expression against `request` (for tests and tools): the
+    /// wildcard `bindings` are visible, `functions` (a rules snippet of `function` declarations)
+    /// can be called.
+    static func evaluate(
+        expression source: String, request: RulesRequest, lookup: any DocumentLookup = InMemoryDocumentLookup(),
+        bindings: [String: RulesValue] = [:], symbolic: Bool = false
+    ) throws -> RulesValue {
+        let expr = try Parser.parseExpression(source: source)
+        let root = MatchBlock(pattern: [], patternText: "", location: expr.location, rules: [], functions: [:], children: [])
+        let scope = MatchScope(levels: [MatchScope.Level(block: root, bindings: bindings)])
+        let ev = Evaluator(request: request, lookup: lookup, budget: LookupBudget(limit: LookupBudget.singleRequestLimit), symbolic: symbolic)
+        return try ev.eval(expr, Env(scope: scope, level: 0, frame: nil, letLimit: 0, callDepth: 0))
+    }
+}

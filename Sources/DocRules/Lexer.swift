@@ -349,10 +349,23 @@ struct Lexer {
                 }
                 advance()
             } else {
+                let segmentLoc = location
                 while let c = peek(), isSegmentByte(c) || c == UInt8(ascii: "(") || c == UInt8(ascii: ")") { advance() }
+                if peek() == UInt8(ascii: "{"), looksLikeWildcard(at: i) {
+                    throw error("a wildcard must be a whole segment", at: segmentLoc, expected: ["'{name}'"])
+                }
             }
         }
         return .matchPath(String(decoding: bytes[start..<i], as: UTF8.self))
+    }
+
+    /// Whether `{name}` or `{name=**}` starts at `j` (and is not the start of a block).
+    private func looksLikeWildcard(at j0: Int) -> Bool {
+        var j = j0 + 1
+        guard j < end, isIdentifierStart(bytes[j]) else { return false }
+        while j < end, isIdentifierPart(bytes[j]) { j += 1 }
+        if j + 2 < end, bytes[j] == UInt8(ascii: "="), bytes[j + 1] == UInt8(ascii: "*"), bytes[j + 2] == UInt8(ascii: "*") { j += 3 }
+        return j < end && bytes[j] == UInt8(ascii: "}")
     }
 
     /// A path literal in an expression, with `$(…)` interpolations.
