@@ -58,11 +58,18 @@ public struct Document: Sendable, Hashable, CustomStringConvertible {
 public struct NoDocument: Sendable, Hashable {
     public var key: DocumentKey
     public var version: SnapshotVersion
+    /// The absence comes from a pending local delete.
+    public var hasLocalMutations: Bool
+    /// The absence comes from a delete the server acknowledged but watch has not confirmed.
     public var hasCommittedMutations: Bool
 
-    public init(key: DocumentKey, version: SnapshotVersion, hasCommittedMutations: Bool = false) {
+    public init(
+        key: DocumentKey, version: SnapshotVersion,
+        hasLocalMutations: Bool = false, hasCommittedMutations: Bool = false
+    ) {
         self.key = key
         self.version = version
+        self.hasLocalMutations = hasLocalMutations
         self.hasCommittedMutations = hasCommittedMutations
     }
 }
@@ -107,7 +114,7 @@ public enum MaybeDocument: Sendable, Hashable {
     public var hasPendingWrites: Bool {
         switch self {
         case .document(let d): return d.hasPendingWrites
-        case .noDocument(let d): return d.hasCommittedMutations
+        case .noDocument(let d): return d.hasLocalMutations || d.hasCommittedMutations
         case .unknown: return true
         }
     }
