@@ -130,7 +130,7 @@ final class Evaluator {
         if r.method == .list {
             let q = r.query ?? RulesQuery()
             var orderBy: [String: RulesValue] = [:]
-            for o in q.orderBy { orderBy[o.field.canonicalString] = .string(o.descending ? "DESC" : "ASC") }
+            for o in q.orderBy { orderBy[o.field.canonicalString] = .string(o.isDescending ? "DESC" : "ASC") }
             m["query"] = .map([
                 "limit": q.limit.map { .int($0) } ?? .null,
                 "offset": q.offset.map { .int($0) } ?? .null,

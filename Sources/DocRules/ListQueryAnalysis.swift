@@ -170,18 +170,57 @@ struct ListQueryPlan {
         case invalid(String)
     }
 
-    /// Builds the cases of a query on the collection `collection`.
+    /// Builds the cases of a query on the collection `collection`: every disjunct of its
+    /// filters, times every combination of `in` / `array-contains-any` values.
     static func cases(for query: RulesQuery, collection: ResourcePath, database: String, time: Timestamp) throws(Failure) -> [Case] {
-        // Each dimension is a list of alternatives; an alternative sets fields (and maybe the id).
+        var out: [Case] = []
+        for conjunction in try disjunctiveNormalForm(query.filters) {
+            out += try cases(for: conjunction, collectionGroup: query.collectionGroup, collection: collection,
+                             database: database, time: time)
+            if out.count > maxCombinations { throw .tooManyCombinations(out.count) }
+        }
+        return out
+    }
+
+    /// The filters as an `or` of `and`s of field filters.
+    static func disjunctiveNormalForm(_ filters: [Filter]) throws(Failure) -> [[FieldFilter]] {
+        func dnf(_ f: Filter) throws(Failure) -> [[FieldFilter]] {
+            switch f {
+            case .field(let x): return [[x]]
+            case .composite(let c):
+                if c.isDisjunction {
+                    var out: [[FieldFilter]] = []
+                    for g in c.filters { out += try dnf(g) }
+                    if out.count > maxCombinations { throw .tooManyCombinations(out.count) }
+                    return out
+                }
+                return try product(c.filters)
+            }
+        }
+        func product(_ fs: [Filter]) throws(Failure) -> [[FieldFilter]] {
+            var acc: [[FieldFilter]] = [[]]
+            for g in fs {
+                let parts = try dnf(g)
+                acc = acc.flatMap { prefix in parts.map { prefix + $0 } }
+                if acc.count > maxCombinations { throw .tooManyCombinations(acc.count) }
+            }
+            return acc
+        }
+        return try product(filters)
+    }
+
+    private static func cases(for filters: [FieldFilter], collectionGroup: Bool, collection: ResourcePath,
+                              database: String, time: Timestamp) throws(Failure) -> [Case] {
+        // Each dimension is a list of alternatives; an alternative sets one field.
         typealias Alternative = (field: FieldPath, value: FieldState)
         var fixed: [(FieldPath, FieldState)] = []
         var dimensions: [[Alternative]] = []
         var idDimension: [String?] = [nil]
         func rv(_ v: Value) -> RulesValue { RulesValue(v, database: database, requestTime: time) }
 
-        for f in query.filters {
+        for f in filters {
             if f.field.isDocumentID {
-                guard !query.collectionGroup else { continue }
+                guard !collectionGroup else { continue }
                 func id(_ v: Value) -> String? {
                     guard case .reference(let k) = v, k.collectionPath == collection else { return nil }
                     return k.documentID
@@ -203,9 +242,9 @@ struct ListQueryPlan {
             switch f.op {
             case .equal:
                 fixed.append((f.field, .value(rv(f.value))))
-            case .less, .lessOrEqual, .greater, .greaterOrEqual:
-                let op: BinaryOp = [.less: .less, .lessOrEqual: .lessOrEqual, .greater: .greater,
-                                    .greaterOrEqual: .greaterOrEqual][f.op]!
+            case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
+                let op: BinaryOp = [.lessThan: .less, .lessThanOrEqual: .lessOrEqual, .greaterThan: .greater,
+                                    .greaterThanOrEqual: .greaterOrEqual][f.op]!
                 fixed.append((f.field, .symbol(Symbol(bounds: [Symbol.Bound(op: op, value: rv(f.value))]))))
             case .notEqual:
                 fixed.append((f.field, .symbol(Symbol(excluded: [rv(f.value)]))))

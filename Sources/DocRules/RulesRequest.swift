@@ -57,57 +57,41 @@ public struct RulesAuth: Sendable, Hashable {
 /// What a `list` request asks for: the query's constraints, from which the rules decide
 /// whether every document the query could return is allowed (rules are not filters).
 public struct RulesQuery: Sendable {
-    /// A filter `field op value`.
-    public struct Filter: Sendable {
-        /// Filter operators, as in Firestore queries.
-        public enum Operator: String, Sendable, CaseIterable {
-            case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">"
-            case greaterOrEqual = ">=", `in` = "in", notIn = "not-in"
-            case arrayContains = "array-contains", arrayContainsAny = "array-contains-any"
-        }
-
-        public var field: FieldPath
-        public var op: Operator
-        /// The operand; a list (`.array`) for `in`, `not-in` and `array-contains-any`.
-        public var value: Value
-
-        public init(_ field: FieldPath, _ op: Operator, _ value: Value) {
-            self.field = field
-            self.op = op
-            self.value = value
-        }
-    }
-
-    /// One `orderBy` clause.
-    public struct Order: Sendable {
-        public var field: FieldPath
-        public var descending: Bool
-
-        public init(_ field: FieldPath, descending: Bool = false) {
-            self.field = field
-            self.descending = descending
-        }
-    }
-
     /// `request.query.limit`.
     public var limit: Int64?
     /// `request.query.offset`.
     public var offset: Int64?
     /// `request.query.orderBy` (a map from field path to `"ASC"` / `"DESC"`).
-    public var orderBy: [Order]
-    /// The filters, all of which hold (a conjunction). For an OR query, evaluate each
-    /// disjunct as its own request: all must be allowed.
+    public var orderBy: [OrderBy]
+    /// The filters, all of which hold. `or` filters are allowed: the list is allowed only if
+    /// every disjunct is.
     public var filters: [Filter]
     /// A collection-group query: documents of every collection with the request path's last
     /// segment as id, anywhere below the path's parent.
     public var collectionGroup: Bool
 
-    public init(limit: Int64? = nil, offset: Int64? = nil, orderBy: [Order] = [], filters: [Filter] = [],
+    public init(limit: Int64? = nil, offset: Int64? = nil, orderBy: [OrderBy] = [], filters: [Filter] = [],
                 collectionGroup: Bool = false) {
         self.limit = limit
         self.offset = offset
         self.orderBy = orderBy
         self.filters = filters
         self.collectionGroup = collectionGroup
+    }
+
+    /// The rules' view of a query: its limit, explicit order-bys, filters and whether it is a
+    /// collection-group query.
+    public init(_ query: Query) {
+        self.init(limit: query.limit.map(Int64.init), orderBy: query.explicitOrderBys, filters: query.filters,
+                  collectionGroup: query.collectionGroup != nil)
+    }
+}
+
+extension RulesRequest {
+    /// A `list` request for `query` (the path is the collection, or for a collection-group
+    /// query the parent followed by the collection id).
+    public init(listing query: Query, auth: RulesAuth?, time: Timestamp, database: String = "(default)") {
+        let path = query.collectionGroup.map { query.path.appending(ResourcePath(unchecked: [$0])) } ?? query.path
+        self.init(method: .list, path: path, auth: auth, time: time, query: RulesQuery(query), database: database)
     }
 }
