@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "LevelDB", targets: ["LevelDB"]),
         .library(name: "DocModel", targets: ["DocModel"]),
         .library(name: "DocRules", targets: ["DocRules"]),
+        .library(name: "DocCache", targets: ["DocCache"]),
     ],
     targets: [
         // The system libleveldb (Debian: libleveldb-dev, macOS: brew leveldb).
@@ -41,6 +42,12 @@ let package = Package(
             dependencies: ["DocModel"],
             swiftSettings: strict
         ),
+        // The client: persistence on LevelDB, local store, views, sync engine, remote store, API.
+        .target(
+            name: "DocCache",
+            dependencies: ["DocModel", "LevelDB"],
+            swiftSettings: strict
+        ),
 
         // A child process for the LevelDB durability test: writes, reports, waits for SIGKILL.
         .executableTarget(
@@ -57,6 +64,11 @@ let package = Package(
         .testTarget(
             name: "DocModelTests",
             dependencies: ["DocModel"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "DocCacheTests",
+            dependencies: ["DocCache", "DocModel", "LevelDB"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,5 +1,3 @@
-public import DocModel
-
 /// Identifies a listen target. Query targets are even (2, 4, 6, …), limbo-resolution
 /// targets odd (1, 3, 5, …), as in Firestore.
 package typealias TargetID = Int32

@@ -1,4 +1,4 @@
-public import DocModel
+package import DocModel
 
 /// What changed for one target in a remote event.
 package struct TargetChange: Sendable, Hashable {

@@ -1,4 +1,4 @@
-public import DocModel
+package import DocModel
 
 /// A target as tracked by the local store: the query it runs, its id, its purpose and how
 /// far the client has caught up with it.

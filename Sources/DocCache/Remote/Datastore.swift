@@ -1,4 +1,4 @@
-public import DocModel
+package import DocModel
 
 /// The seam between the sync engine and the network: it opens the two streams of the
 /// protocol. The real implementation speaks WebSocket to a DocServer; tests use a fake that

@@ -1,4 +1,4 @@
-public import DocModel
+package import DocModel
 
 /// One message of the watch stream, after decoding.
 package enum WatchChange: Sendable, Hashable {

@@ -12,14 +12,17 @@ public struct ResourcePath: Sendable, Hashable, Comparable, CustomStringConverti
     /// Parses and validates a path such as `users/alice`. A leading or trailing `/` is
     /// accepted; empty segments (`a//b`), `.`, `..` and reserved names (`__x__`) are not.
     public init(_ path: String) throws(DocError) {
-        var trimmed = Substring(path)
-        if trimmed.hasPrefix("/") { trimmed = trimmed.dropFirst() }
-        if trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        // Split on the "/" byte, not the Character: "/" followed by a combining mark is one
+        // Character, but still separates segments.
+        let slash = UInt8(ascii: "/")
+        var trimmed = path.utf8[...]
+        if trimmed.first == slash { trimmed = trimmed.dropFirst() }
+        if trimmed.last == slash { trimmed = trimmed.dropLast() }
         if trimmed.isEmpty {
             self = ResourcePath(unchecked: [])
             return
         }
-        let parts = trimmed.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let parts = trimmed.split(separator: slash, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
         try self.init(validating: parts, display: path)
     }
 
@@ -54,7 +57,7 @@ public struct ResourcePath: Sendable, Hashable, Comparable, CustomStringConverti
         if segment.utf8.count > maxSegmentBytes {
             throw .invalid("path segment is \(segment.utf8.count) bytes; the limit is \(maxSegmentBytes)", at: at)
         }
-        if segment.contains("/") {
+        if segment.utf8.contains(UInt8(ascii: "/")) {   // bytes: "/" + a combining mark is one Character
             throw .invalid("path segment \"\(segment)\" contains '/'", at: at)
         }
         if segment.count > 4, segment.hasPrefix("__"), segment.hasSuffix("__") {

@@ -271,7 +271,8 @@ extension Value {
 
     /// Whether this is a pending server timestamp placeholder.
     public var isServerTimestamp: Bool {
-        guard case .map(let m) = self, case .string(let t)? = m[Self.typeKey] else { return false }
+        guard case .map(let m) = self, case .string(let t)? = m[Self.typeKey],
+              case .timestamp? = m[Self.localWriteTimeKey] else { return false }
         return t == Self.serverTimestampType
     }
 
