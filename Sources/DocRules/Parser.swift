@@ -17,7 +17,7 @@ struct ParsedRules: Sendable {
 /// expression tree) so that hostile input cannot exhaust the stack.
 struct Parser {
     /// The deepest nesting of blocks, parentheses, brackets, unary operators and interpolations.
-    static let maxNesting = 48
+    static let maxNesting = 64
     /// The tallest expression tree (long operator chains count too).
     static let maxHeight = 96
     /// Firestore's limit on `let` bindings per function.
@@ -510,9 +510,7 @@ struct Parser {
     }
 
     private mutating func arguments() throws(RulesError) -> [Expr] {
-        let open = try expect(.lparen)
-        try enter(open.location)
-        defer { leave() }
+        _ = try expect(.lparen)
         var args: [Expr] = []
         while !current.isPunct(.rparen) {
             args.append(try expression())
@@ -537,8 +535,6 @@ struct Parser {
                 }
             } else if current.isPunct(.lbracket) {
                 let loc = next().location
-                try enter(loc)
-                defer { leave() }
                 if current.isPunct(.colon) {
                     _ = next()
                     let upper = current.isPunct(.rbracket) ? nil : try expression()
@@ -594,15 +590,11 @@ struct Parser {
             }
         case .punct(.lparen):
             _ = next()
-            try enter(t.location)
-            defer { leave() }
             let e = try expression()
             _ = try expect(.rparen, "')'")
             return e
         case .punct(.lbracket):
             _ = next()
-            try enter(t.location)
-            defer { leave() }
             var items: [Expr] = []
             while !current.isPunct(.rbracket) {
                 items.append(try expression())
@@ -613,8 +605,6 @@ struct Parser {
             return try make(.list(items), at: t.location)
         case .punct(.lbrace):
             _ = next()
-            try enter(t.location)
-            defer { leave() }
             var entries: [(key: Expr, value: Expr)] = []
             while !current.isPunct(.rbrace) {
                 let key = try expression()
@@ -643,8 +633,6 @@ struct Parser {
             case .text(let s):
                 segments[segments.count - 1].append(.text(s))
             case .interpolation(let start, let end, let loc):
-                try enter(loc)
-                defer { leave() }
                 let tokens = try Lexer.tokenize(bytes, start: start, end: end, location: loc, file: file)
                 var sub = Parser(bytes: bytes, tokens: tokens, file: file, nesting: nesting)
                 let e = try sub.expression()
