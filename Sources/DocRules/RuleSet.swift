@@ -64,8 +64,12 @@ public struct RuleSet: Sendable {
         let what = "\(request.method) on \(describe(request))"
         if request.method == .list {
             let group = request.query?.collectionGroup == true
-            guard group ? request.path.count >= 1 : request.path.count % 2 == 1 else {
+            guard request.path.count % 2 == 1 else {
                 return RulesDecision(isAllowed: false, outcomes: [], message: "permission denied: \(what): a list needs a collection path")
+            }
+            if group, version == .v1 {
+                return RulesDecision(isAllowed: false, outcomes: [],
+                                     message: "permission denied: \(what): collection-group queries need rules_version = '2'")
             }
             return decideList(request, lookup: lookup, budget: budget, what: what)
         }

@@ -168,6 +168,12 @@ import Testing
         #expect(list("users/u1/comments", [f("approved", .equal, true)]).isAllowed)
         // No rule covers every `posts` collection.
         #expect(!list("posts", [f("owner", .equal, "alice")], group: true).isAllowed)
+        // Version 1 rules never allow collection-group queries.
+        let v1 = try! RuleSet.parse(source: rulesSource("match /{p=**} { allow read; }", version: nil))
+        let request = RulesRequest(method: .list, path: try! ResourcePath("comments"), auth: nil, time: testTime,
+                                   query: RulesQuery(collectionGroup: true))
+        #expect(!v1.evaluate(request).isAllowed)
+        #expect(v1.evaluate(RulesRequest(method: .list, path: try! ResourcePath("comments"), auth: nil, time: testTime)).isAllowed)
     }
 
     @Test func tooManyCombinations() {
