@@ -16,6 +16,7 @@ public protocol DocumentLookup {
 }
 
 extension DocumentLookup {
+    /// The stored state: right for reads and for lookups outside the written documents.
     public func documentAfter(at key: DocumentKey) throws -> Document? { try document(at: key) }
 }
 
@@ -26,13 +27,16 @@ public struct InMemoryDocumentLookup: DocumentLookup, Sendable {
     /// Documents that differ after the pending writes: a value of `nil` means deleted.
     public var after: [DocumentKey: Document?]
 
+    /// A lookup over `documents`, with `after` overriding them for `getAfter()`/`existsAfter()`.
     public init(documents: [DocumentKey: Document] = [:], after: [DocumentKey: Document?] = [:]) {
         self.documents = documents
         self.after = after
     }
 
+    /// The stored document at `key`.
     public func document(at key: DocumentKey) throws -> Document? { documents[key] }
 
+    /// The document at `key` after the pending writes: `after[key]` when present, else stored.
     public func documentAfter(at key: DocumentKey) throws -> Document? {
         if let changed = after[key] { return changed }
         return documents[key]

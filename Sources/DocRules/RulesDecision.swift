@@ -19,9 +19,11 @@ public struct RuleOutcome: Sendable, Hashable, CustomStringConvertible {
     public var matchPath: String
     /// The methods as written in the statement (`read, update`).
     public var methods: String
-    /// The 1-based line and column of the `allow` statement.
+    /// The 1-based line of the `allow` statement.
     public var line: Int
+    /// The 1-based column of the `allow` statement.
     public var column: Int
+    /// What the statement gave.
     public var result: Result
 
     public var description: String {
@@ -46,6 +48,7 @@ public struct RulesDecision: Sendable, CustomStringConvertible {
     /// A one-line explanation, fit for a `permissionDenied` message.
     public var message: String
 
+    /// A decision (the evaluator makes these; public for callers that combine decisions).
     public init(isAllowed: Bool, outcomes: [RuleOutcome], message: String) {
         self.isAllowed = isAllowed
         self.outcomes = outcomes

@@ -36,6 +36,7 @@ public struct RulesError: Error, Sendable, Hashable, CustomStringConvertible {
     /// For syntax errors, what the parser expected at that point (e.g. `["';'", "a newline"]`).
     public var expected: [String]
 
+    /// An error at `file:line:column`.
     public init(_ code: Code, _ message: String, file: String, line: Int, column: Int, expected: [String] = []) {
         self.code = code
         self.message = message

@@ -24,6 +24,7 @@ public struct RulesRequest: Sendable {
     /// The database id in paths (`/databases/(default)/documents/…`).
     public var database: String
 
+    /// A request; `resource`, `requestResource` and `query` default to none.
     public init(
         method: RulesMethod, path: ResourcePath, auth: RulesAuth?, resource: Document? = nil,
         requestResource: Document? = nil, time: Timestamp, query: RulesQuery? = nil,
@@ -48,6 +49,7 @@ public struct RulesAuth: Sendable, Hashable {
     /// uid when absent.
     public var token: [String: Value]
 
+    /// A signed-in caller.
     public init(uid: String, token: [String: Value] = [:]) {
         self.uid = uid
         self.token = token
@@ -70,6 +72,7 @@ public struct RulesQuery: Sendable {
     /// segment as id, anywhere below the path's parent.
     public var collectionGroup: Bool
 
+    /// A query's constraints.
     public init(limit: Int64? = nil, offset: Int64? = nil, orderBy: [OrderBy] = [], filters: [Filter] = [],
                 collectionGroup: Bool = false) {
         self.limit = limit

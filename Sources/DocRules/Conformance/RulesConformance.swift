@@ -16,7 +16,9 @@ internal import Foundation
 public enum RulesConformance {
     /// One case whose outcome differed from the expected one (or could not be run).
     public struct Failure: Sendable, CustomStringConvertible {
+        /// The suite's name.
         public var suite: String
+        /// The case's name (`-` for a suite-level problem).
         public var caseName: String
         /// `"allow"` or `"deny"`; empty when the case could not be read.
         public var expected: String
@@ -32,8 +34,11 @@ public enum RulesConformance {
 
     /// An assertion of the original suite that the format cannot express.
     public struct Skip: Sendable, CustomStringConvertible {
+        /// The suite's name.
         public var suite: String
+        /// The skipped assertion's name.
         public var caseName: String
+        /// Why the format cannot express it.
         public var why: String
 
         public var description: String { "skip \(suite) › \(caseName): \(why)" }
@@ -41,12 +46,17 @@ public enum RulesConformance {
 
     /// The outcome of a run.
     public struct Report: Sendable, CustomStringConvertible {
+        /// Cases whose outcome was the expected one.
         public var passed = 0
+        /// Cases that failed (or could not be run).
         public var failed: Int { failures.count }
+        /// Assertions listed as skipped by the suites.
         public var skipped: Int { skips.count }
         /// The suites run, by folder name.
         public var suites: [String] = []
+        /// The failing cases, in suite order.
         public var failures: [Failure] = []
+        /// The skipped assertions, in suite order.
         public var skips: [Skip] = []
 
         /// `rules-conformance: P passed, F failed, S skipped`.
