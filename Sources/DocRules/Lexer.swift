@@ -67,7 +67,7 @@ struct Lexer {
             if c == UInt8(ascii: "/"), let previous = tokens.last, previous.isIdentifier("match"),
                tokens.count < 2 || !tokens[tokens.count - 2].isPunct(.dot) {
                 kind = try lexMatchPath()
-            } else if c == UInt8(ascii: "/"), !Self.endsOperand(tokens.last) {
+            } else if c == UInt8(ascii: "/"), !Self.endsOperand(tokens.last, after: tokens.count >= 2 ? tokens[tokens.count - 2] : nil) {
                 kind = try lexPathLiteral()
             } else if isIdentifierStart(c) {
                 if (c == UInt8(ascii: "r") || c == UInt8(ascii: "R")),
@@ -90,10 +90,12 @@ struct Lexer {
 
     /// Whether a `/` after `token` is division (the token ends an operand) rather than the start
     /// of a path literal.
-    static func endsOperand(_ token: Token?) -> Bool {
+    static func endsOperand(_ token: Token?, after previous: Token?) -> Bool {
         guard let token else { return false }
         switch token.kind {
         case .identifier(let name):
+            // A keyword after `.` is a field name (`resource.data.in / 2`).
+            if previous?.isPunct(.dot) == true { return true }
             return !["if", "return", "in", "is", "let", "allow", "match", "function", "service"].contains(name)
         case .integer, .float, .string, .path:
             return true

@@ -41,6 +41,9 @@ import Testing
         ("match /a{", [.identifier("match"), .matchPath("/a"), .punct(.lbrace)]),
         ("6 / 2", [.integer("6"), .punct(.slash), .integer("2")]),
         ("f() / 2", [.identifier("f"), .punct(.lparen), .punct(.rparen), .punct(.slash), .integer("2")]),
+        ("d.in / 2", [.identifier("d"), .punct(.dot), .identifier("in"), .punct(.slash), .integer("2")]),
+        ("if /a", [.identifier("if"), .path([.separator, .text("a")])]),
+        ("return /a", [.identifier("return"), .path([.separator, .text("a")])]),
     ])
     func tokens(_ source: String, _ expected: [TokenKind]) throws {
         #expect(try lex(source) == expected)
