@@ -364,10 +364,10 @@ final class Evaluator {
 
     func index(_ base: RulesValue, _ key: RulesValue) throws(EvalError) -> RulesValue {
         if key.isUnknown {
-            if case .partialMap = base { return .anyUnknown }
-            if case .unknown = base { return .anyUnknown }
-            if case .map = base { return .anyUnknown }
-            if case .list = base { return .anyUnknown }
+            switch base {
+            case .map, .partialMap, .list, .path, .unknown: return .anyUnknown
+            default: break
+            }
         }
         switch (base, key) {
         case let (.map(m), .string(k)):
