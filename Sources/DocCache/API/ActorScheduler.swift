@@ -5,6 +5,9 @@ final class ActorScheduler: Scheduler {
     weak var core: ClientCore?
     private var actions: [Int: () -> Void] = [:]
     private var nextToken = 0
+    private let start = ContinuousClock.now
+
+    var now: Duration { start.duration(to: .now) }
 
     final class Timer: ScheduledTimer {
         let cancelAction: () -> Void

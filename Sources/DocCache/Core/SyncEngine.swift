@@ -40,6 +40,8 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     package weak var sink: (any QueryEventSink)?
     /// Called for every rejected batch (the store-wide error stream).
     package var onWriteRejected: ((MutationBatch?, DocError) -> Void)?
+    /// Called after a batch left the queue (acknowledged or rejected).
+    package var onBatchSettled: (() -> Void)?
     package let maxConcurrentLimboResolutions: Int
 
     private var queryViews: [Query: QueryView] = [:]
@@ -251,6 +253,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
         } catch {
             reportInternal(error)
         }
+        onBatchSettled?()
     }
 
     package func rejectFailedWrite(batchID: BatchID, error: DocError) {
@@ -261,6 +264,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
             triggerPendingWritesCallbacks(upTo: batchID)
             onWriteRejected?(batch, error)
             emitNewSnapshots(changes: changes, remoteEvent: nil)
+            onBatchSettled?()
         } catch {
             reportInternal(error)
         }
