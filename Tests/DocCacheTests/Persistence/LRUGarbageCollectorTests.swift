@@ -82,6 +82,24 @@ struct LRUGarbageCollectorTests {
         }
     }
 
+    /// Target membership is matched by exact document path: neighbours and sub-collection
+    /// documents of a targeted document do not protect it, and vice versa.
+    @Test func membershipIsPerDocumentNotPerPathPrefix() throws {
+        try F.withStore { p, _ in
+            try F.addDocuments(["t/a", "t/a\u{0}", "t/b/s/x", "u/a"].map { F.document($0) }, to: p)
+            try Self.addTarget(p, id: 2, collection: "t", keys: ["t/a/s/b", "t/ab", "t/b"])
+            p.lru.percentileToCollect = 100
+            let result = try p.run("gc") { txn throws(DocError) in try p.lru.runGarbageCollection(activeTargetIDs: [2], in: txn) }
+            #expect(result.documentsRemoved == 4)
+            for garbage in ["t/a", "t/a\u{0}", "t/b/s/x", "u/a"] {
+                #expect(try !Self.exists(p, garbage), "\(garbage)")
+            }
+            for kept in ["t/a/s/b", "t/ab", "t/b"] {
+                #expect(try Self.exists(p, kept), "\(kept)")
+            }
+        }
+    }
+
     @Test func orphansAreCollectedInLeastRecentlyUsedOrder() throws {
         try F.withStore { p, _ in
             // One document per transaction: increasing sequence numbers.
