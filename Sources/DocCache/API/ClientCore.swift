@@ -245,6 +245,16 @@ package actor ClientCore {
     /// Whether the server is reachable right now.
     package var isOnline: Bool { remoteStore.onlineState == .online }
 
+    /// Loads documents into the cache as the server's documents at `version` (what a bundle
+    /// load does): listeners update, pending writes stay on top. For tools and benchmarks that
+    /// need a large cache without a server.
+    package func loadRemoteDocuments(_ documents: [Document], version: SnapshotVersion) throws(DocError) {
+        try checkOpen()
+        var updates: [DocumentKey: MaybeDocument] = [:]
+        for document in documents { updates[document.key] = .document(document) }
+        syncEngine.applyRemoteEvent(RemoteEvent(snapshotVersion: version, documentUpdates: updates))
+    }
+
     // MARK: - Cache maintenance
 
     package func collectGarbage() throws(DocError) -> (targetsRemoved: Int, documentsRemoved: Int) {
