@@ -1,0 +1,114 @@
+package import DocModel
+
+/// The materialized local view of a document with pending writes for a user: the remote
+/// document with every pending batch applied (a document, or a no-document for a pending
+/// delete), and the largest batch id that contributed to it.
+package struct Overlay: Sendable, Hashable {
+    /// The document.
+    package var key: DocumentKey
+    /// The largest id of the batches applied.
+    package var largestBatchID: BatchID
+    /// The local view: a ``Document`` or, for a pending delete, a ``NoDocument``.
+    package var document: MaybeDocument
+
+    package init(key: DocumentKey, largestBatchID: BatchID, document: MaybeDocument) {
+        self.key = key
+        self.largestBatchID = largestBatchID
+        self.document = document
+    }
+}
+
+/// Overlays per user, stored under (user, collection path, document id) so the overlays of a
+/// collection are one prefix scan.
+package final class DocumentOverlayCache {
+    init() {}
+
+    static let recordName = "overlay"
+
+    /// The overlay of `key` for `user`, or `nil`.
+    package func overlay(for key: DocumentKey, user: String, in txn: PersistenceTransaction) throws(DocError) -> Overlay? {
+        guard let raw = try txn.get(KeySchema.overlay(user, key)) else { return nil }
+        return try Self.decode(raw, key: key)
+    }
+
+    /// The overlays of `keys` for `user` (keys without one are absent).
+    package func overlays(for keys: some Collection<DocumentKey>, user: String, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey: Overlay] {
+        var out: [DocumentKey: Overlay] = [:]
+        for key in keys {
+            if let o = try overlay(for: key, user: user, in: txn) { out[key] = o }
+        }
+        return out
+    }
+
+    /// The overlays of the documents directly in the collection `path` for `user`.
+    package func overlays(inCollection path: ResourcePath, user: String, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey: Overlay] {
+        var out: [DocumentKey: Overlay] = [:]
+        for entry in txn.scan(prefix: KeySchema.overlaysPrefix(user, collection: path)) {
+            let (_, key) = try KeySchema.decodeOverlay(entry.key)
+            out[key] = try Self.decode(entry.value, key: key)
+        }
+        if let failure = txn.failure { throw failure }
+        return out
+    }
+
+    /// The overlays of the documents of every collection with id `collectionID` for `user`
+    /// (a scan of the user's overlays, which are few: one per document with pending writes).
+    package func overlays(inCollectionGroup collectionID: String, user: String, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey: Overlay] {
+        var out: [DocumentKey: Overlay] = [:]
+        for entry in txn.scan(prefix: KeySchema.overlaysPrefix(user)) {
+            let (_, key) = try KeySchema.decodeOverlay(entry.key)
+            guard key.collectionGroup == collectionID else { continue }
+            out[key] = try Self.decode(entry.value, key: key)
+        }
+        if let failure = txn.failure { throw failure }
+        return out
+    }
+
+    /// Every overlay of `user`.
+    package func allOverlays(user: String, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey: Overlay] {
+        var out: [DocumentKey: Overlay] = [:]
+        for entry in txn.scan(prefix: KeySchema.overlaysPrefix(user)) {
+            let (_, key) = try KeySchema.decodeOverlay(entry.key)
+            out[key] = try Self.decode(entry.value, key: key)
+        }
+        if let failure = txn.failure { throw failure }
+        return out
+    }
+
+    /// Stores (replaces) the overlay of `overlay.key` for `user`.
+    ///
+    /// - Throws: `invalidArgument` when the overlay's document is for another key.
+    package func save(_ overlay: Overlay, user: String, in txn: PersistenceTransaction) throws(DocError) {
+        guard overlay.document.key == overlay.key else {
+            throw DocError(.invalidArgument, "the overlay of \(overlay.key) holds a document for \(overlay.document.key)")
+        }
+        txn.put(KeySchema.overlay(user, overlay.key), DocumentRecord.encode(overlay.document, extra: Int64(overlay.largestBatchID)))
+    }
+
+    /// Removes the overlay of `key` for `user` (nothing happens when there is none).
+    package func remove(_ key: DocumentKey, user: String, in txn: PersistenceTransaction) throws(DocError) {
+        txn.delete(KeySchema.overlay(user, key))
+    }
+
+    /// The number of overlays of `user`.
+    package func count(user: String, in txn: PersistenceTransaction) throws(DocError) -> Int {
+        var n = 0
+        for _ in txn.scan(prefix: KeySchema.overlaysPrefix(user)) { n += 1 }
+        if let failure = txn.failure { throw failure }
+        return n
+    }
+
+    /// Whether any of `users` has an overlay for `key`.
+    static func anyUserHasOverlay(_ key: DocumentKey, users: [String], in txn: PersistenceTransaction) -> Bool {
+        users.contains { txn.containsKey(withPrefix: KeySchema.overlay($0, key)) }
+    }
+
+    private static func decode(_ raw: [UInt8], key: DocumentKey) throws(DocError) -> Overlay {
+        let (document, extra) = try DocumentRecord.decode(raw, record: recordName)
+        guard document.key == key else {
+            throw DocError(.dataLoss, "corrupt stored overlay: the row of \(key) holds a document for \(document.key)")
+        }
+        guard let id = BatchID(exactly: extra) else { throw DocError(.dataLoss, "corrupt stored overlay of \(key): batch id \(extra)") }
+        return Overlay(key: key, largestBatchID: id, document: document)
+    }
+}

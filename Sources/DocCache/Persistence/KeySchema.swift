@@ -1,0 +1,452 @@
+internal import DocModel
+
+// The LevelDB key spaces of a doccache store (schema version 1).
+//
+// Every key starts with one table tag byte, followed by components written with DocModel's
+// order-preserving `KeyEncoder` (strings, Int64s, resource paths, index values), so LevelDB's
+// bytewise order is the component-wise order and every table is one contiguous key range.
+// "path(p)" is a ResourcePath component (segment by segment, a path before its extensions);
+// "string(s)" a UTF-8 string component; "int(n)" a signed integer component; "value(v)" an
+// index-encoded Value (`Value.indexEncoded()`, Firestore's cross-type order). Values are
+// encoded as in ByteCoding.swift / MutationCoding.swift / TargetCoding.swift.
+//
+//  tag   table                   key components                        value
+//  0x01  globals                 string(name)                          per name, below
+//          "schema_version"                                            zigzag varint: the schema version
+//          "client_id"                                                 UTF-8: the store's random client id
+//          "next_batch_id"                                             zigzag varint: the next batch id
+//  0x10  remote documents        path(document)                        document record: format, flags,
+//                                                                      zigzag read time, MaybeDocument
+//                                                                      (DocModel binary)
+//  0x11  read-time index         path(collection), int(read time µs),  empty
+//                                string(document id)
+//  0x12  collection-group index  string(collection id), path(document) empty
+//  0x13  field index             path(collection), string(field path), empty
+//                                value(v), string(document id)
+//  0x14  array index             path(collection), string(field path), empty
+//                                value(element), string(document id)
+//  0x15  unindexed values        path(collection), string(field path), empty
+//                                int(kind: 0 field, 1 array element),
+//                                string(document id)
+//  0x20  mutations               string(user), int(batch id)           mutation batch
+//  0x21  document → batch        string(user), path(document),         empty
+//                                int(batch id)
+//  0x22  mutation queues         string(user)                          queue record: format, bytes
+//                                                                      last stream token
+//  0x30  overlays                string(user), path(collection),       overlay record: format, flags,
+//                                string(document id)                   zigzag largest batch id,
+//                                                                      MaybeDocument
+//  0x40  targets                 int(target id)                        target data
+//  0x41  target canonical ids    string(canonical id), int(target id)  empty
+//  0x42  target → document       int(target id), path(document)        empty
+//  0x43  document → target       path(document), int(target id)        empty
+//  0x44  target metadata         (none)                                format, zigzag highest target id,
+//                                                                      zigzag highest sequence number,
+//                                                                      zigzag last remote snapshot µs,
+//                                                                      varint target count
+//  0x50  LRU sentinels           path(document)                        zigzag listen sequence number
+//
+// Field paths in keys are their canonical strings (`FieldPath.canonicalString`, which is
+// injective). The field and array indexes hold entries only for found documents; a value
+// whose index encoding exceeds `FieldIndexer.maxEncodedValueBytes` gets a row in 0x15
+// instead (so a query engine can tell the index is incomplete for that field).
+
+/// The key spaces of the store: table tags and the key builders and parsers of every table.
+/// The layout is documented at the top of this file and in `docs/persistence.md`.
+enum KeySchema {
+    /// The leading byte of every key of a table.
+    enum Table: UInt8, CaseIterable, Sendable {
+        case globals = 0x01
+        case remoteDocuments = 0x10
+        case readTimeIndex = 0x11
+        case collectionGroupIndex = 0x12
+        case fieldIndex = 0x13
+        case arrayIndex = 0x14
+        case unindexedValues = 0x15
+        case mutations = 0x20
+        case documentMutations = 0x21
+        case mutationQueues = 0x22
+        case overlays = 0x30
+        case targets = 0x40
+        case targetCanonicalIDs = 0x41
+        case targetDocuments = 0x42
+        case documentTargets = 0x43
+        case targetMetadata = 0x44
+        case lruSentinels = 0x50
+
+        /// The table's name, for diagnostics and size breakdowns.
+        var name: String {
+            switch self {
+            case .globals: return "globals"
+            case .remoteDocuments: return "remote_documents"
+            case .readTimeIndex: return "read_time_index"
+            case .collectionGroupIndex: return "collection_group_index"
+            case .fieldIndex: return "field_index"
+            case .arrayIndex: return "array_index"
+            case .unindexedValues: return "unindexed_values"
+            case .mutations: return "mutations"
+            case .documentMutations: return "document_mutations"
+            case .mutationQueues: return "mutation_queues"
+            case .overlays: return "overlays"
+            case .targets: return "targets"
+            case .targetCanonicalIDs: return "target_canonical_ids"
+            case .targetDocuments: return "target_documents"
+            case .documentTargets: return "document_targets"
+            case .targetMetadata: return "target_metadata"
+            case .lruSentinels: return "lru_sentinels"
+            }
+        }
+
+        /// Every key of the table starts with this.
+        var prefix: [UInt8] { [rawValue] }
+    }
+
+    /// Global names.
+    static let schemaVersionName = "schema_version"
+    static let clientIDName = "client_id"
+    static let nextBatchIDName = "next_batch_id"
+
+    /// The path-segment marker of the ordered path encoding: a collection's prefix followed by
+    /// it is the prefix of every key of a document directly in (or below) the collection.
+    static let pathSegmentMarker: UInt8 = 0x02
+
+    // MARK: Globals
+
+    static func global(_ name: String) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.globals.prefix)
+        k.append(string: name)
+        return k.bytes
+    }
+
+    // MARK: Remote documents
+
+    static func remoteDocument(_ key: DocumentKey) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.remoteDocuments.prefix)
+        k.append(key: key)
+        return k.bytes
+    }
+
+    /// The prefix of the remote-document keys of every document directly in `collection`
+    /// (and, further on, of its sub-collections' documents).
+    static func remoteDocumentsPrefix(inCollection collection: ResourcePath) -> [UInt8] {
+        collectionChildrenPrefix(table: .remoteDocuments, collection)
+    }
+
+    static func decodeRemoteDocumentKey(_ bytes: [UInt8]) throws(DocError) -> DocumentKey {
+        var d = KeyDecoder(bytes, offset: 1)
+        let key = try d.readKey()
+        try d.finish()
+        return key
+    }
+
+    /// The path of a remote-document key, without requiring a document path (a key with
+    /// extra segments belongs to a sub-collection's document).
+    static func decodeRemoteDocumentPath(_ bytes: [UInt8]) throws(DocError) -> ResourcePath {
+        var d = KeyDecoder(bytes, offset: 1)
+        let path = try d.readPath()
+        try d.finish()
+        return path
+    }
+
+    // MARK: Read-time index
+
+    static func readTimePrefix(_ collection: ResourcePath) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.readTimeIndex.prefix)
+        k.append(path: collection)
+        return k.bytes
+    }
+
+    static func readTime(_ collection: ResourcePath, _ readTime: SnapshotVersion, _ documentID: String) -> [UInt8] {
+        var k = KeyEncoder(prefix: readTimePrefix(collection))
+        k.append(int64: readTime.microseconds)
+        k.append(string: documentID)
+        return k.bytes
+    }
+
+    /// Decodes a read-time index key: the collection, the read time and the document id.
+    static func decodeReadTime(_ bytes: [UInt8]) throws(DocError) -> (ResourcePath, SnapshotVersion, String) {
+        var d = KeyDecoder(bytes, offset: 1)
+        let collection = try d.readPath()
+        let time = try d.readInt64()
+        let id = try d.readString()
+        try d.finish()
+        return (collection, SnapshotVersion(microseconds: time), id)
+    }
+
+    // MARK: Collection-group index
+
+    static func collectionGroupPrefix(_ group: String) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.collectionGroupIndex.prefix)
+        k.append(string: group)
+        return k.bytes
+    }
+
+    static func collectionGroup(_ key: DocumentKey) -> [UInt8] {
+        var k = KeyEncoder(prefix: collectionGroupPrefix(key.collectionGroup))
+        k.append(key: key)
+        return k.bytes
+    }
+
+    static func decodeCollectionGroup(_ bytes: [UInt8]) throws(DocError) -> DocumentKey {
+        var d = KeyDecoder(bytes, offset: 1)
+        _ = try d.readString()
+        let key = try d.readKey()
+        try d.finish()
+        return key
+    }
+
+    // MARK: Field, array and unindexed-value indexes
+
+    /// The prefix of a (collection, field) in the field index, array index or unindexed
+    /// values table.
+    static func fieldPrefix(_ table: Table, _ collection: ResourcePath, _ field: FieldPath) -> [UInt8] {
+        var k = KeyEncoder(prefix: table.prefix)
+        k.append(path: collection)
+        k.append(string: field.canonicalString)
+        return k.bytes
+    }
+
+    /// A field or array index entry: the (collection, field) prefix, the index-encoded value,
+    /// the document id.
+    static func indexEntry(fieldPrefix: [UInt8], encodedValue: [UInt8], documentID: String) -> [UInt8] {
+        var k = KeyEncoder(prefix: fieldPrefix)
+        k.append(raw: encodedValue)
+        k.append(string: documentID)
+        return k.bytes
+    }
+
+    /// An unindexed-value row: the (collection, field) prefix, the kind, the document id.
+    static func unindexedEntry(fieldPrefix: [UInt8], kind: Int64, documentID: String) -> [UInt8] {
+        var k = KeyEncoder(prefix: fieldPrefix)
+        k.append(int64: kind)
+        k.append(string: documentID)
+        return k.bytes
+    }
+
+    /// The document id at the end of an index entry whose prefix has `prefixCount` bytes.
+    static func decodeIndexEntryDocumentID(_ bytes: [UInt8], prefixCount: Int) throws(DocError) -> String {
+        var d = KeyDecoder(bytes, offset: prefixCount)
+        _ = try d.readIndexValue()
+        let id = try d.readString()
+        try d.finish()
+        return id
+    }
+
+    /// The kind and document id of an unindexed-value row whose prefix has `prefixCount` bytes.
+    static func decodeUnindexedEntry(_ bytes: [UInt8], prefixCount: Int) throws(DocError) -> (Int64, String) {
+        var d = KeyDecoder(bytes, offset: prefixCount)
+        let kind = try d.readInt64()
+        let id = try d.readString()
+        try d.finish()
+        return (kind, id)
+    }
+
+    // MARK: Mutation queues
+
+    static func mutationsPrefix(_ user: String) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.mutations.prefix)
+        k.append(string: user)
+        return k.bytes
+    }
+
+    static func mutation(_ user: String, _ batchID: BatchID) -> [UInt8] {
+        var k = KeyEncoder(prefix: mutationsPrefix(user))
+        k.append(int64: Int64(batchID))
+        return k.bytes
+    }
+
+    static func documentMutationsPrefix(_ user: String) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.documentMutations.prefix)
+        k.append(string: user)
+        return k.bytes
+    }
+
+    static func documentMutationsPrefix(_ user: String, _ key: DocumentKey) -> [UInt8] {
+        var k = KeyEncoder(prefix: documentMutationsPrefix(user))
+        k.append(key: key)
+        return k.bytes
+    }
+
+    static func documentMutation(_ user: String, _ key: DocumentKey, _ batchID: BatchID) -> [UInt8] {
+        var k = KeyEncoder(prefix: documentMutationsPrefix(user, key))
+        k.append(int64: Int64(batchID))
+        return k.bytes
+    }
+
+    /// The prefix of the document → batch rows of the documents directly in (or below)
+    /// `collection`.
+    static func documentMutationsPrefix(_ user: String, inCollection collection: ResourcePath) -> [UInt8] {
+        var k = KeyEncoder(prefix: documentMutationsPrefix(user))
+        appendCollectionChildren(collection, to: &k)
+        return k.bytes
+    }
+
+    /// Decodes a document → batch row: the document path (any depth) and the batch id.
+    static func decodeDocumentMutation(_ bytes: [UInt8]) throws(DocError) -> (ResourcePath, BatchID) {
+        var d = KeyDecoder(bytes, offset: 1)
+        _ = try d.readString()
+        let path = try d.readPath()
+        let id = try d.readInt64()
+        try d.finish()
+        return (path, BatchID(id))
+    }
+
+    static func mutationQueue(_ user: String) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.mutationQueues.prefix)
+        k.append(string: user)
+        return k.bytes
+    }
+
+    /// The leading string component after the tag byte (the user of a mutation, document →
+    /// batch, queue or overlay key), and the key's prefix up to and including it.
+    static func decodeLeadingString(_ bytes: [UInt8]) throws(DocError) -> (String, Int) {
+        var d = KeyDecoder(bytes, offset: 1)
+        let s = try d.readString()
+        return (s, d.offset)
+    }
+
+    // MARK: Overlays
+
+    static func overlaysPrefix(_ user: String) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.overlays.prefix)
+        k.append(string: user)
+        return k.bytes
+    }
+
+    static func overlaysPrefix(_ user: String, collection: ResourcePath) -> [UInt8] {
+        var k = KeyEncoder(prefix: overlaysPrefix(user))
+        k.append(path: collection)
+        return k.bytes
+    }
+
+    static func overlay(_ user: String, _ key: DocumentKey) -> [UInt8] {
+        var k = KeyEncoder(prefix: overlaysPrefix(user, collection: key.collectionPath))
+        k.append(string: key.documentID)
+        return k.bytes
+    }
+
+    static func decodeOverlay(_ bytes: [UInt8]) throws(DocError) -> (String, DocumentKey) {
+        var d = KeyDecoder(bytes, offset: 1)
+        let user = try d.readString()
+        let collection = try d.readPath()
+        let id = try d.readString()
+        try d.finish()
+        guard collection.count % 2 == 1 else {
+            throw DocError(.dataLoss, "corrupt overlay key: \(collection) is not a collection path")
+        }
+        return (user, DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [id]))))
+    }
+
+    // MARK: Targets
+
+    static func target(_ id: TargetID) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.targets.prefix)
+        k.append(int64: Int64(id))
+        return k.bytes
+    }
+
+    static func decodeTarget(_ bytes: [UInt8]) throws(DocError) -> TargetID {
+        var d = KeyDecoder(bytes, offset: 1)
+        let id = try d.readInt64()
+        try d.finish()
+        guard let t = TargetID(exactly: id) else { throw DocError(.dataLoss, "corrupt target key: id \(id)") }
+        return t
+    }
+
+    static func canonicalIDPrefix(_ canonicalID: String) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.targetCanonicalIDs.prefix)
+        k.append(string: canonicalID)
+        return k.bytes
+    }
+
+    static func canonicalID(_ canonicalID: String, _ id: TargetID) -> [UInt8] {
+        var k = KeyEncoder(prefix: canonicalIDPrefix(canonicalID))
+        k.append(int64: Int64(id))
+        return k.bytes
+    }
+
+    static func decodeCanonicalID(_ bytes: [UInt8]) throws(DocError) -> TargetID {
+        var d = KeyDecoder(bytes, offset: 1)
+        _ = try d.readString()
+        let id = try d.readInt64()
+        try d.finish()
+        guard let t = TargetID(exactly: id) else { throw DocError(.dataLoss, "corrupt canonical-id key: id \(id)") }
+        return t
+    }
+
+    static func targetDocumentsPrefix(_ id: TargetID) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.targetDocuments.prefix)
+        k.append(int64: Int64(id))
+        return k.bytes
+    }
+
+    static func targetDocument(_ id: TargetID, _ key: DocumentKey) -> [UInt8] {
+        var k = KeyEncoder(prefix: targetDocumentsPrefix(id))
+        k.append(key: key)
+        return k.bytes
+    }
+
+    static func decodeTargetDocument(_ bytes: [UInt8]) throws(DocError) -> (TargetID, DocumentKey) {
+        var d = KeyDecoder(bytes, offset: 1)
+        let id = try d.readInt64()
+        let key = try d.readKey()
+        try d.finish()
+        guard let t = TargetID(exactly: id) else { throw DocError(.dataLoss, "corrupt target-document key: id \(id)") }
+        return (t, key)
+    }
+
+    static func documentTargetsPrefix(_ key: DocumentKey) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.documentTargets.prefix)
+        k.append(key: key)
+        return k.bytes
+    }
+
+    static func documentTarget(_ key: DocumentKey, _ id: TargetID) -> [UInt8] {
+        var k = KeyEncoder(prefix: documentTargetsPrefix(key))
+        k.append(int64: Int64(id))
+        return k.bytes
+    }
+
+    static let targetMetadata: [UInt8] = Table.targetMetadata.prefix
+
+    // MARK: LRU
+
+    static func sentinel(_ key: DocumentKey) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.lruSentinels.prefix)
+        k.append(key: key)
+        return k.bytes
+    }
+
+    static func decodeSentinel(_ bytes: [UInt8]) throws(DocError) -> DocumentKey {
+        var d = KeyDecoder(bytes, offset: 1)
+        let key = try d.readKey()
+        try d.finish()
+        return key
+    }
+
+    // MARK: Helpers
+
+    /// `table` + the segments of `collection` + the segment marker: the prefix of the keys of
+    /// the documents directly in (or below) `collection`, in tables keyed by document path.
+    static func collectionChildrenPrefix(table: Table, _ collection: ResourcePath) -> [UInt8] {
+        var k = KeyEncoder(prefix: table.prefix)
+        appendCollectionChildren(collection, to: &k)
+        return k.bytes
+    }
+
+    /// Appends the path encoding of `collection` without its end marker, then the segment
+    /// marker: every path with `collection` as a proper prefix starts with these bytes.
+    private static func appendCollectionChildren(_ collection: ResourcePath, to k: inout KeyEncoder) {
+        var encoded = KeyEncoder()
+        encoded.append(path: collection)
+        var bytes = encoded.bytes
+        bytes.removeLast()  // the path-end marker
+        bytes.append(pathSegmentMarker)
+        k.append(raw: bytes)
+    }
+
+    /// The exclusive upper bound of the keys starting with `prefix`.
+    static func prefixEnd(_ prefix: [UInt8]) -> [UInt8] {
+        OrderedCode.prefixSuccessor(prefix) ?? [0xFF, 0xFF, 0xFF, 0xFF]
+    }
+}

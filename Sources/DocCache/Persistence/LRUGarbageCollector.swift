@@ -1,0 +1,216 @@
+package import DocModel
+internal import LevelDB
+
+/// What a garbage collection run did.
+package struct GarbageCollectionResult: Sendable, Hashable {
+    /// Whether it ran (it does not when the cache is unlimited or below its size limit).
+    package var didRun: Bool
+    /// How many of the least recently used sequence numbers it collected up to.
+    package var sequenceNumbersCollected: Int
+    /// The targets removed.
+    package var targetsRemoved: Int
+    /// The documents removed from the remote document cache.
+    package var documentsRemoved: Int
+
+    package init(didRun: Bool, sequenceNumbersCollected: Int = 0, targetsRemoved: Int = 0, documentsRemoved: Int = 0) {
+        self.didRun = didRun
+        self.sequenceNumbersCollected = sequenceNumbersCollected
+        self.targetsRemoved = targetsRemoved
+        self.documentsRemoved = documentsRemoved
+    }
+
+    /// A run that did not happen.
+    package static let didNotRun = GarbageCollectionResult(didRun: false)
+}
+
+/// Least-recently-used garbage collection of the cache, in the Firestore model.
+///
+/// Every cached document has a sentinel row holding the listen sequence number at which it
+/// was last used: stamped when the document is stored, added to or removed from a target,
+/// when one of its pending batches is removed, and when the local store reports it read into
+/// a view (``recordUse(_:in:)``). Targets carry their own sequence number.
+///
+/// A run (``collect(cacheSizeLimit:activeTargetIDs:pinnedKeys:in:)``) happens when the store
+/// is larger than the limit. It takes the least recently used ``percentileToCollect`` percent
+/// (at most ``maximumSequenceNumbersToCollect``) of the sequence numbers of all targets and
+/// orphaned documents, then removes every inactive target at or below that sequence number,
+/// then every orphaned document at or below it. A document is orphaned when it is in no
+/// target, has no pending batch and no overlay for any user, and is not pinned by the caller.
+/// Documents with pending writes or in active targets (or in any target not removed) are
+/// never collected.
+package final class LRUGarbageCollector {
+    /// The default cache size limit: 100 MiB.
+    package static let defaultCacheSizeBytes: Int64 = 100 * 1024 * 1024
+    /// The smallest cache size limit accepted: 1 MiB.
+    package static let minimumCacheSizeBytes: Int64 = 1024 * 1024
+
+    /// The percentage of sequence numbers collected per run (Firestore: 10).
+    package var percentileToCollect: Int = 10
+    /// The most sequence numbers collected per run (Firestore: 1,000).
+    package var maximumSequenceNumbersToCollect: Int = 1_000
+
+    let remoteDocuments: RemoteDocumentCache
+    let targets: TargetCache
+
+    init(remoteDocuments: RemoteDocumentCache, targets: TargetCache) {
+        self.remoteDocuments = remoteDocuments
+        self.targets = targets
+    }
+
+    /// Checks a cache size limit: ``Persistence/unlimited`` or at least
+    /// ``minimumCacheSizeBytes``.
+    ///
+    /// - Throws: `invalidArgument` otherwise.
+    package static func validate(cacheSizeLimit: Int64) throws(DocError) {
+        guard cacheSizeLimit == Persistence.unlimited || cacheSizeLimit >= minimumCacheSizeBytes else {
+            throw DocError(
+                .invalidArgument,
+                "cache size limit \(cacheSizeLimit) bytes is below the minimum of \(minimumCacheSizeBytes) bytes (1 MiB); "
+                    + "use Persistence.unlimited (-1) to disable garbage collection")
+        }
+    }
+
+    // MARK: Recording use
+
+    /// Stamps the sentinels of `keys` with the transaction's sequence number: the documents
+    /// were just used (e.g. read into a view) and become the most recently used.
+    package func recordUse(_ keys: some Collection<DocumentKey>, in txn: PersistenceTransaction) throws(DocError) {
+        guard !keys.isEmpty else { return }
+        let sequence = Self.encodeSequenceNumber(txn.sequenceNumber)
+        for key in keys { txn.put(KeySchema.sentinel(key), sequence) }
+    }
+
+    /// The sequence number at which `key` was last used, or `nil` when it has no sentinel.
+    package func sequenceNumber(for key: DocumentKey, in txn: PersistenceTransaction) throws(DocError) -> ListenSequenceNumber? {
+        guard let raw = try txn.get(KeySchema.sentinel(key)) else { return nil }
+        return try Self.decodeSequenceNumber(raw)
+    }
+
+    // MARK: Collecting
+
+    /// Collects garbage if the store is larger than `cacheSizeLimit` bytes.
+    ///
+    /// - Parameters:
+    ///   - cacheSizeLimit: the limit in bytes, or ``Persistence/unlimited`` (no collection).
+    ///   - activeTargetIDs: targets being listened to: never removed.
+    ///   - pinnedKeys: documents the caller still uses (e.g. limbo documents): never removed.
+    /// - Throws: `invalidArgument` for a limit below ``minimumCacheSizeBytes``.
+    package func collect(
+        cacheSizeLimit: Int64, activeTargetIDs: Set<TargetID>, pinnedKeys: Set<DocumentKey> = [],
+        in txn: PersistenceTransaction
+    ) throws(DocError) -> GarbageCollectionResult {
+        try Self.validate(cacheSizeLimit: cacheSizeLimit)
+        guard cacheSizeLimit != Persistence.unlimited else { return .didNotRun }
+        let size = try Persistence.approximateSizes(of: txn.database, directory: txn.directory).values.reduce(0, +)
+        guard size >= cacheSizeLimit else { return .didNotRun }
+        return try runGarbageCollection(activeTargetIDs: activeTargetIDs, pinnedKeys: pinnedKeys, in: txn)
+    }
+
+    /// Runs one collection regardless of the cache size (see the type's description).
+    package func runGarbageCollection(
+        activeTargetIDs: Set<TargetID>, pinnedKeys: Set<DocumentKey> = [], in txn: PersistenceTransaction
+    ) throws(DocError) -> GarbageCollectionResult {
+        let users = try Self.users(in: txn)
+        let allTargets = try targets.allTargets(in: txn)
+        let orphans = try orphanedDocuments(users: users, pinnedKeys: pinnedKeys, in: txn)
+
+        let total = allTargets.count + orphans.count
+        let percentile = max(0, min(100, percentileToCollect))
+        let count = min(total * percentile / 100, max(0, maximumSequenceNumbersToCollect))
+        guard count > 0 else { return GarbageCollectionResult(didRun: true) }
+        var numbers = allTargets.map(\.sequenceNumber) + orphans.map(\.1)
+        numbers.sort()
+        let upperBound = numbers[count - 1]
+
+        var targetsRemoved = 0
+        for data in allTargets where data.sequenceNumber <= upperBound && !activeTargetIDs.contains(data.targetID) {
+            if try targets.removeTarget(id: data.targetID, stampingDocuments: false, in: txn) { targetsRemoved += 1 }
+        }
+
+        // Removing targets may have orphaned more documents: enumerate again.
+        var documentsRemoved = 0
+        for (key, sequence) in try orphanedDocuments(users: users, pinnedKeys: pinnedKeys, in: txn) where sequence <= upperBound {
+            try remoteDocuments.remove(key, in: txn)
+            txn.delete(KeySchema.sentinel(key))
+            documentsRemoved += 1
+        }
+        return GarbageCollectionResult(
+            didRun: true, sequenceNumbersCollected: count, targetsRemoved: targetsRemoved, documentsRemoved: documentsRemoved)
+    }
+
+    /// The documents with a sentinel that are in no target, have no pending batch or overlay
+    /// for any of `users`, and are not in `pinnedKeys`, with their sequence numbers, in key
+    /// order.
+    func orphanedDocuments(
+        users: [String], pinnedKeys: Set<DocumentKey>, in txn: PersistenceTransaction
+    ) throws(DocError) -> [(DocumentKey, ListenSequenceNumber)] {
+        var out: [(DocumentKey, ListenSequenceNumber)] = []
+        for entry in txn.scan(prefix: KeySchema.Table.lruSentinels.prefix) {
+            let key = try KeySchema.decodeSentinel(entry.key)
+            if pinnedKeys.contains(key) { continue }
+            if txn.containsKey(withPrefix: KeySchema.documentTargetsPrefix(key)) { continue }
+            if MutationQueue.anyQueueContains(key, users: users, in: txn) { continue }
+            if DocumentOverlayCache.anyUserHasOverlay(key, users: users, in: txn) { continue }
+            out.append((key, try Self.decodeSequenceNumber(entry.value)))
+        }
+        if let failure = txn.failure { throw failure }
+        return out
+    }
+
+    /// Every user with a pending batch or an overlay (one seek per user and table).
+    static func users(in txn: PersistenceTransaction) throws(DocError) -> [String] {
+        var users = Set<String>()
+        for table in [KeySchema.Table.documentMutations, .overlays] {
+            var lower = table.prefix
+            let end = KeySchema.prefixEnd(table.prefix)
+            while true {
+                var iterator = txn.scan(KeyRange(from: lower, upTo: end)).makeIterator()
+                guard let entry = iterator.next() else { break }
+                let (user, length) = try KeySchema.decodeLeadingString(entry.key)
+                users.insert(user)
+                lower = KeySchema.prefixEnd(Array(entry.key[..<length]))
+            }
+        }
+        if let failure = txn.failure { throw failure }
+        return users.sorted()
+    }
+
+    // MARK: Sentinel values
+
+    static func encodeSequenceNumber(_ n: ListenSequenceNumber) -> [UInt8] {
+        var w = ByteWriter(capacity: 10)
+        w.zigzag(n)
+        return w.bytes
+    }
+
+    static func decodeSequenceNumber(_ bytes: [UInt8]) throws(DocError) -> ListenSequenceNumber {
+        var r = ByteReader(bytes, record: "LRU sentinel")
+        let n = try r.zigzag()
+        try r.finish()
+        return n
+    }
+}
+
+extension Persistence {
+    /// Collects garbage in its own transaction if the store is larger than `cacheSizeLimit`
+    /// bytes (see ``LRUGarbageCollector/collect(cacheSizeLimit:activeTargetIDs:pinnedKeys:in:)``).
+    package func collectGarbage(
+        cacheSizeLimit: Int64, activeTargetIDs: Set<TargetID>, pinnedKeys: Set<DocumentKey> = []
+    ) throws(DocError) -> GarbageCollectionResult {
+        try run("Collect garbage") { txn throws(DocError) in
+            try lru.collect(cacheSizeLimit: cacheSizeLimit, activeTargetIDs: activeTargetIDs, pinnedKeys: pinnedKeys, in: txn)
+        }
+    }
+
+    /// The approximate size of each key space of `database` (table name → bytes).
+    static func approximateSizes(of database: Database, directory: String) throws(DocError) -> [String: Int64] {
+        let tables = KeySchema.Table.allCases
+        let ranges = tables.map { KeyRange.prefix($0.prefix) }
+        let sizes = try withLevelDB(directory, "measure") { () throws(LevelDBError) in
+            try database.approximateSizes(of: ranges)
+        }
+        var out: [String: Int64] = [:]
+        for (table, size) in zip(tables, sizes) { out[table.name] = Int64(clamping: size) }
+        return out
+    }
+}

@@ -1,0 +1,175 @@
+package import DocModel
+internal import LevelDB
+
+/// The queue of one user's pending (not yet acknowledged or rejected) mutation batches, in
+/// batch-id order, with an index from document to the batches that write it, and the write
+/// stream's last resume token.
+///
+/// Batch ids are handed out by the store, strictly increasing across users and restarts and
+/// never reused (not even after the queue empties or a transaction fails).
+package final class MutationQueue {
+    /// The user whose queue this is (the empty string for an unauthenticated user).
+    package let user: String
+    let state: PersistenceState
+
+    init(user: String, state: PersistenceState) {
+        self.user = user
+        self.state = state
+    }
+
+    static let queueFormat: UInt8 = 1
+
+    // MARK: Batches
+
+    /// Appends a batch: allocates the next batch id, stores the batch and a document → batch
+    /// row for every document it writes (mutations and base mutations).
+    package func addBatch(
+        localWriteTime: Timestamp, baseMutations: [Mutation], mutations: [Mutation], in txn: PersistenceTransaction
+    ) throws(DocError) -> MutationBatch {
+        let id = txn.allocateBatchID()
+        let batch = MutationBatch(batchID: id, localWriteTime: localWriteTime, baseMutations: baseMutations, mutations: mutations)
+        txn.put(KeySchema.mutation(user, id), MutationCoding.encode(batch))
+        var keys = Set<DocumentKey>()
+        for m in baseMutations { keys.insert(m.key) }
+        for m in mutations { keys.insert(m.key) }
+        for key in keys { txn.put(KeySchema.documentMutation(user, key, id), []) }
+        return batch
+    }
+
+    /// The batch with id `id`, or `nil` when it is not in this user's queue.
+    package func batch(_ id: BatchID, in txn: PersistenceTransaction) throws(DocError) -> MutationBatch? {
+        guard let raw = try txn.get(KeySchema.mutation(user, id)) else { return nil }
+        return try MutationCoding.decodeBatch(raw)
+    }
+
+    /// The first batch with an id greater than `id` (``batchIDUnknown`` for the first batch).
+    package func nextBatch(after id: BatchID, in txn: PersistenceTransaction) throws(DocError) -> MutationBatch? {
+        let prefix = KeySchema.mutationsPrefix(user)
+        let from = id == BatchID.max ? KeySchema.prefixEnd(prefix) : KeySchema.mutation(user, id + 1)
+        var iterator = txn.scan(KeyRange(from: from, upTo: KeySchema.prefixEnd(prefix))).makeIterator()
+        let entry = iterator.next()
+        if let failure = txn.failure { throw failure }
+        guard let entry else { return nil }
+        return try MutationCoding.decodeBatch(entry.value)
+    }
+
+    /// Every batch of the queue, in batch-id order.
+    package func allBatches(in txn: PersistenceTransaction) throws(DocError) -> [MutationBatch] {
+        var out: [MutationBatch] = []
+        for entry in txn.scan(prefix: KeySchema.mutationsPrefix(user)) {
+            out.append(try MutationCoding.decodeBatch(entry.value))
+        }
+        if let failure = txn.failure { throw failure }
+        return out
+    }
+
+    /// The batches that write any of `keys`, in batch-id order, each once.
+    package func batchesAffecting(_ keys: some Collection<DocumentKey>, in txn: PersistenceTransaction) throws(DocError) -> [MutationBatch] {
+        var ids = Set<BatchID>()
+        for key in keys {
+            let prefix = KeySchema.documentMutationsPrefix(user, key)
+            for entry in txn.scan(prefix: prefix) {
+                var d = KeyDecoder(entry.key, offset: prefix.count)
+                ids.insert(BatchID(try d.readInt64()))
+            }
+        }
+        return try batches(ids, in: txn)
+    }
+
+    /// The batches that write a document directly in the collection `path` (not in its
+    /// sub-collections), in batch-id order, each once.
+    package func batchesAffecting(collection path: ResourcePath, in txn: PersistenceTransaction) throws(DocError) -> [MutationBatch] {
+        var ids = Set<BatchID>()
+        for entry in txn.scan(prefix: KeySchema.documentMutationsPrefix(user, inCollection: path)) {
+            let (documentPath, id) = try KeySchema.decodeDocumentMutation(entry.key)
+            if documentPath.count == path.count + 1 { ids.insert(id) }
+        }
+        return try batches(ids, in: txn)
+    }
+
+    private func batches(_ ids: Set<BatchID>, in txn: PersistenceTransaction) throws(DocError) -> [MutationBatch] {
+        if let failure = txn.failure { throw failure }
+        var out: [MutationBatch] = []
+        out.reserveCapacity(ids.count)
+        for id in ids.sorted() {
+            guard let batch = try batch(id, in: txn) else {
+                throw DocError(
+                    .dataLoss, "the document index of the mutation queue of user \"\(user)\" names batch \(id), which is missing",
+                    at: state.directory)
+            }
+            out.append(batch)
+        }
+        return out
+    }
+
+    /// Removes a batch (acknowledged or rejected) and its document → batch rows. Stamps the
+    /// LRU sentinels of its documents (they were just used).
+    ///
+    /// - Throws: `notFound` when the batch is not in this user's queue.
+    package func remove(_ batch: MutationBatch, in txn: PersistenceTransaction) throws(DocError) {
+        let rowKey = KeySchema.mutation(user, batch.batchID)
+        guard try txn.get(rowKey) != nil else {
+            throw DocError(.notFound, "cannot remove batch \(batch.batchID): it is not in the mutation queue of user \"\(user)\"")
+        }
+        txn.delete(rowKey)
+        var keys = Set<DocumentKey>()
+        for m in batch.baseMutations { keys.insert(m.key) }
+        for m in batch.mutations { keys.insert(m.key) }
+        let sequence = LRUGarbageCollector.encodeSequenceNumber(txn.sequenceNumber)
+        for key in keys {
+            txn.delete(KeySchema.documentMutation(user, key, batch.batchID))
+            txn.put(KeySchema.sentinel(key), sequence)
+        }
+    }
+
+    // MARK: Queue state
+
+    /// The write stream's last resume token (empty when none was stored).
+    package func lastStreamToken(in txn: PersistenceTransaction) throws(DocError) -> ResumeToken {
+        guard let raw = try txn.get(KeySchema.mutationQueue(user)) else { return [] }
+        var r = ByteReader(raw, record: "mutation queue")
+        let f = try r.byte()
+        guard f == Self.queueFormat else { throw r.fail("unsupported format \(f)", at: 0) }
+        let token = try r.lengthPrefixed()
+        try r.finish()
+        return token
+    }
+
+    /// Stores the write stream's resume token.
+    package func setLastStreamToken(_ token: ResumeToken, in txn: PersistenceTransaction) throws(DocError) {
+        var w = ByteWriter(format: Self.queueFormat, capacity: token.count + 4)
+        w.lengthPrefixed(token)
+        txn.put(KeySchema.mutationQueue(user), w.bytes)
+    }
+
+    /// The id of the last batch in the queue, or ``batchIDUnknown`` when it is empty.
+    package func highestUnacknowledgedBatchID(in txn: PersistenceTransaction) throws(DocError) -> BatchID {
+        let prefix = KeySchema.mutationsPrefix(user)
+        var iterator = txn.scan(prefix: prefix, reverse: true).makeIterator()
+        let entry = iterator.next()
+        if let failure = txn.failure { throw failure }
+        guard let entry else { return batchIDUnknown }
+        var d = KeyDecoder(entry.key, offset: prefix.count)
+        return BatchID(try d.readInt64())
+    }
+
+    /// Whether the queue has no batches.
+    package func isEmpty(in txn: PersistenceTransaction) throws(DocError) -> Bool {
+        let empty = !txn.containsKey(withPrefix: KeySchema.mutationsPrefix(user))
+        if let failure = txn.failure { throw failure }
+        return empty
+    }
+
+    /// The number of batches in the queue.
+    package func count(in txn: PersistenceTransaction) throws(DocError) -> Int {
+        var n = 0
+        for _ in txn.scan(prefix: KeySchema.mutationsPrefix(user)) { n += 1 }
+        if let failure = txn.failure { throw failure }
+        return n
+    }
+
+    /// Whether any user's queue has a batch writing `key`.
+    static func anyQueueContains(_ key: DocumentKey, users: [String], in txn: PersistenceTransaction) -> Bool {
+        users.contains { txn.containsKey(withPrefix: KeySchema.documentMutationsPrefix($0, key)) }
+    }
+}

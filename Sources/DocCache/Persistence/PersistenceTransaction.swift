@@ -1,0 +1,388 @@
+package import DocModel
+package import LevelDB
+
+/// A buffered write of a transaction: the value to store, or a deletion.
+enum BufferedWrite {
+    case put([UInt8])
+    case delete
+}
+
+/// A read-write transaction over the store, handed to the body of ``Persistence/run(_:sync:_:)``.
+///
+/// Writes (``put(_:_:)``, ``delete(_:)``) are buffered in memory and committed together as one
+/// LevelDB write batch when the body returns; if the body throws, they are dropped. Reads
+/// (``get(_:)``, ``scan(_:reverse:)``) see the store as it was when the transaction first read
+/// it (a LevelDB snapshot) with the transaction's own buffered writes applied on top.
+///
+/// A read error met during a lazy scan (which cannot throw through `Sequence`) ends that scan
+/// early and fails the whole transaction: ``Persistence/run(_:sync:_:)`` then throws it and
+/// commits nothing, so no caller acts on a silently truncated scan.
+///
+/// Not `Sendable`: a transaction belongs to the body it was handed to and must not be kept
+/// after the body returns.
+package final class PersistenceTransaction {
+    /// What the transaction is for (diagnostics).
+    package let label: String
+    let database: Database
+    let state: PersistenceState
+
+    private var snapshot: Snapshot?
+    private var writes: [[UInt8]: BufferedWrite] = [:]
+    /// The keys of `writes` in ascending order, as of the last sort.
+    private var sortedKeys: [[UInt8]] = []
+    /// Keys added to `writes` since the last sort.
+    private var unsortedKeys: [[UInt8]] = []
+    /// The first read error met by a lazy scan; fails the transaction.
+    private(set) var failure: DocError?
+    private var finished = false
+
+    // Per-transaction state committed with the writes.
+    private var metadataStorage: TargetMetadata?
+    private var sequenceNumberStorage: ListenSequenceNumber?
+    private var allocatedBatchIDs = false
+
+    init(label: String, database: Database, state: PersistenceState) {
+        self.label = label
+        self.database = database
+        self.state = state
+    }
+
+    /// The directory of the store (for error messages).
+    var directory: String { state.directory }
+
+    // MARK: Reads and writes
+
+    /// The value under `key`: the transaction's own write if it made one, else the stored one.
+    package func get(_ key: [UInt8]) throws(DocError) -> [UInt8]? {
+        checkActive()
+        if let w = writes[key] {
+            switch w {
+            case .put(let v): return v
+            case .delete: return nil
+            }
+        }
+        let options = try readOptions()
+        return try withLevelDB(directory, "read") { () throws(LevelDBError) in try database.get(key, options: options) }
+    }
+
+    /// Stores `value` under `key` when the transaction commits.
+    package func put(_ key: [UInt8], _ value: [UInt8]) {
+        checkActive()
+        if writes.updateValue(.put(value), forKey: key) == nil { unsortedKeys.append(key) }
+    }
+
+    /// Removes `key` when the transaction commits.
+    package func delete(_ key: [UInt8]) {
+        checkActive()
+        if writes.updateValue(.delete, forKey: key) == nil { unsortedKeys.append(key) }
+    }
+
+    /// The entries in `range` as the transaction sees them (stored entries merged with its
+    /// own buffered puts and deletes), ascending or, with `reverse`, descending. Lazy: a
+    /// LevelDB cursor is opened on the first `next()` and released when iteration ends or
+    /// the iterator goes away, so stopping early is cheap. Buffered writes made after the
+    /// iteration started are not seen by it.
+    package func scan(_ range: KeyRange, reverse: Bool = false) -> TransactionScan {
+        checkActive()
+        return TransactionScan(transaction: self, range: range, reverse: reverse)
+    }
+
+    /// The entries whose keys start with `prefix` (see ``scan(_:reverse:)``).
+    package func scan(prefix: [UInt8], reverse: Bool = false) -> TransactionScan {
+        scan(KeyRange(from: prefix, upTo: KeySchema.prefixEnd(prefix)), reverse: reverse)
+    }
+
+    /// Whether any key starts with `prefix` (one seek).
+    package func containsKey(withPrefix prefix: [UInt8]) -> Bool {
+        var iterator = scan(prefix: prefix).makeIterator()
+        return iterator.next() != nil
+    }
+
+    /// The number of writes buffered so far.
+    package var bufferedWriteCount: Int { writes.count }
+
+    // MARK: Transaction state
+
+    /// The listen sequence number of this transaction: allocated on first use, greater than
+    /// every number used before it (in this process or, as it is persisted in the target
+    /// metadata when the transaction commits, any earlier one). Stamps LRU sentinels and
+    /// targets used in the transaction.
+    package var sequenceNumber: ListenSequenceNumber {
+        if let n = sequenceNumberStorage { return n }
+        state.lastSequenceNumber += 1
+        sequenceNumberStorage = state.lastSequenceNumber
+        return state.lastSequenceNumber
+    }
+
+    /// The target metadata as this transaction sees it (changes are committed with it).
+    var targetMetadata: TargetMetadata {
+        get { metadataStorage ?? state.committedMetadata }
+        set { metadataStorage = newValue }
+    }
+
+    /// Allocates the next mutation batch id (never reused, even if this transaction fails).
+    func allocateBatchID() -> BatchID {
+        let id = state.nextBatchID
+        state.nextBatchID += 1
+        allocatedBatchIDs = true
+        return id
+    }
+
+    // MARK: Internals
+
+    private func checkActive() {
+        precondition(!finished, "the transaction \"\(label)\" was used after its body returned")
+    }
+
+    /// Read options with the transaction's snapshot (taken on the first read).
+    func readOptions() throws(DocError) -> ReadOptions {
+        if snapshot == nil {
+            snapshot = try withLevelDB(directory, "read") { () throws(LevelDBError) in try database.snapshot() }
+        }
+        return ReadOptions(snapshot: snapshot)
+    }
+
+    /// Records a read error met by a lazy scan; the first one fails the transaction.
+    func record(_ error: DocError) {
+        if failure == nil { failure = error }
+    }
+
+    /// The buffered writes whose keys are in `range`, ascending.
+    func bufferedWrites(in range: KeyRange) -> [([UInt8], BufferedWrite)] {
+        if !unsortedKeys.isEmpty {
+            unsortedKeys.sort { compareKeys($0, $1) < 0 }
+            if sortedKeys.isEmpty {
+                sortedKeys = unsortedKeys
+            } else {
+                sortedKeys = Self.merge(sortedKeys, unsortedKeys)
+            }
+            unsortedKeys.removeAll(keepingCapacity: true)
+        }
+        guard !sortedKeys.isEmpty else { return [] }
+        let lower = range.lowerBound.map { bound in
+            Self.partition(sortedKeys) { compareKeys($0, bound) < 0 }
+        } ?? 0
+        let upper: Int
+        switch range.upperBound {
+        case nil: upper = sortedKeys.count
+        case .excluding(let bound)?: upper = Self.partition(sortedKeys) { compareKeys($0, bound) < 0 }
+        case .including(let bound)?: upper = Self.partition(sortedKeys) { compareKeys($0, bound) <= 0 }
+        }
+        guard lower < upper else { return [] }
+        return sortedKeys[lower..<upper].map { ($0, writes[$0]!) }
+    }
+
+    /// The index of the first element for which `isBefore` is false (elements for which it
+    /// is true come first).
+    private static func partition(_ keys: [[UInt8]], _ isBefore: ([UInt8]) -> Bool) -> Int {
+        var low = 0, high = keys.count
+        while low < high {
+            let mid = (low + high) / 2
+            if isBefore(keys[mid]) { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    private static func merge(_ a: [[UInt8]], _ b: [[UInt8]]) -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        out.reserveCapacity(a.count + b.count)
+        var i = 0, j = 0
+        while i < a.count, j < b.count {
+            if compareKeys(a[i], b[j]) <= 0 { out.append(a[i]); i += 1 } else { out.append(b[j]); j += 1 }
+        }
+        out.append(contentsOf: a[i...])
+        out.append(contentsOf: b[j...])
+        return out
+    }
+
+    /// Adds the writes of the per-transaction state (target metadata, the batch-id counter)
+    /// and returns the write batch to commit, or `nil` when there is nothing to write.
+    func prepareCommit() -> (WriteBatch, TargetMetadata?)? {
+        var metadata = metadataStorage
+        if let n = sequenceNumberStorage {
+            var m = metadata ?? state.committedMetadata
+            if n > m.highestListenSequenceNumber {
+                m.highestListenSequenceNumber = n
+                metadata = m
+            }
+        }
+        if let m = metadata, m != state.committedMetadata {
+            put(KeySchema.targetMetadata, TargetCache.encode(m))
+        } else {
+            metadata = nil
+        }
+        if allocatedBatchIDs {
+            var w = ByteWriter()
+            w.zigzag(Int64(state.nextBatchID))
+            put(KeySchema.global(KeySchema.nextBatchIDName), w.bytes)
+        }
+        guard !writes.isEmpty else { return nil }
+        var batch = WriteBatch()
+        for (key, write) in writes {
+            switch write {
+            case .put(let value): batch.put(key, value)
+            case .delete: batch.delete(key)
+            }
+        }
+        return (batch, metadata)
+    }
+
+    /// Ends the transaction: releases its snapshot; later use traps.
+    func finish() {
+        finished = true
+        snapshot?.release()
+        snapshot = nil
+    }
+}
+
+/// The merged view of a key range inside a transaction: stored entries overlaid with the
+/// transaction's buffered puts and deletes. See ``PersistenceTransaction/scan(_:reverse:)``.
+package struct TransactionScan: Sequence {
+    let transaction: PersistenceTransaction
+    /// The keys visited.
+    package let range: KeyRange
+    /// Whether keys are visited in descending order.
+    package let reverse: Bool
+
+    package func makeIterator() -> Iterator {
+        Iterator(scan: self)
+    }
+
+    /// Walks a ``TransactionScan``: a LevelDB cursor and the buffered writes, merged.
+    package struct Iterator: IteratorProtocol {
+        private let scan: TransactionScan
+        private var started = false
+        private var done = false
+        private var cursor: Cursor?
+        /// The current stored entry not yet returned.
+        private var stored: Entry?
+        private var buffered: [([UInt8], BufferedWrite)] = []
+        private var bufferedIndex = 0
+
+        init(scan: TransactionScan) {
+            self.scan = scan
+        }
+
+        /// The next entry, or `nil` at the end of the range or after a read error (which the
+        /// transaction records and throws when it ends).
+        package mutating func next() -> Entry? {
+            if done { return nil }
+            do {
+                if !started { try start() }
+                while true {
+                    let b: ([UInt8], BufferedWrite)? = bufferedIndex < buffered.count
+                        ? buffered[scan.reverse ? buffered.count - 1 - bufferedIndex : bufferedIndex] : nil
+                    switch (stored, b) {
+                    case (nil, nil):
+                        end()
+                        return nil
+                    case (let s?, nil):
+                        try advanceStored()
+                        return s
+                    case (nil, let w?):
+                        bufferedIndex += 1
+                        if case .put(let v) = w.1 { return Entry(key: w.0, value: v) }
+                    case (let s?, let w?):
+                        var c = compareKeys(s.key, w.0)
+                        if scan.reverse { c = -c }
+                        if c < 0 {
+                            try advanceStored()
+                            return s
+                        }
+                        if c == 0 { try advanceStored() }
+                        bufferedIndex += 1
+                        if case .put(let v) = w.1 { return Entry(key: w.0, value: v) }
+                    }
+                }
+            } catch {
+                scan.transaction.record(error)
+                end()
+                return nil
+            }
+        }
+
+        private mutating func end() {
+            done = true
+            cursor = nil
+            stored = nil
+            buffered = []
+        }
+
+        private mutating func start() throws(DocError) {
+            started = true
+            let txn = scan.transaction
+            buffered = txn.bufferedWrites(in: scan.range)
+            let options = try txn.readOptions()
+            let range = scan.range
+            let reverse = scan.reverse
+            let c = try withLevelDB(txn.directory, "scan") { () throws(LevelDBError) -> Cursor in
+                let c = try txn.database.cursor(options: options)
+                if !reverse {
+                    if let lower = range.lowerBound { try c.seek(to: lower) } else { try c.seekToFirst() }
+                } else {
+                    switch range.upperBound {
+                    case nil:
+                        try c.seekToLast()
+                    case .excluding(let upper)?:
+                        try c.seek(to: upper)
+                        if c.isValid { try c.previous() } else { try c.seekToLast() }
+                    case .including(let upper)?:
+                        try c.seek(to: upper)
+                        if c.isValid {
+                            if try c.key() != upper { try c.previous() }
+                        } else {
+                            try c.seekToLast()
+                        }
+                    }
+                }
+                return c
+            }
+            cursor = c
+            try readStored()
+        }
+
+        /// Reads the entry under the cursor into `stored` (nil when out of range).
+        private mutating func readStored() throws(DocError) {
+            guard let c = cursor else {
+                stored = nil
+                return
+            }
+            let range = scan.range
+            let reverse = scan.reverse
+            let entry = try withLevelDB(scan.transaction.directory, "scan") { () throws(LevelDBError) in try c.entry() }
+            guard let entry else {
+                stored = nil
+                cursor = nil
+                return
+            }
+            let inRange: Bool
+            if reverse {
+                inRange = range.lowerBound.map { compareKeys(entry.key, $0) >= 0 } ?? true
+            } else {
+                switch range.upperBound {
+                case nil: inRange = true
+                case .excluding(let u)?: inRange = compareKeys(entry.key, u) < 0
+                case .including(let u)?: inRange = compareKeys(entry.key, u) <= 0
+                }
+            }
+            if inRange {
+                stored = entry
+            } else {
+                stored = nil
+                cursor = nil
+            }
+        }
+
+        private mutating func advanceStored() throws(DocError) {
+            guard let c = cursor else {
+                stored = nil
+                return
+            }
+            let reverse = scan.reverse
+            try withLevelDB(scan.transaction.directory, "scan") { () throws(LevelDBError) in
+                if reverse { try c.previous() } else { try c.next() }
+            }
+            try readStored()
+        }
+    }
+}

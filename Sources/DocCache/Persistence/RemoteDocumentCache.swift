@@ -1,0 +1,275 @@
+package import DocModel
+internal import LevelDB
+
+/// The server's view of documents: every document the client has received (found, deleted,
+/// or committed with unknown contents), with the read time it was received at.
+///
+/// Writing a document maintains, in the same transaction: the read-time index (collection,
+/// read time, id), the collection-group index (collection id, path), the local query indexes
+/// of found documents (see ``FieldIndexer``) and the document's LRU sentinel.
+package final class RemoteDocumentCache {
+    let state: PersistenceState
+
+    init(state: PersistenceState) {
+        self.state = state
+    }
+
+    static let recordName = "remote document"
+
+    // MARK: Writing
+
+    /// Stores `document` (replacing what was stored for its key) with the read time it was
+    /// received at, and updates the indexes: the old index entries that no longer apply are
+    /// removed, new ones added. Stamps the document's LRU sentinel.
+    package func add(_ document: MaybeDocument, readTime: SnapshotVersion, in txn: PersistenceTransaction) throws(DocError) {
+        let key = document.key
+        let rowKey = KeySchema.remoteDocument(key)
+        let old = try stored(rowKey, in: txn)
+        txn.put(rowKey, DocumentRecord.encode(document, extra: readTime.microseconds))
+
+        let collection = key.collectionPath
+        let id = key.documentID
+        if let old, old.readTime != readTime {
+            txn.delete(KeySchema.readTime(collection, old.readTime, id))
+        }
+        if old?.readTime != readTime {
+            txn.put(KeySchema.readTime(collection, readTime, id), [])
+        }
+        if old == nil {
+            txn.put(KeySchema.collectionGroup(key), [])
+        }
+
+        let oldEntries = old?.document.document.map(FieldIndexer.entries(for:)) ?? []
+        let newEntries = document.document.map(FieldIndexer.entries(for:)) ?? []
+        for entry in oldEntries where !newEntries.contains(entry) { txn.delete(entry) }
+        for entry in newEntries where !oldEntries.contains(entry) { txn.put(entry, []) }
+
+        txn.put(KeySchema.sentinel(key), LRUGarbageCollector.encodeSequenceNumber(txn.sequenceNumber))
+    }
+
+    /// Removes the document stored for `key` with its index entries and its LRU sentinel.
+    /// Removing a missing key does nothing.
+    package func remove(_ key: DocumentKey, in txn: PersistenceTransaction) throws(DocError) {
+        let rowKey = KeySchema.remoteDocument(key)
+        guard let old = try stored(rowKey, in: txn) else { return }
+        txn.delete(rowKey)
+        txn.delete(KeySchema.readTime(key.collectionPath, old.readTime, key.documentID))
+        txn.delete(KeySchema.collectionGroup(key))
+        if let document = old.document.document {
+            for entry in FieldIndexer.entries(for: document) { txn.delete(entry) }
+        }
+        txn.delete(KeySchema.sentinel(key))
+    }
+
+    // MARK: Point reads
+
+    /// The document stored for `key`, or `nil`.
+    package func get(_ key: DocumentKey, in txn: PersistenceTransaction) throws(DocError) -> MaybeDocument? {
+        try stored(KeySchema.remoteDocument(key), in: txn)?.document
+    }
+
+    /// The document stored for `key` and the read time it was received at, or `nil`.
+    package func entry(for key: DocumentKey, in txn: PersistenceTransaction) throws(DocError) -> (document: MaybeDocument, readTime: SnapshotVersion)? {
+        try stored(KeySchema.remoteDocument(key), in: txn)
+    }
+
+    /// The documents stored for `keys` (keys with nothing stored are absent).
+    package func getAll(_ keys: some Collection<DocumentKey>, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey: MaybeDocument] {
+        var out: [DocumentKey: MaybeDocument] = [:]
+        out.reserveCapacity(keys.count)
+        for key in keys.sorted() {
+            if let d = try get(key, in: txn) { out[key] = d }
+        }
+        return out
+    }
+
+    private func stored(_ rowKey: [UInt8], in txn: PersistenceTransaction) throws(DocError) -> (document: MaybeDocument, readTime: SnapshotVersion)? {
+        guard let raw = try txn.get(rowKey) else { return nil }
+        let (document, time) = try DocumentRecord.decode(raw, record: Self.recordName)
+        return (document, SnapshotVersion(microseconds: time))
+    }
+
+    // MARK: Collections
+
+    /// The documents directly in the collection `path` (not those of its sub-collections).
+    package func documents(inCollection path: ResourcePath, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey: MaybeDocument] {
+        var out: [DocumentKey: MaybeDocument] = [:]
+        for document in scanDocuments(inCollection: path, in: txn) { out[document.key] = document }
+        if let failure = txn.failure { throw failure }
+        return out
+    }
+
+    /// The documents directly in the collection `path`, lazily, in document-key order
+    /// (descending with `reverse`), starting after `start` when given. Documents of
+    /// sub-collections are skipped. A read error ends the sequence and fails the transaction.
+    package func scanDocuments(
+        inCollection path: ResourcePath, after start: DocumentKey? = nil, reverse: Bool = false,
+        in txn: PersistenceTransaction
+    ) -> DecodingScan<MaybeDocument> {
+        let prefix = KeySchema.remoteDocumentsPrefix(inCollection: path)
+        var range = KeyRange(from: prefix, upTo: KeySchema.prefixEnd(prefix))
+        if let start, start.isIn(collection: path) {
+            // Keys of `start` and of its sub-collections' documents share this prefix.
+            let own = KeySchema.remoteDocument(start)
+            let subtree = KeySchema.prefixEnd(Array(own.dropLast()))
+            if reverse {
+                range = KeyRange(from: prefix, upTo: own)
+            } else {
+                range = KeyRange(from: subtree, upTo: KeySchema.prefixEnd(prefix))
+            }
+        }
+        let prefixCount = prefix.count
+        return DecodingScan(txn.scan(range, reverse: reverse), txn) { entry throws(DocError) -> MaybeDocument? in
+            // A direct child's key is the prefix, the document id, and the path end marker.
+            var d = KeyDecoder(entry.key, offset: prefixCount)
+            _ = try d.readString()
+            guard d.offset == entry.key.count - 1, entry.key.last == 0x01 else { return nil }
+            return try DocumentRecord.decode(entry.value, record: Self.recordName).0
+        }
+    }
+
+    /// The number of documents directly in the collection `path`.
+    package func count(inCollection path: ResourcePath, in txn: PersistenceTransaction) throws(DocError) -> Int {
+        var n = 0
+        for _ in scanDocuments(inCollection: path, in: txn) { n += 1 }
+        if let failure = txn.failure { throw failure }
+        return n
+    }
+
+    /// The documents directly in the collection `path` received after `readTime` (strictly),
+    /// found through the read-time index.
+    package func documents(
+        inCollection path: ResourcePath, changedSince readTime: SnapshotVersion, in txn: PersistenceTransaction
+    ) throws(DocError) -> [DocumentKey: MaybeDocument] {
+        let prefix = KeySchema.readTimePrefix(path)
+        var lower = KeyEncoder(prefix: prefix)
+        lower.append(int64: readTime.microseconds)
+        lower.appendInfinity()
+        var keys: [DocumentKey] = []
+        for entry in txn.scan(KeyRange(from: lower.bytes, upTo: KeySchema.prefixEnd(prefix))) {
+            let (_, _, id) = try KeySchema.decodeReadTime(entry.key)
+            keys.append(DocumentKey(unchecked: path.appending(ResourcePath(unchecked: [id]))))
+        }
+        if let failure = txn.failure { throw failure }
+        return try getAll(keys, in: txn)
+    }
+
+    /// The documents of every collection with id `collectionID`, at any depth, found through
+    /// the collection-group index.
+    package func documents(inCollectionGroup collectionID: String, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey: MaybeDocument] {
+        var keys: [DocumentKey] = []
+        for entry in txn.scan(prefix: KeySchema.collectionGroupPrefix(collectionID)) {
+            keys.append(try KeySchema.decodeCollectionGroup(entry.key))
+        }
+        if let failure = txn.failure { throw failure }
+        return try getAll(keys, in: txn)
+    }
+
+    // MARK: Local query indexes
+
+    /// The keys of the found documents directly in `collection` whose value at `field` lies
+    /// between `lower` and `upper` (each optional, inclusive or not), in (value, key) order —
+    /// or the reverse with `descending`. Values compare in Firestore's cross-type order, so
+    /// an open end includes values of every type on that side (a query engine post-filters
+    /// by type). Lazy: stopping early is cheap. Documents whose value at `field` is too large
+    /// to index are not included (see ``unindexedDocuments(collection:field:in:)``).
+    package func scanIndex(
+        collection: ResourcePath, field: FieldPath, lower: IndexBound?, upper: IndexBound?, descending: Bool,
+        in txn: PersistenceTransaction
+    ) -> DecodingScan<DocumentKey> {
+        let prefix = KeySchema.fieldPrefix(.fieldIndex, collection, field)
+        var from = prefix
+        if let lower {
+            from += lower.value.indexEncoded()
+            if !lower.inclusive { from += OrderedCode.infinity }
+        }
+        var to = prefix
+        if let upper {
+            to += upper.value.indexEncoded()
+            if upper.inclusive { to += OrderedCode.infinity }
+        } else {
+            to += OrderedCode.infinity
+        }
+        return indexScan(KeyRange(from: from, upTo: to), prefixCount: prefix.count, collection: collection, descending: descending, in: txn)
+    }
+
+    /// The keys of the found documents directly in `collection` whose array at `field`
+    /// contains an element equal to `value` (Firestore equality: `1 == 1.0`), in key order.
+    package func scanArrayIndex(
+        collection: ResourcePath, field: FieldPath, contains value: Value, in txn: PersistenceTransaction
+    ) -> DecodingScan<DocumentKey> {
+        let prefix = KeySchema.fieldPrefix(.arrayIndex, collection, field)
+        let valuePrefix = prefix + value.indexEncoded()
+        return indexScan(
+            KeyRange(from: valuePrefix, upTo: KeySchema.prefixEnd(valuePrefix)), prefixCount: prefix.count,
+            collection: collection, descending: false, in: txn)
+    }
+
+    /// The keys of the documents directly in `collection` whose value at `field` (or one of
+    /// whose array elements, with `arrayElements`) was too large to index. A query engine
+    /// that uses ``scanIndex(collection:field:lower:upper:descending:in:)`` or
+    /// ``scanArrayIndex(collection:field:contains:in:)`` must also consider these (usually
+    /// none: one seek tells).
+    package func unindexedDocuments(
+        collection: ResourcePath, field: FieldPath, arrayElements: Bool = false, in txn: PersistenceTransaction
+    ) throws(DocError) -> [DocumentKey] {
+        let prefix = KeySchema.fieldPrefix(.unindexedValues, collection, field)
+        let wanted = arrayElements ? FieldIndexer.unindexedArrayKind : FieldIndexer.unindexedFieldKind
+        var out: [DocumentKey] = []
+        for entry in txn.scan(prefix: prefix) {
+            let (kind, id) = try KeySchema.decodeUnindexedEntry(entry.key, prefixCount: prefix.count)
+            if kind == wanted { out.append(DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [id])))) }
+        }
+        if let failure = txn.failure { throw failure }
+        return out
+    }
+
+    private func indexScan(
+        _ range: KeyRange, prefixCount: Int, collection: ResourcePath, descending: Bool, in txn: PersistenceTransaction
+    ) -> DecodingScan<DocumentKey> {
+        DecodingScan(txn.scan(range, reverse: descending), txn) { entry throws(DocError) -> DocumentKey? in
+            let id = try KeySchema.decodeIndexEntryDocumentID(entry.key, prefixCount: prefixCount)
+            return DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [id])))
+        }
+    }
+}
+
+/// A lazy sequence of values decoded from a transaction scan: entries the decoder maps to
+/// `nil` are skipped; a decoding error ends the sequence and fails the transaction (as read
+/// errors of the scan itself do).
+package struct DecodingScan<Element>: Sequence {
+    let base: TransactionScan
+    let transaction: PersistenceTransaction
+    let decode: (Entry) throws(DocError) -> Element?
+
+    init(_ base: TransactionScan, _ transaction: PersistenceTransaction, decode: @escaping (Entry) throws(DocError) -> Element?) {
+        self.base = base
+        self.transaction = transaction
+        self.decode = decode
+    }
+
+    package func makeIterator() -> Iterator {
+        Iterator(base: base.makeIterator(), transaction: transaction, decode: decode)
+    }
+
+    /// Walks a ``DecodingScan``.
+    package struct Iterator: IteratorProtocol {
+        var base: TransactionScan.Iterator
+        let transaction: PersistenceTransaction
+        let decode: (Entry) throws(DocError) -> Element?
+        var done = false
+
+        package mutating func next() -> Element? {
+            while !done, let entry = base.next() {
+                do {
+                    if let element = try decode(entry) { return element }
+                } catch {
+                    transaction.record(error)
+                    done = true
+                }
+            }
+            done = true
+            return nil
+        }
+    }
+}
