@@ -98,11 +98,6 @@ package final class DocumentOverlayCache {
         return n
     }
 
-    /// Whether any of `users` has an overlay for `key`.
-    static func anyUserHasOverlay(_ key: DocumentKey, users: [String], in txn: PersistenceTransaction) -> Bool {
-        users.contains { txn.containsKey(withPrefix: KeySchema.overlay($0, key)) }
-    }
-
     private static func decode(_ raw: [UInt8], key: DocumentKey) throws(DocError) -> Overlay {
         let (document, extra) = try DocumentRecord.decode(raw, record: recordName)
         guard document.key == key else {

@@ -110,9 +110,8 @@ package final class LRUGarbageCollector {
     package func runGarbageCollection(
         activeTargetIDs: Set<TargetID>, pinnedKeys: Set<DocumentKey> = [], in txn: PersistenceTransaction
     ) throws(DocError) -> GarbageCollectionResult {
-        let users = try Self.users(in: txn)
         let allTargets = try targets.allTargets(in: txn)
-        let orphans = try orphanedDocuments(users: users, pinnedKeys: pinnedKeys, in: txn)
+        let orphans = try orphanedDocuments(pinnedKeys: pinnedKeys, in: txn)
 
         let total = allTargets.count + orphans.count
         let percentile = max(0, min(100, percentileToCollect))
@@ -129,7 +128,7 @@ package final class LRUGarbageCollector {
 
         // Removing targets may have orphaned more documents: enumerate again.
         var documentsRemoved = 0
-        for (key, sequence) in try orphanedDocuments(users: users, pinnedKeys: pinnedKeys, in: txn) where sequence <= upperBound {
+        for (key, sequence) in try orphanedDocuments(pinnedKeys: pinnedKeys, in: txn) where sequence <= upperBound {
             try remoteDocuments.remove(key, in: txn)
             txn.delete(KeySchema.sentinel(key))
             documentsRemoved += 1
@@ -139,40 +138,52 @@ package final class LRUGarbageCollector {
     }
 
     /// The documents with a sentinel that are in no target, have no pending batch or overlay
-    /// for any of `users`, and are not in `pinnedKeys`, with their sequence numbers, in key
-    /// order.
+    /// for any user, and are not in `pinnedKeys`, with their sequence numbers, in key order.
+    ///
+    /// One pass over the sentinels merged with one pass over the document → target rows
+    /// (both are ordered by document path), plus the documents with pending writes or
+    /// overlays (few: one per pending write), so it costs O(documents), not a seek each.
     func orphanedDocuments(
-        users: [String], pinnedKeys: Set<DocumentKey>, in txn: PersistenceTransaction
+        pinnedKeys: Set<DocumentKey>, in txn: PersistenceTransaction
     ) throws(DocError) -> [(DocumentKey, ListenSequenceNumber)] {
+        let pinned = try Self.documentsWithPendingWrites(in: txn).union(pinnedKeys)
+        var targetRows = txn.scan(prefix: KeySchema.Table.documentTargets.prefix).makeIterator()
+        var targetRow = targetRows.next()
         var out: [(DocumentKey, ListenSequenceNumber)] = []
         for entry in txn.scan(prefix: KeySchema.Table.lruSentinels.prefix) {
+            // After the tag byte, a sentinel key is the document's path encoding, and a
+            // document → target key starts with it (path encodings are prefix-free).
+            let path = entry.key[1...]
+            while let row = targetRow, Self.compare(row.key[1...], path) < 0 {
+                targetRow = targetRows.next()
+            }
+            if let row = targetRow, row.key[1...].starts(with: path) { continue }
             let key = try KeySchema.decodeSentinel(entry.key)
-            if pinnedKeys.contains(key) { continue }
-            if txn.containsKey(withPrefix: KeySchema.documentTargetsPrefix(key)) { continue }
-            if MutationQueue.anyQueueContains(key, users: users, in: txn) { continue }
-            if DocumentOverlayCache.anyUserHasOverlay(key, users: users, in: txn) { continue }
+            if pinned.contains(key) { continue }
             out.append((key, try Self.decodeSequenceNumber(entry.value)))
         }
         if let failure = txn.failure { throw failure }
         return out
     }
 
-    /// Every user with a pending batch or an overlay (one seek per user and table).
-    static func users(in txn: PersistenceTransaction) throws(DocError) -> [String] {
-        var users = Set<String>()
-        for table in [KeySchema.Table.documentMutations, .overlays] {
-            var lower = table.prefix
-            let end = KeySchema.prefixEnd(table.prefix)
-            while true {
-                var iterator = txn.scan(KeyRange(from: lower, upTo: end)).makeIterator()
-                guard let entry = iterator.next() else { break }
-                let (user, length) = try KeySchema.decodeLeadingString(entry.key)
-                users.insert(user)
-                lower = KeySchema.prefixEnd(Array(entry.key[..<length]))
-            }
+    /// Every document with a pending batch or an overlay, for any user.
+    static func documentsWithPendingWrites(in txn: PersistenceTransaction) throws(DocError) -> Set<DocumentKey> {
+        var keys = Set<DocumentKey>()
+        for entry in txn.scan(prefix: KeySchema.Table.documentMutations.prefix) {
+            let (path, _) = try KeySchema.decodeDocumentMutation(entry.key)
+            keys.insert(DocumentKey(unchecked: path))
+        }
+        for entry in txn.scan(prefix: KeySchema.Table.overlays.prefix) {
+            keys.insert(try KeySchema.decodeOverlay(entry.key).1)
         }
         if let failure = txn.failure { throw failure }
-        return users.sorted()
+        return keys
+    }
+
+    /// Bytewise comparison of two key slices: -1, 0 or 1.
+    private static func compare(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Int {
+        for (x, y) in zip(a, b) where x != y { return x < y ? -1 : 1 }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 
     // MARK: Sentinel values

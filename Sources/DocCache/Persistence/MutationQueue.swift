@@ -167,9 +167,4 @@ package final class MutationQueue {
         if let failure = txn.failure { throw failure }
         return n
     }
-
-    /// Whether any user's queue has a batch writing `key`.
-    static func anyQueueContains(_ key: DocumentKey, users: [String], in txn: PersistenceTransaction) -> Bool {
-        users.contains { txn.containsKey(withPrefix: KeySchema.documentMutationsPrefix($0, key)) }
-    }
 }

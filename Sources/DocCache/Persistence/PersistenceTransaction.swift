@@ -28,9 +28,12 @@ package final class PersistenceTransaction {
 
     private var snapshot: Snapshot?
     private var writes: [[UInt8]: BufferedWrite] = [:]
-    /// The keys of `writes` in ascending order, as of the last sort.
-    private var sortedKeys: [[UInt8]] = []
-    /// Keys added to `writes` since the last sort.
+    /// The keys of `writes` as of the last scan, in sorted runs whose sizes at least double
+    /// from the last run to the first (each key in exactly one run). New keys are sorted into
+    /// a run when a scan needs them and runs of similar size are merged, so interleaving
+    /// writes and scans costs O(log n) per key, not O(n) per scan.
+    private var sortedRuns: [[[UInt8]]] = []
+    /// Keys added to `writes` since the last scan.
     private var unsortedKeys: [[UInt8]] = []
     /// The first read error met by a lazy scan; fails the transaction.
     private(set) var failure: DocError?
@@ -150,26 +153,29 @@ package final class PersistenceTransaction {
     /// The buffered writes whose keys are in `range`, ascending.
     func bufferedWrites(in range: KeyRange) -> [([UInt8], BufferedWrite)] {
         if !unsortedKeys.isEmpty {
-            unsortedKeys.sort { compareKeys($0, $1) < 0 }
-            if sortedKeys.isEmpty {
-                sortedKeys = unsortedKeys
-            } else {
-                sortedKeys = Self.merge(sortedKeys, unsortedKeys)
-            }
+            var run = unsortedKeys.sorted { compareKeys($0, $1) < 0 }
             unsortedKeys.removeAll(keepingCapacity: true)
+            while let last = sortedRuns.last, last.count <= 2 * run.count {
+                run = Self.merge(sortedRuns.removeLast(), run)
+            }
+            sortedRuns.append(run)
         }
-        guard !sortedKeys.isEmpty else { return [] }
-        let lower = range.lowerBound.map { bound in
-            Self.partition(sortedKeys) { compareKeys($0, bound) < 0 }
-        } ?? 0
-        let upper: Int
-        switch range.upperBound {
-        case nil: upper = sortedKeys.count
-        case .excluding(let bound)?: upper = Self.partition(sortedKeys) { compareKeys($0, bound) < 0 }
-        case .including(let bound)?: upper = Self.partition(sortedKeys) { compareKeys($0, bound) <= 0 }
+        var keys: [[UInt8]] = []
+        var contributingRuns = 0
+        for run in sortedRuns {
+            let lower = range.lowerBound.map { bound in Self.partition(run) { compareKeys($0, bound) < 0 } } ?? 0
+            let upper: Int
+            switch range.upperBound {
+            case nil: upper = run.count
+            case .excluding(let bound)?: upper = Self.partition(run) { compareKeys($0, bound) < 0 }
+            case .including(let bound)?: upper = Self.partition(run) { compareKeys($0, bound) <= 0 }
+            }
+            guard lower < upper else { continue }
+            keys.append(contentsOf: run[lower..<upper])
+            contributingRuns += 1
         }
-        guard lower < upper else { return [] }
-        return sortedKeys[lower..<upper].map { ($0, writes[$0]!) }
+        if contributingRuns > 1 { keys.sort { compareKeys($0, $1) < 0 } }
+        return keys.map { ($0, writes[$0]!) }
     }
 
     /// The index of the first element for which `isBefore` is false (elements for which it

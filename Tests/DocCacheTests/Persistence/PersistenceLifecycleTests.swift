@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+@testable import DocCache
+import DocModel
+import LevelDB
+
+@Suite("Persistence lifecycle")
+struct PersistenceLifecycleTests {
+    typealias F = PersistenceFixtures
+
+    @Test func createsTheDirectoryAndKeepsTheClientIDForever() throws {
+        try F.withDirectory { dir in
+            #expect(!FileManager.default.fileExists(atPath: dir))
+            let first = try Persistence.open(directory: dir)
+            let id = first.clientID
+            #expect(first.directory == dir)
+            #expect(FileManager.default.fileExists(atPath: dir))
+            // A lowercase version-4 UUID.
+            let parts = id.split(separator: "-").map(\.count)
+            #expect(parts == [8, 4, 4, 4, 12])
+            #expect(id == id.lowercased())
+            #expect(Array(id)[14] == "4")
+            #expect("89ab".contains(Array(id)[19]))
+            first.close()
+            for _ in 0..<2 {
+                let again = try Persistence.open(directory: dir)
+                #expect(again.clientID == id)
+                again.close()
+            }
+        }
+        // Another store gets another id.
+        let a = try F.withStore { p, _ in p.clientID }
+        let b = try F.withStore { p, _ in p.clientID }
+        #expect(a != b)
+    }
+
+    @Test func refusesAStoreWrittenByANewerSchemaAndLeavesItUntouched() throws {
+        try F.withDirectory { dir in
+            let key = F.key("rooms/a")
+            do {
+                let p = try Persistence.open(directory: dir)
+                try F.addDocuments([F.document("rooms/a", ["n": 1])], to: p)
+                p.close()
+            }
+            // A newer build bumped the schema.
+            let schemaKey = KeySchema.global(KeySchema.schemaVersionName)
+            do {
+                let db = try Database.open(path: dir)
+                try db.put(schemaKey, [4])  // zigzag 2
+                db.close()
+            }
+            let error = #expect(throws: DocError.self) { try Persistence.open(directory: dir) }
+            #expect(error?.code == .failedPrecondition)
+            #expect(error?.message.contains("newer version") == true)
+            #expect(error?.message.contains("schema 2") == true)
+            #expect(error?.message.contains("up to schema \(Persistence.schemaVersion)") == true)
+            #expect(error?.location == dir)
+            // Nothing was wiped, and the lock was released.
+            let db = try Database.open(path: dir)
+            #expect(try db.get(schemaKey) == [4])
+            #expect(try db.get(KeySchema.remoteDocument(key)) != nil)
+            db.close()
+        }
+    }
+
+    @Test func refusesALevelDBDatabaseThatIsNotAStore() throws {
+        try F.withDirectory { dir in
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            let db = try Database.open(path: dir)
+            try db.put("something", "else")
+            db.close()
+            let error = #expect(throws: DocError.self) { try Persistence.open(directory: dir) }
+            #expect(error?.code == .failedPrecondition)
+            #expect(error?.message.contains("not a doccache store") == true)
+            let again = try Database.open(path: dir)
+            #expect(try again.get("something") == "else")
+            again.close()
+        }
+    }
+
+    @Test func aSecondOpenIsRefusedWhileTheFirstIsOpen() throws {
+        try F.withDirectory { dir in
+            let first = try Persistence.open(directory: dir)
+            let error = #expect(throws: DocError.self) { try Persistence.open(directory: dir) }
+            #expect(error?.code == .failedPrecondition)
+            #expect(error?.message.contains("already open by another process or store") == true)
+            #expect(error?.location == dir)
+            first.close()
+            let second = try Persistence.open(directory: dir)
+            #expect(second.clientID == first.clientID)
+            second.close()
+        }
+    }
+
+    @Test func clearIsRefusedWhileOpenAndWorksAfterClose() throws {
+        try F.withDirectory { dir in
+            let p = try Persistence.open(directory: dir)
+            let id = p.clientID
+            try F.addDocuments([F.document("rooms/a")], to: p)
+            let error = #expect(throws: DocError.self) { try Persistence.clear(directory: dir) }
+            #expect(error?.code == .failedPrecondition)
+            #expect(error?.message.contains("already open") == true)
+            // Still intact and usable.
+            try p.run("read") { txn throws(DocError) in
+                #expect(try p.remoteDocuments.get(F.key("rooms/a"), in: txn) != nil)
+            }
+            p.close()
+            try Persistence.clear(directory: dir)
+            #expect(!FileManager.default.fileExists(atPath: dir + "/CURRENT"))
+            try Persistence.clear(directory: dir)  // nothing left: still fine
+            let fresh = try Persistence.open(directory: dir)
+            defer { fresh.close() }
+            #expect(fresh.clientID != id)
+            try fresh.run("read") { txn throws(DocError) in
+                #expect(try fresh.remoteDocuments.get(F.key("rooms/a"), in: txn) == nil)
+            }
+        }
+    }
+
+    @Test func openMapsLevelDBErrorsWithTheDirectory() throws {
+        try F.withDirectory { dir in
+            // A regular file where the store's directory should be.
+            let parent = (dir as NSString).deletingLastPathComponent
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+            _ = FileManager.default.createFile(atPath: dir, contents: Data([1, 2, 3]))
+            let error = #expect(throws: DocError.self) { try Persistence.open(directory: dir) }
+            #expect(error?.location == dir)
+            #expect(error?.message.isEmpty == false)
+        }
+    }
+
+    @Test func sizesAreReportedPerKeySpace() throws {
+        try F.withStore { p, _ in
+            var rng = PersistenceRNG(seed: 9)
+            let documents = (0..<200).map { i in
+                let blob = Value.bytes((0..<4096).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
+                return F.document("rooms/d\(i)", ["blob": blob, "n": .integer(Int64(i))])
+            }
+            try F.addDocuments(documents, to: p)
+            try p.compact()
+            let sizes = try p.approximateSizes()
+            #expect(Set(sizes.keys) == Set(KeySchema.Table.allCases.map(\.name)))
+            #expect(sizes["remote_documents"]! > 100_000)
+            #expect(try p.approximateSizeInBytes() == sizes.values.reduce(0, +))
+        }
+    }
+}
