@@ -3,7 +3,7 @@ import Testing
 import DocModel
 
 @Suite("Spec tests: event comparison")
-struct SpecComparisonTests {
+struct SpecTestsComparisonTests {
     private let queryA = SpecQuery(query: try! Query(collection: "a"), json: "a")
     private let queryB = SpecQuery(query: try! Query(collection: "b"), json: "b")
 
@@ -98,5 +98,38 @@ struct SpecComparisonTests {
         let a = try DocumentKey("c/a"), b = try DocumentKey("c/b")
         #expect(SpecComparison.compareKeys("limbo", expected: [a, b], actual: [b, a]) == nil)
         #expect(SpecComparison.compareKeys("limbo", expected: [a], actual: [b]) == "limbo: missing c/a; unexpected c/b")
+    }
+}
+
+@Suite("Spec tests: runner")
+struct SpecTestsRunnerTests {
+    @Test func parsesKnownFailures() {
+        let known = KnownFailures.parse("""
+            # comment
+
+            listen_spec_test.json :: Some test :: the reason :: with colons
+            write_spec_test.json :: No reason ::
+            garbage line
+            """)
+        #expect(known.reason(file: "listen_spec_test.json", test: "Some test") == "the reason :: with colons")
+        #expect(known.entries.count == 1)
+        #expect(known.problems.count == 2)
+    }
+
+    private func test(tags: [String] = [], config: SpecConfig = SpecConfig(), steps: [SpecStep] = []) -> SpecTest {
+        SpecTest(name: "t", describeName: "d", tags: tags, comment: nil, config: config, steps: .success(steps))
+    }
+
+    @Test func skipsMultiClientNoIOSAndEagerGCTests() {
+        #expect(SpecRunner.skipReason(test(tags: ["multi-client"]))?.hasPrefix("multi-client") == true)
+        #expect(SpecRunner.skipReason(test(tags: ["no-ios"]))?.hasPrefix("no-ios") == true)
+        #expect(SpecRunner.skipReason(test(tags: ["eager-gc"]))?.hasPrefix("eager-gc") == true)
+        #expect(SpecRunner.skipReason(test(tags: ["durable-persistence"])) == nil)
+        #expect(SpecRunner.skipReason(test(tags: ["no-android", "no-pipeline-conversion"])) == nil)
+        var two = SpecConfig()
+        two.numClients = 2
+        #expect(SpecRunner.skipReason(test(config: two)) != nil)
+        let unsupported = SpecStep(action: .unsupported("applyClientState"), json: "{}")
+        #expect(SpecRunner.skipReason(test(steps: [unsupported])) == "unsupported step applyClientState")
     }
 }

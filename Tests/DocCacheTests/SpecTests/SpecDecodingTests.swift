@@ -4,7 +4,7 @@ import Testing
 import DocModel
 
 @Suite("Spec tests: decoding")
-struct SpecDecodingTests {
+struct SpecTestsDecodingTests {
     private func json(_ text: String) throws -> SpecJSON {
         SpecJSON(try Value(json: text))
     }

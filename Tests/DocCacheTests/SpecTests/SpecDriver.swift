@@ -48,8 +48,12 @@ final class SpecClient {
         remoteStore.start()
     }
 
-    /// Stops the network and closes the database (the process "exits").
+    private var isShutDown = false
+
+    /// Stops the network and closes the database (the process "exits"). Idempotent.
     func shutdown() {
+        guard !isShutDown else { return }
+        isShutDown = true
         remoteStore.shutdown()
         persistence.close()
     }
@@ -244,7 +248,7 @@ final class SpecDriver {
             }
 
         case .restart:
-            restart()
+            try restart()
 
         case .changeUser(let uid):
             currentUser = uid ?? Self.unauthenticatedUser
@@ -325,7 +329,9 @@ final class SpecDriver {
         if removing { outstandingWrites[currentUser]?.removeFirst() }
     }
 
-    private func restart() {
+    /// Closes the client and opens a new one on the same directory, as a process restart:
+    /// listeners, callbacks and the fake server's state are gone; the database stays.
+    private func restart() throws(StepError) {
         client.shutdown()
         generation += 1
         queryListeners = [:]
@@ -334,7 +340,7 @@ final class SpecDriver {
             client = try SpecClient(
                 directory: directory, user: currentUser, maxConcurrentLimboResolutions: maxConcurrentLimboResolutions)
         } catch {
-            fatalError("reopening the store failed: \(error)")
+            throw StepError("reopening the store failed: \(error)")
         }
     }
 
