@@ -146,8 +146,14 @@ enum SpecComparison {
         guard e != a else { return nil }
         var parts: [String] = []
         let missing = e.subtracting(a).sorted(), extra = a.subtracting(e).sorted()
-        if !missing.isEmpty { parts.append("missing " + missing.map(\.description).joined(separator: ", ")) }
-        if !extra.isEmpty { parts.append("unexpected " + extra.map(\.description).joined(separator: ", ")) }
+        if !missing.isEmpty { parts.append("missing " + list(missing)) }
+        if !extra.isEmpty { parts.append("unexpected " + list(extra)) }
         return "\(name): " + parts.joined(separator: "; ")
+    }
+
+    /// Keys for a message: at most 10, then how many more.
+    private static func list(_ keys: [DocumentKey]) -> String {
+        let shown = keys.prefix(10).map(\.description).joined(separator: ", ")
+        return keys.count > 10 ? shown + " and \(keys.count - 10) more" : shown
     }
 }
