@@ -336,6 +336,7 @@ final class SpecDriver {
         generation += 1
         queryListeners = [:]
         snapshotsInSyncListeners = []
+        networkEnabled = true
         do {
             client = try SpecClient(
                 directory: directory, user: currentUser, maxConcurrentLimboResolutions: maxConcurrentLimboResolutions)
