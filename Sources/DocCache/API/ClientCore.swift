@@ -40,9 +40,12 @@ package actor ClientCore {
     private var pendingCountObservers: [Int: AsyncStream<Int>.Continuation] = [:]
     private var writeErrorObservers: [Int: AsyncStream<WriteError>.Continuation] = [:]
     private var lastStorageError: DocError?
-    package private(set) var pendingWriteCount = 0
+    package private(set) var pendingWriteCount: Int
 
-    package init(directory: String, user: String, settings: StoreSettings, datastore: any Datastore) throws(DocError) {
+    /// - Parameter datastore: the transport; `nil` opens the store without a server: the
+    ///   network is disabled, so the store is offline (listeners answer from the cache at once)
+    ///   and writes wait in the queue.
+    package init(directory: String, user: String, settings: StoreSettings, datastore: (any Datastore)?) throws(DocError) {
         self.directory = directory
         self.settings = settings
         let persistence = try Persistence.open(directory: directory)
@@ -55,7 +58,7 @@ package actor ClientCore {
         }
         let scheduler = ActorScheduler()
         let adapter = LocalStoreRemoteAdapter(localStore: localStore, onError: { _ in })
-        let remoteStore = RemoteStore(localStore: adapter, datastore: datastore, scheduler: scheduler)
+        let remoteStore = RemoteStore(localStore: adapter, datastore: datastore ?? OfflineDatastore(), scheduler: scheduler)
         let syncEngine = SyncEngine(localStore: localStore, remoteStore: remoteStore)
         let eventManager = EventManager(source: syncEngine)
         syncEngine.sink = eventManager
@@ -66,11 +69,15 @@ package actor ClientCore {
         self.remoteStore = remoteStore
         self.syncEngine = syncEngine
         self.eventManager = eventManager
+        self.pendingWriteCount = (try? localStore.pendingBatches().count) ?? 0
         scheduler.core = self
-        syncEngine.onWriteRejected = { [unowned self] batch, error in self.publishWriteError(batch, error) }
-        syncEngine.onBatchSettled = { [unowned self] in self.refreshPendingWriteCount() }
-        pendingWriteCount = (try? localStore.pendingBatches().count) ?? 0
+        // The engine calls these synchronously on this actor.
+        syncEngine.onWriteRejected = { [unowned self] batch, error in
+            self.assumeIsolated { $0.publishWriteError(batch, error) }
+        }
+        syncEngine.onBatchSettled = { [unowned self] in self.assumeIsolated { $0.refreshPendingWriteCount() } }
         remoteStore.start()
+        if datastore == nil { remoteStore.disableNetwork() }
     }
 
     func fireTimer(_ token: Int) {
@@ -183,7 +190,8 @@ package actor ClientCore {
     private func attach(_ entry: ListenerEntry) throws(DocError) {
         let listener = QueryListener(query: entry.query, options: entry.options) { [weak self, deliver = entry.deliver, id = entry.id] result in
             deliver(result)
-            if case .failure = result { self?.listeners[id] = nil }
+            // A failed listener is finished; the event manager already dropped it.
+            if case .failure = result { self?.assumeIsolated { $0.listeners[id] = nil } }
         }
         entry.listener = listener
         try eventManager.addQueryListener(listener)
@@ -259,7 +267,8 @@ package actor ClientCore {
 
     package func collectGarbage() throws(DocError) -> (targetsRemoved: Int, documentsRemoved: Int) {
         try checkOpen()
-        return try localStore.collectGarbage(cacheSizeLimit: settings.cacheSizeBytes)
+        let result = try localStore.collectGarbage(cacheSizeLimit: settings.cacheSizeBytes)
+        return (result.targetsRemoved, result.documentsRemoved)
     }
 }
 

@@ -71,7 +71,8 @@ public struct DocumentQuery: Sendable {
 
     /// Runs the query once.
     public func getDocuments(source: Source = .default) async throws(DocError) -> QuerySnapshot {
-        if source == .server || (source == .default && (await store.core.isOnline)) {
+        let online = await store.core.isOnline
+        if source == .server || (source == .default && online) {
             return QuerySnapshot(try await serverSnapshot(), includeMetadataChanges: false)
         }
         return QuerySnapshot(try await store.core.runQuery(query), includeMetadataChanges: false)
@@ -83,7 +84,7 @@ public struct DocumentQuery: Sendable {
         guard await store.core.isOnline else {
             throw DocError(.unavailable, "the server is not reachable; read with source: .cache for cached data")
         }
-        let box = OneShot<ViewSnapshot>()
+        let box = OneShot<Result<ViewSnapshot, DocError>>()
         let id = try await store.core.addListener(
             query: query, options: ListenOptions(includeMetadataChanges: true, waitForSyncWhenOnline: true), scopeID: nil
         ) { result in
@@ -153,7 +154,7 @@ public struct DocumentQuery: Sendable {
         _ transform: @escaping @Sendable (ViewSnapshot) -> Element
     ) -> AsyncThrowingStream<Element, any Error> {
         AsyncThrowingStream { continuation in
-            let task = Task {
+            let task = Task { () -> ListenerRegistration? in
                 do {
                     let registration = try await register(
                         includeMetadataChanges: includeMetadataChanges, scope: scope, bounded: bounded

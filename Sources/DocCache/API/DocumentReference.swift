@@ -66,7 +66,8 @@ public struct DocumentReference: Sendable, Hashable {
     /// Reads the document once.
     public func getDocument(source: Source = .default) async throws(DocError) -> DocumentSnapshot {
         let core = store.core
-        if source == .server || (source == .default && (await core.isOnline)) {
+        let online = await core.isOnline
+        if source == .server || (source == .default && online) {
             return try await DocumentQuery(store: store, query: Query(document: key).includingDeleted()).serverSnapshot().documentSnapshot(for: key)
         }
         let document = try await core.readDocument(key)

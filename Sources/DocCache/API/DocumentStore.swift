@@ -39,7 +39,7 @@ public final class DocumentStore: Sendable {
     ) async throws(DocError) -> DocumentStore {
         try settings.validate()
         let path = try storeDirectory(directory, tenant: tenant, user: user)
-        let core = try ClientCore(directory: path, user: user, settings: settings, datastore: OfflineDatastore())
+        let core = try ClientCore(directory: path, user: user, settings: settings, datastore: nil)
         return DocumentStore(core: core, tenant: tenant, user: user, settings: settings)
     }
 

@@ -22,6 +22,7 @@ public indirect enum FieldValue: Sendable, Hashable {
     /// saturates at the Int64 bounds.
     public static func increment(_ n: Int64) -> FieldValue { .incrementSentinel(.integer(n)) }
     /// Adds `x` to the field as a double.
+    @_disfavoredOverload
     public static func increment(_ x: Double) -> FieldValue { .incrementSentinel(.double(x)) }
     /// Appends each element not already present (a missing field counts as `[]`).
     public static func arrayUnion(_ elements: [Value]) -> FieldValue { .arrayUnionSentinel(elements) }

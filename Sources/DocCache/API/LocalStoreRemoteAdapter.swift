@@ -1,4 +1,4 @@
-package import DocModel
+import DocModel
 
 /// Lets the remote store read the write queue. A storage failure here cannot be handed back
 /// to the network layer, so it is reported to `onError` and the remote store sees "nothing

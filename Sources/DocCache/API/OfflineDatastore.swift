@@ -1,4 +1,4 @@
-package import DocModel
+import DocModel
 
 /// The transport of a store opened without a server: streams that never connect. Writes wait
 /// in the durable queue, listeners answer from the cache; nothing is ever sent.

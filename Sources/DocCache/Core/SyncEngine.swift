@@ -99,6 +99,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
         guard let snapshot = viewChange.snapshot else {
             throw DocError(.internal, "a new view produced no snapshot for \(query)")
         }
+        localStore.notifyLocalViewChanges([Self.localViewChanges(snapshot, targetID: targetID)])
         return snapshot
     }
 

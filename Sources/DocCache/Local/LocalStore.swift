@@ -15,6 +15,9 @@ package final class LocalStore {
     private let queryEngine: QueryEngine
     private var activeTargets: [TargetID: TargetData] = [:]
     private var activeTargetIDs: [Target: TargetID] = [:]
+    /// Documents shown by each active view: pinned against garbage collection even when the
+    /// server has not (yet) confirmed them as members of the target.
+    private var localViewReferences: [TargetID: Set<DocumentKey>] = [:]
     private var targetIDGenerator: TargetIDGenerator
     private var sequenceNumber: ListenSequenceNumber
     package private(set) var lastRemoteSnapshotVersion: SnapshotVersion
@@ -202,11 +205,16 @@ package final class LocalStore {
 
     /// Records which views are in sync with the server: a target whose view is not from cache
     /// has no documents in limbo at its snapshot version, so its previous results may be reused.
+    /// Also pins the documents each view shows, so garbage collection keeps them.
     package func notifyLocalViewChanges(_ changes: [LocalViewChanges]) {
-        for change in changes where !change.fromCache {
-            guard var data = activeTargets[change.targetID] else { continue }
-            data.lastLimboFreeSnapshotVersion = data.snapshotVersion
-            activeTargets[change.targetID] = data
+        for change in changes {
+            guard activeTargets[change.targetID] != nil else { continue }
+            localViewReferences[change.targetID, default: []].formUnion(change.addedKeys)
+            localViewReferences[change.targetID]?.subtract(change.removedKeys)
+            if !change.fromCache, var data = activeTargets[change.targetID] {
+                data.lastLimboFreeSnapshotVersion = data.snapshotVersion
+                activeTargets[change.targetID] = data
+            }
         }
     }
 
@@ -232,6 +240,7 @@ package final class LocalStore {
     package func releaseTarget(_ targetID: TargetID) throws(DocError) {
         guard let data = activeTargets.removeValue(forKey: targetID) else { return }
         activeTargetIDs[data.target] = nil
+        localViewReferences[targetID] = nil
         let released = data.withSequenceNumber(nextSequenceNumber())
         try persistence.run("Release target") { txn throws(DocError) in
             try persistence.targets.update(released, in: txn)
@@ -258,9 +267,9 @@ package final class LocalStore {
         return try persistence.run("Execute query") { txn throws(DocError) in
             var remoteKeys = Set<DocumentKey>()
             var lastLimboFree = SnapshotVersion.none
-            if let data = try activeTargetIDs[target].flatMap({ activeTargets[$0] })
-                ?? persistence.targets.targetData(for: target, in: txn)
-            {
+            var data = activeTargetIDs[target].flatMap { activeTargets[$0] }
+            if data == nil { data = try persistence.targets.targetData(for: target, in: txn) }
+            if let data {
                 remoteKeys = try persistence.targets.matchingKeys(for: data.targetID, in: txn)
                 lastLimboFree = data.lastLimboFreeSnapshotVersion
             }
@@ -288,8 +297,9 @@ package final class LocalStore {
 
     /// Removes least-recently-used inactive targets and orphaned documents until the cache is
     /// under `cacheSizeLimit` bytes. Pending writes and active targets are never collected.
-    package func collectGarbage(cacheSizeLimit: Int64) throws(DocError) -> (targetsRemoved: Int, documentsRemoved: Int) {
-        try persistence.lru.collect(cacheSizeLimit: cacheSizeLimit, activeTargetIDs: activeTargetIDSet)
+    package func collectGarbage(cacheSizeLimit: Int64) throws(DocError) -> GarbageCollectionResult {
+        let pinned = localViewReferences.values.reduce(into: Set<DocumentKey>()) { $0.formUnion($1) }
+        return try persistence.collectGarbage(cacheSizeLimit: cacheSizeLimit, activeTargetIDs: activeTargetIDSet, pinnedKeys: pinned)
     }
 
     // MARK: - Overlays

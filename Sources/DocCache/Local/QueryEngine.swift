@@ -27,7 +27,8 @@ package final class QueryEngine {
         if query.isDocumentQuery {
             let key = DocumentKey(unchecked: query.path)
             let overlay = try persistence.overlays.overlay(for: key, user: user, in: txn)
-            let local = try overlay?.document ?? persistence.remoteDocuments.get(key, in: txn)
+            var local = overlay?.document
+            if local == nil { local = try persistence.remoteDocuments.get(key, in: txn) }
             if let doc = local?.document, query.matches(doc) { return [key: doc] }
             return [:]
         }

@@ -57,7 +57,7 @@ struct PendingWriteTests {
         #expect(after == before)
         let snap = try await store.collection("notes").getDocuments(source: .cache)
         #expect(snap.count == 30)
-        #expect(snap.documents.allSatisfy(\.metadata.hasPendingWrites))
+        #expect(snap.documents.allSatisfy { $0.metadata.hasPendingWrites })
         let next = try await store.document("notes/next").setData(["i": 30])
         #expect(next.batchID > after.last!.batchID, "batch ids keep increasing across restarts")
         await store.close()

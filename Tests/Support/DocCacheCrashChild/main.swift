@@ -9,7 +9,11 @@
 import DocCache
 import Foundation
 
-setvbuf(stdout, nil, _IONBF, 0)
+/// Writes a line straight to the pipe (no stdio buffering), so the parent sees it at once.
+func report(_ line: String) {
+    FileHandle.standardOutput.write((line + "\n").data(using: .utf8)!)
+}
+
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let count = Int(arguments[2]) else {
     FileHandle.standardError.write("usage: doccache-crash-child DIRECTORY COUNT\n".data(using: .utf8)!)
@@ -29,25 +33,25 @@ do {
         switch i % 4 {
         case 0:
             let handle = try await ref.setData(["i": .value(.integer(Int64(i))), "text": .value(.string("note \(i)"))])
-            print("accepted \(handle.batchID) \(ref.path)")
+            report("accepted \(handle.batchID) \(ref.path)")
         case 1:
             let handle = try await ref.setData(["i": .value(.integer(Int64(i))), "merged": true], merge: true)
-            print("accepted \(handle.batchID) \(ref.path)")
+            report("accepted \(handle.batchID) \(ref.path)")
         case 2:
             try await ref.setData(["i": .value(.integer(Int64(i)))])
             let handle = try await ref.updateData(["count": .increment(Int64(i)), "at": .serverTimestamp()])
-            print("accepted \(handle.batchID - 1) \(ref.path)")
-            print("accepted \(handle.batchID) \(ref.path)")
+            report("accepted \(handle.batchID - 1) \(ref.path)")
+            report("accepted \(handle.batchID) \(ref.path)")
         default:
             var batch = store.batch()
             try batch.setData(["i": .value(.integer(Int64(i)))], for: ref)
             try batch.setData(["of": .value(.string(ref.path))], for: notes.document("n\(i)-extra"))
             let handle = try await batch.commit()
-            print("accepted \(handle.batchID) \(ref.path)")
+            report("accepted \(handle.batchID) \(ref.path)")
         }
         i += 1
     }
-    print("ready")
+    report("ready")
     try await Task.sleep(for: .seconds(300))
 } catch {
     FileHandle.standardError.write("doccache-crash-child: \(error)\n".data(using: .utf8)!)
