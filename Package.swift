@@ -14,11 +14,17 @@ let package = Package(
     name: "doccache",
     platforms: [.macOS(.v15)],
     products: [
+        .library(name: "DocProtocol", targets: ["DocProtocol"]),
+        .library(name: "DocServer", targets: ["DocServer"]),
         .library(name: "LevelDB", targets: ["LevelDB"]),
         .library(name: "DocModel", targets: ["DocModel"]),
         .library(name: "DocRules", targets: ["DocRules"]),
         .library(name: "DocCache", targets: ["DocCache"]),
         .executable(name: "docbench", targets: ["docbench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
         // The system libleveldb (Debian: libleveldb-dev, macOS: brew leveldb).
@@ -43,6 +49,23 @@ let package = Package(
             dependencies: ["DocModel"],
             swiftSettings: strict
         ),
+        // Wire messages (Codable JSON frames), validation, error codes, protocol version.
+        .target(
+            name: "DocProtocol",
+            dependencies: ["DocModel"],
+            swiftSettings: strict
+        ),
+        // The reference backend: storage, exactly-once commits, watch fan-out, auth.
+        .target(
+            name: "DocServer",
+            dependencies: [
+                "DocModel", "DocProtocol", "DocRules", "LevelDB",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+
         // The client: persistence on LevelDB, local store, views, sync engine, remote store, API.
         .target(
             name: "DocCache",
@@ -87,6 +110,16 @@ let package = Package(
             dependencies: ["DocCache", "DocModel", "LevelDB", "doccache-crash-child"],
             // Read by the spec-test runner from its source directory.
             exclude: ["SpecTests/known-failures.txt"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "DocProtocolTests",
+            dependencies: ["DocProtocol", "DocModel"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "DocServerTests",
+            dependencies: ["DocServer", "DocProtocol", "DocModel", "LevelDB"],
             swiftSettings: strict
         ),
         .testTarget(
