@@ -1,0 +1,2 @@
+// Replaced as the server core lands.
+enum ServerPlaceholder {}
