@@ -136,7 +136,7 @@ extension Filter {
             throw Wire.error("a target has at most \(limits.maxFilters) field filters", at: path)
         }
         let field = try Wire.fieldPath(try object.string("field"), at: object.at("field"))
-        let filterValue = try object.value("value")
+        let filterValue = try object.valueAllowingNull("value")
         let valueAt = object.at("value")
         try Wire.checkDepth(filterValue, at: valueAt)
         if op.takesValueList {

@@ -49,6 +49,12 @@ struct WireObject {
         return v
     }
 
+    /// A required member that may be `null` (a filter's value).
+    func valueAllowingNull(_ key: String) throws(DocError) -> Value {
+        guard let v = fields[key] else { throw Wire.error("missing field \"\(key)\"", at: path) }
+        return v
+    }
+
     // MARK: Scalars
 
     func string(_ key: String) throws(DocError) -> String {

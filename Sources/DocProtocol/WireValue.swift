@@ -96,16 +96,18 @@ struct WireValue: Codable {
             return
         }
         let c = try decoder.container(keyedBy: Key.self)
+        let keys = c.allKeys
+        if keys.count == 1, keys[0].stringValue == "$map" {
+            // A map taken literally: its own keys are never escapes.
+            let literal = try c.nestedContainer(keyedBy: Key.self, forKey: keys[0])
+            var fields: [String: Value] = [:]
+            for key in literal.allKeys { fields[key.stringValue] = try literal.decode(WireValue.self, forKey: key).value }
+            value = .map(fields)
+            return
+        }
         var fields: [String: Value] = [:]
-        for key in c.allKeys { fields[key.stringValue] = try c.decode(WireValue.self, forKey: key).value }
+        for key in keys { fields[key.stringValue] = try c.decode(WireValue.self, forKey: key).value }
         if fields.count == 1, let (name, payload) = fields.first, name.hasPrefix("$") {
-            if name == "$map" {
-                guard case .map(let literal) = payload else {
-                    throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "$map expects an object"))
-                }
-                value = .map(literal)
-                return
-            }
             // Let DocModel interpret the escape (or keep a plain map for unknown `$` keys).
             do {
                 value = try Value(json: Value.map([name: payload]).escapedJSON)
