@@ -1,2 +1,0 @@
-// Replaced as the server core lands.
-enum ServerPlaceholder {}
