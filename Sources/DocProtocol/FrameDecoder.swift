@@ -87,7 +87,7 @@ public struct FrameDecoder: Sendable {
                   (try? Wire.clientID(clientID, at: "", limits: .default)) != nil
             else { return nil }
             return .batch(clientID: clientID, batchID: Int(batchID))
-        case ClientMessage.AddTarget.wireType, ClientMessage.RemoveTarget.wireType:
+        case ClientMessage.AddTarget.wireType:
             guard case .integer(let id)? = object.fields["targetId"], let targetID = Int32(exactly: id) else { return nil }
             return .target(targetID)
         default:

@@ -10,7 +10,7 @@ public struct FrameError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Subject: Sendable, Hashable {
         /// A write batch: its client and batch ids were readable.
         case batch(clientID: String, batchID: Int)
-        /// A target: its id was readable.
+        /// A target of an `addTarget` frame: its id was readable.
         case target(Int32)
     }
 
