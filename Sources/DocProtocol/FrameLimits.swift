@@ -1,0 +1,44 @@
+/// The bounds ``FrameDecoder`` enforces on incoming frames, beyond the schema.
+///
+/// Document data is always held to DocModel's `DocumentLimits` (1 MiB per document, nesting
+/// depth 20, field paths up to 1,500 bytes); these limits bound the rest of a frame.
+public struct FrameLimits: Sendable, Hashable {
+    /// The largest frame, in bytes (default 4 MiB).
+    public var maxFrameBytes: Int
+    /// The most writes in one batch (default 500, as Firestore).
+    public var maxWritesPerBatch: Int
+    /// The longest resume or stream token, in bytes after base64 decoding (default 1 KiB).
+    public var maxTokenBytes: Int
+    /// The longest bearer token in a `hello` frame, in UTF-8 bytes (default 16 KiB).
+    public var maxAuthTokenBytes: Int
+    /// The longest client id, in UTF-8 bytes (default 128).
+    public var maxClientIDBytes: Int
+    /// The most field filters in one target, composites flattened (default 100).
+    public var maxFilters: Int
+    /// The most values in an `in`, `not-in` or `array-contains-any` filter (default 30).
+    public var maxDisjunctionValues: Int
+    /// The most order-bys in one target (default 64).
+    public var maxOrderBys: Int
+    /// The most target ids in one message (default 10,000).
+    public var maxTargetIDs: Int
+
+    /// Creates limits; every parameter defaults to the value documented on its property.
+    public init(
+        maxFrameBytes: Int = 4 * 1024 * 1024, maxWritesPerBatch: Int = 500, maxTokenBytes: Int = 1024,
+        maxAuthTokenBytes: Int = 16 * 1024, maxClientIDBytes: Int = 128, maxFilters: Int = 100,
+        maxDisjunctionValues: Int = 30, maxOrderBys: Int = 64, maxTargetIDs: Int = 10_000
+    ) {
+        self.maxFrameBytes = maxFrameBytes
+        self.maxWritesPerBatch = maxWritesPerBatch
+        self.maxTokenBytes = maxTokenBytes
+        self.maxAuthTokenBytes = maxAuthTokenBytes
+        self.maxClientIDBytes = maxClientIDBytes
+        self.maxFilters = maxFilters
+        self.maxDisjunctionValues = maxDisjunctionValues
+        self.maxOrderBys = maxOrderBys
+        self.maxTargetIDs = maxTargetIDs
+    }
+
+    /// The defaults.
+    public static let `default` = FrameLimits()
+}

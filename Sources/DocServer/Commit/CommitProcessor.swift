@@ -1,0 +1,158 @@
+public import DocModel
+public import Logging
+
+/// Commits write batches for one tenant, exactly once.
+///
+/// For each batch:
+/// 1. The outcome table first: a batch whose `(clientId, batchId)` already has an outcome is
+///    answered with it and nothing is applied (exactly once). If the stored outcome belongs to
+///    another user, or to a batch with other mutations (``BatchDigest``), the batch is refused
+///    (`permissionDenied` / `failedPrecondition`) and that refusal is not stored.
+/// 2. A commit version: `max(now, last + 1)` microseconds, so versions strictly increase.
+/// 3. The mutations in order, each with `Mutation.applyOnServer` against the documents as the
+///    batch's earlier mutations left them: validation, preconditions (`notFound`,
+///    `alreadyExists`, `failedPrecondition`), transforms (server timestamps are the commit
+///    time; increments; array union and remove), tombstones (`deletedAt` and `updatedAt` =
+///    commit time), document size and depth limits (`invalidArgument`).
+/// 4. All or nothing: the first failing mutation rejects the whole batch and no document is
+///    written. A rejection with a permanent code is *remembered* as the batch's outcome, so
+///    a re-sent rejected batch gets the same rejection (and is not applied later, when it
+///    might succeed: the client has already reverted it). Transient failures (`unavailable`,
+///    `aborted`, `internal`, …) are not remembered: the client retries them.
+/// 5. One atomic store commit: the changed documents, their change log entries, the outcome
+///    and the new version.
+///
+/// The caller serializes calls for one tenant (``DocServerCore`` does: one commit at a time
+/// per tenant, tenants in parallel).
+public struct CommitProcessor: Sendable {
+    /// The tenant's store.
+    public let store: any TenantStore
+    /// The clock of commit versions and outcome records.
+    public let clock: ServerClock
+    /// The most mutations in one batch.
+    public let maxWritesPerBatch: Int
+    let logger: Logger
+
+    public init(store: any TenantStore, clock: ServerClock = .system, maxWritesPerBatch: Int = 500, logger: Logger) {
+        self.store = store
+        self.clock = clock
+        self.maxWritesPerBatch = maxWritesPerBatch
+        self.logger = logger
+    }
+
+    /// What a processed batch came to.
+    public struct Processed: Sendable {
+        /// The outcome to report to the client.
+        public var outcome: BatchOutcome
+        /// Whether this call applied the batch now (`false`: answered from the outcome table,
+        /// or rejected).
+        public var applied: Bool
+        /// The documents the batch changed, in their new state at the commit version, for
+        /// listeners (empty unless ``applied``).
+        public var changes: [MaybeDocument]
+    }
+
+    /// Whether a rejection with `code` is the batch's final answer (and so remembered).
+    public static func isPermanent(_ code: DocError.Code) -> Bool {
+        switch code {
+        case .invalidArgument, .notFound, .alreadyExists, .permissionDenied, .failedPrecondition, .outOfRange,
+             .unimplemented:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Processes one batch sent by `uid`. Throws only for transient failures (storage
+    /// unavailable, a lost race); every permanent failure is a rejected outcome.
+    public func process(batch key: BatchKey, mutations: [Mutation], uid: String) async throws(DocError) -> Processed {
+        var logger = logger
+        logger[metadataKey: "batch"] = "\(key)"
+        let digest = BatchDigest.of(mutations)
+
+        if let stored = try await store.outcome(of: key) {
+            guard stored.uid == uid else {
+                logger.warning("batch re-sent by another user", metadata: ["uid": "\(uid)", "owner": "\(stored.uid)"])
+                throw DocError(.permissionDenied, "batch \(key) belongs to another user")
+            }
+            guard stored.digest == digest else {
+                logger.warning("batch re-sent with other mutations")
+                return Processed(
+                    outcome: BatchOutcome(
+                        batch: key, uid: uid, digest: digest, recordedAt: stored.recordedAt,
+                        result: .rejected(DocError(.failedPrecondition,
+                            "batch \(key) was already processed with other mutations; a client must not reuse batch ids"))),
+                    applied: false, changes: [])
+            }
+            logger.debug("batch already processed: answering with its stored outcome")
+            return Processed(outcome: stored, applied: false, changes: [])
+        }
+
+        let now = clock.nowMicros()
+        let result: Result<([DocumentWrite], SnapshotVersion, [MutationResult]), DocError>
+        do {
+            result = .success(try await apply(mutations, now: now))
+        } catch {
+            guard Self.isPermanent(error.code) else { throw error }
+            result = .failure(error)
+        }
+
+        switch result {
+        case .failure(let error):
+            let outcome = BatchOutcome(batch: key, uid: uid, digest: digest, recordedAt: now, result: .rejected(error))
+            if case .duplicate(let stored) = try await store.commit(CommitRequest(outcome: outcome, writes: [])) {
+                return Processed(outcome: stored, applied: false, changes: [])
+            }
+            logger.info("batch rejected", metadata: ["code": "\(error.code)", "error": "\(error.message)"])
+            return Processed(outcome: outcome, applied: false, changes: [])
+
+        case .success(let (writes, version, results)):
+            let outcome = BatchOutcome(
+                batch: key, uid: uid, digest: digest, recordedAt: now, result: .committed(version: version, results: results))
+            if case .duplicate(let stored) = try await store.commit(CommitRequest(outcome: outcome, writes: writes)) {
+                return Processed(outcome: stored, applied: false, changes: [])
+            }
+            logger.debug("batch committed", metadata: ["version": "\(version)", "documents": "\(writes.count)"])
+            let changes: [MaybeDocument] = writes.map { write in
+                write.document.map { .document($0) } ?? .noDocument(NoDocument(key: write.key, version: version))
+            }
+            return Processed(outcome: outcome, applied: true, changes: changes)
+        }
+    }
+
+    /// Applies the mutations in order on the stored documents at a fresh commit version;
+    /// returns the documents to write (only those that changed), the version and the results.
+    private func apply(_ mutations: [Mutation], now: Int64) async throws(DocError) -> ([DocumentWrite], SnapshotVersion, [MutationResult]) {
+        guard mutations.count <= maxWritesPerBatch else {
+            throw DocError(.invalidArgument, "a batch has at most \(maxWritesPerBatch) writes, this one has \(mutations.count)")
+        }
+        let state = try await store.state()
+        let version = SnapshotVersion(microseconds: max(now, state.lastVersion.microseconds + 1))
+        var keys: [DocumentKey] = []
+        var seen = Set<DocumentKey>()
+        for m in mutations where seen.insert(m.key).inserted { keys.append(m.key) }
+        let read = try await store.documents(keys)
+        var documents: [DocumentKey: MaybeDocument] = [:]
+        for (key, document) in read.documents { documents[key] = .document(document) }
+        var changed = Set<DocumentKey>()
+        var results: [MutationResult] = []
+        results.reserveCapacity(mutations.count)
+        for (i, mutation) in mutations.enumerated() {
+            do {
+                let (after, result) = try mutation.applyOnServer(documents[mutation.key], commitVersion: version)
+                if case .verify = mutation.kind {} else {
+                    // A delete of a missing document changes nothing.
+                    if after?.document != nil || documents[mutation.key]?.document != nil || changed.contains(mutation.key) {
+                        changed.insert(mutation.key)
+                    }
+                }
+                documents[mutation.key] = after
+                results.append(result)
+            } catch {
+                throw DocError(error.code, error.message, at: "write \(i): " + (error.location ?? mutation.key.description))
+            }
+        }
+        let writes = keys.filter(changed.contains).map { key in DocumentWrite(key: key, document: documents[key]?.document) }
+        return (writes, version, results)
+    }
+}

@@ -1,0 +1,331 @@
+public import DocModel
+public import DocProtocol
+public import Logging
+internal import Synchronization
+
+/// The transport-independent server: what an HTTP / WebSocket layer calls.
+///
+/// A streaming transport is a thin loop around it:
+///
+/// ```swift
+/// let hello = try FrameDecoder().decodeClientMessage(firstFrame)       // must be `hello`
+/// let auth = try verifier.verify(hello.token)                          // tenant and uid
+/// let connection = try await core.handshake(hello, tenant: auth.tenant, uid: auth.uid)
+/// async let sending: Void = { for await message in connection.outbound { try await socket.send(FrameEncoder.string(message)) } }()
+/// for try await frame in socket.inbound { await core.receive(frame: frame, on: connection) }
+/// await core.close(connection)
+/// ```
+///
+/// Everything the server says to a connection (answers, changes from other clients' commits,
+/// periodic snapshots, fatal errors) is delivered through ``ServerConnection/outbound``, in
+/// order. The methods that answer a request also return what they delivered, for logs,
+/// tests, and request/response transports.
+///
+/// Tenancy: a connection's tenant is set at ``handshake(tenant:uid:clientID:protocolVersion:)``
+/// from the verified token, and every request on it is served from that tenant's database
+/// alone; nothing in the API names another tenant's data.
+///
+/// The transport also calls ``tick()`` on a timer (e.g. every few seconds: idle listeners get
+/// a global snapshot, so their resume tokens advance) and ``runMaintenance()`` now and then
+/// (e.g. hourly: prunes batch outcomes and change log entries past their retention).
+public final class DocServerCore: Sendable {
+    public let configuration: ServerConfiguration
+    public let store: any ServerStore
+    let logger: Logger
+    private let hubs = Mutex<[TenantID: TenantHub]>([:])
+    private let connections = Mutex<[String: ServerConnection]>([:])
+    private let nextConnection = Atomic<Int>(1)
+    private let closing = Atomic<Bool>(false)
+    private let decoder: FrameDecoder
+
+    public init(store: any ServerStore, configuration: ServerConfiguration = ServerConfiguration(),
+                logger: Logger = Logger(label: "doccache.server")) {
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+        self.decoder = FrameDecoder(limits: configuration.frameLimits)
+    }
+
+    func hub(for tenant: TenantID) async throws(DocError) -> TenantHub {
+        if let hub = hubs.withLock({ $0[tenant] }) { return hub }
+        let tenantStore = try await store.tenant(tenant)
+        let created = TenantHub(tenant: tenant, store: tenantStore, configuration: configuration, logger: logger)
+        return hubs.withLock { hubs in
+            if let existing = hubs[tenant] { return existing }
+            hubs[tenant] = created
+            return created
+        }
+    }
+
+    // MARK: Handshake and close
+
+    /// Opens a connection for a client whose token the caller has verified: `tenant` and `uid`
+    /// come from the token. Delivers `welcome` on the connection's outbound frames.
+    ///
+    /// - Throws: `failedPrecondition` for a protocol version the server does not speak,
+    ///   `invalidArgument` for a bad tenant name or client id, `unavailable` while shutting
+    ///   down or when the tenant's database cannot be opened. The transport sends the error
+    ///   as a fatal `error` frame and closes.
+    public func handshake(
+        tenant: String, uid: String, clientID: String, protocolVersion: ProtocolVersion = .current
+    ) async throws(DocError) -> ServerConnection {
+        guard !closing.load(ordering: .relaxed) else { throw DocError(.unavailable, "the server is shutting down") }
+        guard ProtocolVersion.supported.contains(protocolVersion) else {
+            throw DocError(.failedPrecondition,
+                "protocol version \(protocolVersion) is not supported; this server speaks \(ProtocolVersion.supported.lowerBound)…\(ProtocolVersion.supported.upperBound)",
+                at: "hello.protocolVersion")
+        }
+        guard !clientID.isEmpty, clientID.utf8.count <= configuration.frameLimits.maxClientIDBytes else {
+            throw DocError(.invalidArgument, "a client id has 1…\(configuration.frameLimits.maxClientIDBytes) bytes", at: "hello.clientId")
+        }
+        let tenantID = try TenantID(tenant)
+        let hub = try await hub(for: tenantID)
+        let number = nextConnection.wrappingAdd(1, ordering: .relaxed).oldValue
+        let connection = ServerConnection(
+            id: "c-\(number)", tenant: tenantID, uid: uid, clientID: clientID, outboxCapacity: configuration.outboxCapacity)
+        await hub.attach(connection)
+        connections.withLock { $0[connection.id] = connection }
+        connection.outbound.send([.welcome(.init(protocolVersion: protocolVersion, connectionID: connection.id))])
+        logger.info("connection opened", metadata: [
+            "tenant": "\(tenantID)", "connection": "\(connection.id)", "uid": "\(uid)", "client": "\(clientID)",
+        ])
+        return connection
+    }
+
+    /// ``handshake(tenant:uid:clientID:protocolVersion:)`` with the client id and protocol
+    /// version of a `hello` frame (whose token the caller verified).
+    public func handshake(_ hello: ClientMessage.Hello, tenant: String, uid: String) async throws(DocError) -> ServerConnection {
+        try await handshake(tenant: tenant, uid: uid, clientID: hello.clientID, protocolVersion: hello.protocolVersion)
+    }
+
+    /// Closes a connection: its targets are dropped and its outbound frames end.
+    public func close(_ connection: ServerConnection) async {
+        connection.outbound.finish()
+        guard connections.withLock({ $0.removeValue(forKey: connection.id) }) != nil else { return }
+        if let hub = try? await hub(for: connection.tenant) { await hub.detach(connection) }
+        logger.info("connection closed", metadata: ["tenant": "\(connection.tenant)", "connection": "\(connection.id)"])
+    }
+
+    // MARK: Incoming frames
+
+    /// Handles one frame from the client: decodes and validates it and acts on it. Every
+    /// answer goes to the connection's outbound frames. A bad frame changes nothing and is
+    /// answered with an `invalidArgument` error — as a `writeError` for a batch whose ids were
+    /// readable, as a `removed` target change for a target whose id was readable, and as an
+    /// `error` frame otherwise.
+    public func receive(frame: [UInt8], on connection: ServerConnection) async {
+        let message: ClientMessage
+        do {
+            message = try decoder.decodeClientMessage(frame)
+        } catch {
+            logger.info("bad frame", metadata: [
+                "tenant": "\(connection.tenant)", "connection": "\(connection.id)", "error": "\(error.error)",
+            ])
+            connection.outbound.send([Self.answer(to: error)])
+            return
+        }
+        await receive(message, on: connection)
+    }
+
+    /// ``receive(frame:on:)`` for a text frame.
+    public func receive(text: String, on connection: ServerConnection) async {
+        await receive(frame: Array(text.utf8), on: connection)
+    }
+
+    /// The answer to a frame that failed validation.
+    static func answer(to error: FrameError) -> ServerMessage {
+        switch error.subject {
+        case .batch(let clientID, let batchID)?:
+            return .writeError(.init(clientID: clientID, batchID: batchID, error: error.error))
+        case .target(let targetID)?:
+            return .targetChange(.init(state: .removed, targetIDs: [targetID], cause: error.error))
+        case nil:
+            return .error(.init(error.error, fatal: false))
+        }
+    }
+
+    /// Handles one decoded message from the client.
+    public func receive(_ message: ClientMessage, on connection: ServerConnection) async {
+        switch message {
+        case .hello:
+            connection.outbound.send([.error(.init(DocError(.failedPrecondition, "the connection has already completed its handshake",
+                                                            at: "hello"), fatal: false))])
+        case .addTarget(let request):
+            await watch(request, on: connection)
+        case .removeTarget(let request):
+            await unwatch(request, on: connection)
+        case .writeHandshake(let request):
+            await writeHandshake(request, on: connection)
+        case .write(let batch):
+            await write(batch, on: connection)
+        }
+    }
+
+    // MARK: Watch
+
+    /// Starts listening to a target: delivers `added`, the documents (all, or since the resume
+    /// token), `current` with a resume token and a global snapshot — or a `removed` target
+    /// change with an `invalidArgument` cause for a query target without a limit or with a
+    /// limit above ``ServerConfiguration/maxListenLimit``. Returns what it delivered.
+    @discardableResult
+    public func watch(_ request: ClientMessage.AddTarget, on connection: ServerConnection) async -> [ServerMessage] {
+        guard let hub = await liveHub(for: connection) else { return [] }
+        return await hub.addTarget(request, on: connection)
+    }
+
+    /// Stops listening to a target; delivers the `removed` acknowledgement.
+    @discardableResult
+    public func unwatch(_ request: ClientMessage.RemoveTarget, on connection: ServerConnection) async -> [ServerMessage] {
+        guard let hub = await liveHub(for: connection) else { return [] }
+        return await hub.removeTarget(request.targetID, on: connection)
+    }
+
+    private func liveHub(for connection: ServerConnection) async -> TenantHub? {
+        guard connections.withLock({ $0[connection.id] }) != nil else { return nil }
+        return try? await hub(for: connection.tenant)
+    }
+
+    // MARK: Write
+
+    /// Opens the write stream: delivers and returns `writeHandshake` with a stream token.
+    @discardableResult
+    public func writeHandshake(_ request: ClientMessage.WriteHandshake, on connection: ServerConnection) async -> ServerMessage {
+        let token = await (try? hub(for: connection.tenant))?.streamToken() ?? [WatchToken.format]
+        let message = ServerMessage.writeHandshake(.init(streamToken: token))
+        connection.outbound.send([message])
+        return message
+    }
+
+    /// Commits a batch from the connection's client (exactly once) and delivers and returns
+    /// the answer: `writeResult`, or `writeError` (a permanent rejection, remembered for the
+    /// batch, or a transient failure to retry).
+    @discardableResult
+    public func write(_ batch: ClientMessage.Write, on connection: ServerConnection) async -> ServerMessage {
+        let answer: ServerMessage
+        if batch.clientID != connection.clientID {
+            answer = .writeError(.init(clientID: batch.clientID, batchID: batch.batchID, error: DocError(.invalidArgument,
+                "the batch's client id \"\(batch.clientID)\" is not the connection's (\"\(connection.clientID)\")", at: "write.clientId")))
+        } else {
+            answer = await commit(tenant: connection.tenant, uid: connection.uid, clientID: batch.clientID,
+                                  batchID: batch.batchID, mutations: batch.mutations)
+        }
+        connection.outbound.send([answer])
+        return answer
+    }
+
+    /// Commits a batch outside any connection (for request/response transports and tools):
+    /// the same exactly-once processing as ``write(_:on:)``; the answer is only returned.
+    public func commit(tenant: String, uid: String, clientID: String, batchID: Int, mutations: [Mutation]) async -> ServerMessage {
+        do {
+            return await commit(tenant: try TenantID(tenant), uid: uid, clientID: clientID, batchID: batchID, mutations: mutations)
+        } catch {
+            return .writeError(.init(clientID: clientID, batchID: batchID, error: error))
+        }
+    }
+
+    private func commit(tenant: TenantID, uid: String, clientID: String, batchID: Int, mutations: [Mutation]) async -> ServerMessage {
+        guard !closing.load(ordering: .relaxed) else {
+            return .writeError(.init(clientID: clientID, batchID: batchID, error: DocError(.unavailable, "the server is shutting down")))
+        }
+        let key = BatchKey(clientID: clientID, batchID: batchID)
+        let hub: TenantHub
+        do {
+            hub = try await self.hub(for: tenant)
+        } catch {
+            return .writeError(.init(clientID: clientID, batchID: batchID, error: error))
+        }
+        let result = await hub.commit(key, mutations: mutations, uid: uid)
+        let token = await hub.streamToken()
+        switch result {
+        case .success(let outcome):
+            switch outcome.result {
+            case .committed(let version, let results):
+                return .writeResult(.init(clientID: clientID, batchID: batchID, commitVersion: version, results: results,
+                                          streamToken: token))
+            case .rejected(let error):
+                return .writeError(.init(clientID: clientID, batchID: batchID, error: error, streamToken: token))
+            }
+        case .failure(let error):
+            return .writeError(.init(clientID: clientID, batchID: batchID, error: error, streamToken: token))
+        }
+    }
+
+    // MARK: Reads (request/response)
+
+    /// The documents with these keys that exist in the connection's tenant (tombstones
+    /// included).
+    public func documents(_ keys: [DocumentKey], on connection: ServerConnection) async throws(DocError) -> [Document] {
+        let read = try await hub(for: connection.tenant).documents(keys)
+        return keys.compactMap { read.documents[$0] }
+    }
+
+    /// The results of a bounded target in the connection's tenant (refused like an unbounded
+    /// listen).
+    public func query(_ target: Target, on connection: ServerConnection) async throws(DocError) -> QueryRead {
+        try await hub(for: connection.tenant).query(target)
+    }
+
+    // MARK: Periodic work
+
+    /// Sends a global snapshot to every listening connection that has not seen the latest
+    /// commit of its tenant. Call it on a timer. Returns how many were sent.
+    @discardableResult
+    public func tick() async -> Int {
+        var sent = 0
+        for hub in hubs.withLock({ Array($0.values) }) { sent += await hub.tick() }
+        return sent
+    }
+
+    /// Prunes batch outcomes and change log entries past their retention, tenant by tenant
+    /// (tenants with live state in this process).
+    public func runMaintenance() async -> MaintenanceReport {
+        var report = MaintenanceReport()
+        let now = configuration.clock.nowMicros()
+        for (tenant, hub) in hubs.withLock({ Array($0) }) {
+            do {
+                let (outcomes, changes) = try await hub.maintain(now: now)
+                report.outcomesPruned += outcomes
+                report.changesPruned += changes
+            } catch {
+                report.failures[tenant.rawValue] = error.description
+                logger.error("maintenance failed", metadata: ["tenant": "\(tenant)", "error": "\(error)"])
+            }
+        }
+        return report
+    }
+
+    /// Whether the server can serve, and what it is serving.
+    public func health() async -> ServerHealth {
+        var reason: String?
+        if closing.load(ordering: .relaxed) {
+            reason = "the server is shutting down"
+        } else {
+            do { try await store.checkHealth() } catch { reason = error.description }
+        }
+        let all = hubs.withLock { Array($0.values) }
+        var targets = 0
+        for hub in all { targets += await hub.targetCount }
+        return ServerHealth(
+            status: reason == nil ? "ok" : "unavailable", reason: reason, tenants: all.count,
+            connections: connections.withLock { $0.count }, targets: targets, protocolVersion: .current)
+    }
+
+    /// Shuts down gracefully: refuses new connections and writes, waits for the commits and
+    /// watch work already queued, then ends every connection with a fatal `unavailable` error
+    /// frame (clients reconnect elsewhere or later and resume). The store stays open; its
+    /// owner closes it.
+    public func shutdown() async {
+        closing.store(true, ordering: .relaxed)
+        for hub in hubs.withLock({ Array($0.values) }) { await hub.drain() }
+        let open = connections.withLock { c in
+            let all = Array(c.values)
+            c.removeAll()
+            return all
+        }
+        for connection in open {
+            connection.outbound.finish(with: .error(.init(DocError(.unavailable, "the server is shutting down"), fatal: true)))
+            if let hub = try? await hub(for: connection.tenant) { await hub.detach(connection) }
+        }
+        logger.info("server core shut down", metadata: ["connections": "\(open.count)"])
+    }
+}

@@ -1,0 +1,40 @@
+public import DocProtocol
+
+/// The server core's settings.
+public struct ServerConfiguration: Sendable {
+    /// The largest limit a query listener may have (default 1,000). Query targets without a
+    /// limit or with a larger one are refused with `invalidArgument`; document targets need none.
+    public var maxListenLimit: Int
+    /// How long batch outcomes are kept for deduplication, in microseconds (default 24 h; the
+    /// protocol promises at least that).
+    public var outcomeRetentionMicros: Int64
+    /// How long change log entries are kept for resuming listeners, in microseconds (default
+    /// 24 h). A resume token older than that gets a `reset`.
+    public var changeLogRetentionMicros: Int64
+    /// The most change log entries a resume reads before it prefers a `reset` (default 10,000).
+    public var maxResumeChanges: Int
+    /// The most frames buffered for one connection before it is cut off (default 100,000).
+    public var outboxCapacity: Int
+    /// The limits on incoming frames.
+    public var frameLimits: FrameLimits
+    /// The clock of commit versions.
+    public var clock: ServerClock
+
+    public init(
+        maxListenLimit: Int = 1_000,
+        outcomeRetentionMicros: Int64 = 24 * 3_600 * 1_000_000,
+        changeLogRetentionMicros: Int64 = 24 * 3_600 * 1_000_000,
+        maxResumeChanges: Int = 10_000,
+        outboxCapacity: Int = 100_000,
+        frameLimits: FrameLimits = .default,
+        clock: ServerClock = .system
+    ) {
+        self.maxListenLimit = maxListenLimit
+        self.outcomeRetentionMicros = outcomeRetentionMicros
+        self.changeLogRetentionMicros = changeLogRetentionMicros
+        self.maxResumeChanges = maxResumeChanges
+        self.outboxCapacity = outboxCapacity
+        self.frameLimits = frameLimits
+        self.clock = clock
+    }
+}

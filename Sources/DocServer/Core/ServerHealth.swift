@@ -1,0 +1,29 @@
+public import DocProtocol
+
+/// What ``DocServerCore/health()`` reports (the HTTP layer serves it at `/health`).
+public struct ServerHealth: Sendable, Hashable, Codable {
+    /// `ok` when the store answers and the server accepts connections; `unavailable` otherwise.
+    public var status: String
+    /// Why the server is not ok, when it is not.
+    public var reason: String?
+    /// Tenants with live state in this process.
+    public var tenants: Int
+    /// Open connections.
+    public var connections: Int
+    /// Targets listened to, over all connections.
+    public var targets: Int
+    /// The protocol version the server speaks.
+    public var protocolVersion: ProtocolVersion
+
+    public var isOK: Bool { status == "ok" }
+}
+
+/// What ``DocServerCore/runMaintenance()`` pruned.
+public struct MaintenanceReport: Sendable, Hashable {
+    /// Batch outcomes older than their retention, deleted.
+    public var outcomesPruned = 0
+    /// Change log entries older than their retention, deleted.
+    public var changesPruned = 0
+    /// Tenants whose maintenance failed, with the error.
+    public var failures: [String: String] = [:]
+}

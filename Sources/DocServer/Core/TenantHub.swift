@@ -1,0 +1,346 @@
+internal import DocModel
+internal import DocProtocol
+internal import Logging
+
+/// Everything live about one tenant: its commits and its listeners (the watch hub).
+///
+/// One actor per tenant, so tenants work in parallel. Within a tenant, commits, target
+/// additions and removals, periodic snapshots and maintenance run one at a time, in arrival
+/// order (a FIFO lock held across the store's `await`s, which the actor alone would not
+/// guarantee): a commit and its fan-out to every listener finish before the next request
+/// starts, so each connection receives changes in commit order, and a target added at
+/// version V receives exactly the commits after V.
+actor TenantHub {
+    let tenant: TenantID
+    let store: any TenantStore
+    let configuration: ServerConfiguration
+    let processor: CommitProcessor
+    let logger: Logger
+
+    /// A connection's listening state.
+    struct ConnectionWatch {
+        let connection: ServerConnection
+        var targets: [Int32: WatchedTarget] = [:]
+        /// The last global snapshot the connection was sent.
+        var snapshotVersion: SnapshotVersion = .none
+    }
+
+    private(set) var connections: [String: ConnectionWatch] = [:]
+    private var busy = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    init(tenant: TenantID, store: any TenantStore, configuration: ServerConfiguration, logger: Logger) {
+        self.tenant = tenant
+        self.store = store
+        self.configuration = configuration
+        var logger = logger
+        logger[metadataKey: "tenant"] = "\(tenant)"
+        self.logger = logger
+        self.processor = CommitProcessor(
+            store: store, clock: configuration.clock, maxWritesPerBatch: configuration.frameLimits.maxWritesPerBatch,
+            logger: logger)
+    }
+
+    // MARK: Serialization
+
+    private func acquire() async {
+        if busy {
+            await withCheckedContinuation { waiters.append($0) }
+        } else {
+            busy = true
+        }
+    }
+
+    private func release() {
+        if waiters.isEmpty {
+            busy = false
+        } else {
+            waiters.removeFirst().resume()   // the lock passes straight to the next waiter
+        }
+    }
+
+    /// Waits until everything queued before this call has finished (for draining on shutdown).
+    func drain() async {
+        await acquire()
+        release()
+    }
+
+    // MARK: Connections
+
+    func attach(_ connection: ServerConnection) async {
+        await acquire()
+        defer { release() }
+        connections[connection.id] = ConnectionWatch(connection: connection)
+    }
+
+    func detach(_ connection: ServerConnection) async {
+        await acquire()
+        defer { release() }
+        connections[connection.id] = nil
+    }
+
+    var targetCount: Int { connections.values.reduce(0) { $0 + $1.targets.count } }
+
+    /// Cuts a connection off after a storage failure: a fatal `error` frame; the client
+    /// reconnects and resumes.
+    private func fail(_ connection: ServerConnection, _ error: DocError) -> [ServerMessage] {
+        logger.error("connection failed", metadata: ["connection": "\(connection.id)", "error": "\(error)"])
+        let message = ServerMessage.error(.init(DocError(.unavailable, "the server could not read: \(error.message)"), fatal: true))
+        connection.outbound.finish(with: message)
+        connections[connection.id] = nil
+        return [message]
+    }
+
+    // MARK: Writes
+
+    /// Commits a batch (exactly once) and fans its changes out to the listeners.
+    func commit(_ key: BatchKey, mutations: [Mutation], uid: String) async -> Result<BatchOutcome, DocError> {
+        await acquire()
+        defer { release() }
+        do {
+            let processed = try await processor.process(batch: key, mutations: mutations, uid: uid)
+            if processed.applied, let version = processed.outcome.commitVersion {
+                await fanOut(processed.changes, version: version)
+            }
+            return .success(processed.outcome)
+        } catch {
+            logger.warning("batch failed", metadata: ["batch": "\(key)", "error": "\(error)"])
+            return .failure(error)
+        }
+    }
+
+    /// The write stream token: where the tenant stands (informational).
+    func streamToken() async -> [UInt8] {
+        guard let state = try? await store.state() else { return [WatchToken.format] }
+        return WatchToken(incarnation: state.incarnation, version: state.lastVersion).bytes
+    }
+
+    // MARK: Fan-out
+
+    /// Sends a commit's changes to every connection whose targets they affect, followed by a
+    /// global snapshot at the commit version.
+    private func fanOut(_ changes: [MaybeDocument], version: SnapshotVersion) async {
+        guard !changes.isEmpty else { return }
+        var changeMap: [DocumentKey: MaybeDocument] = [:]
+        for change in changes { changeMap[change.key] = change }
+        let token = await streamToken()
+        for id in connections.keys.sorted() {
+            guard var watch = connections[id], !watch.targets.isEmpty else { continue }
+            if watch.connection.outbound.isFinished {
+                connections[id] = nil
+                continue
+            }
+            var collected = ConnectionChanges()
+            targets: for targetID in watch.targets.keys.sorted() {
+                var target = watch.targets[targetID]!
+                let newWindow: [Document]
+                switch target.update(with: changeMap) {
+                case .unchanged:
+                    continue
+                case .window(let window):
+                    newWindow = window
+                case .needsRefill:
+                    do {
+                        newWindow = try await store.query(target.target, limit: target.limit).documents
+                    } catch {
+                        _ = fail(watch.connection, error)
+                        break targets
+                    }
+                }
+                Self.diff(old: target, new: newWindow, changes: changeMap, into: &collected)
+                target.setWindow(newWindow)
+                watch.targets[targetID] = target
+            }
+            guard connections[id] != nil else { continue }
+            if !collected.isEmpty {
+                let snapshot = ServerMessage.targetChange(.init(
+                    state: .noChange, targetIDs: [], resumeToken: token, snapshotVersion: version))
+                watch.connection.outbound.send(collected.messages(version: version) + [snapshot])
+                watch.snapshotVersion = version
+            }
+            connections[id] = watch
+        }
+    }
+
+    /// Records how documents moved between a target's old and new window.
+    static func diff(old: WatchedTarget, new: [Document], changes: [DocumentKey: MaybeDocument], into collected: inout ConnectionChanges) {
+        let newKeys = Set(new.map(\.key))
+        for document in new {
+            let changed = changes[document.key] != nil
+            if changed || !old.keys.contains(document.key) {
+                collected.add(document, changed: changed, to: old.id)
+            }
+        }
+        for document in old.window where !newKeys.contains(document.key) {
+            collected.remove(document.key, newState: changes[document.key], from: old.id)
+        }
+    }
+
+    // MARK: Targets
+
+    /// Adds (or replaces) a target of `connection` and delivers its results; returns what it
+    /// delivered.
+    func addTarget(_ request: ClientMessage.AddTarget, on connection: ServerConnection) async -> [ServerMessage] {
+        await acquire()
+        defer { release() }
+        guard var watch = connections[connection.id] else { return [] }
+        let targetID = request.targetID
+        let target = request.target
+        var logger = logger
+        logger[metadataKey: "connection"] = "\(connection.id)"
+        logger[metadataKey: "target"] = "\(targetID)"
+
+        if let refusal = refusal(of: target) {
+            watch.targets[targetID] = nil
+            connections[connection.id] = watch
+            logger.debug("target refused", metadata: ["error": "\(refusal.message)"])
+            let message = ServerMessage.targetChange(.init(state: .removed, targetIDs: [targetID], cause: refusal))
+            connection.outbound.send([message])
+            return [message]
+        }
+
+        var messages: [ServerMessage] = [.targetChange(.init(state: .added, targetIDs: [targetID]))]
+        let window: [Document]
+        let version: SnapshotVersion
+        let incarnation: UInt64
+        do {
+            let state = try await store.state()
+            incarnation = state.incarnation
+            var resumed: (messages: [ServerMessage], window: [Document], version: SnapshotVersion)?
+            var reset = false
+            if let bytes = request.resumeToken, !bytes.isEmpty {
+                resumed = try await resume(target, id: targetID, token: bytes, state: state, logger: logger)
+                reset = resumed == nil
+            }
+            if let resumed {
+                messages += resumed.messages
+                if let expected = request.expectedCount {
+                    logger.trace("existence filter", metadata: ["expected": "\(expected)", "count": "\(resumed.window.count)"])
+                    messages.append(.existenceFilter(.init(targetID: targetID, count: resumed.window.count)))
+                }
+                window = resumed.window
+                version = resumed.version
+            } else {
+                let read = try await store.query(target, limit: target.limit)
+                if reset { messages.append(.targetChange(.init(state: .reset, targetIDs: [targetID]))) }
+                messages += TargetResults.all(read.documents, targetID: targetID)
+                window = read.documents
+                version = read.version
+            }
+        } catch {
+            return fail(connection, error)
+        }
+        let token = WatchToken(incarnation: incarnation, version: version).bytes
+        messages.append(.targetChange(.init(state: .current, targetIDs: [targetID], resumeToken: token)))
+        messages.append(.targetChange(.init(state: .noChange, targetIDs: [], resumeToken: token, snapshotVersion: version)))
+        watch.targets[targetID] = WatchedTarget(id: targetID, target: target, window: window)
+        watch.snapshotVersion = version
+        connections[connection.id] = watch
+        connection.outbound.send(messages)
+        logger.debug("target added", metadata: ["documents": "\(window.count)", "version": "\(version)"])
+        return messages
+    }
+
+    /// Why a target is refused, if it is: query targets must be bounded.
+    private func refusal(of target: Target) -> DocError? {
+        if target.isDocumentQuery { return nil }
+        let cap = configuration.maxListenLimit
+        guard let limit = target.limit else {
+            return DocError(.invalidArgument,
+                "Listen targets must have a limit: a query listener needs limit(to:) or limit(toLast:) of at most \(cap) (unbounded listens are refused)",
+                at: "target \(target.path)")
+        }
+        guard limit <= cap else {
+            return DocError(.invalidArgument, "Listen targets may have a limit of at most \(cap), this one has \(limit)",
+                            at: "target \(target.path)")
+        }
+        return nil
+    }
+
+    /// The resume of a target from a token, or `nil` when the token cannot be resumed (another
+    /// database, too old, too many changes): the caller then resets.
+    private func resume(
+        _ target: Target, id targetID: Int32, token bytes: [UInt8], state: TenantState, logger: Logger
+    ) async throws(DocError) -> (messages: [ServerMessage], window: [Document], version: SnapshotVersion)? {
+        guard let token = WatchToken(bytes: bytes), token.incarnation == state.incarnation else {
+            logger.debug("resume token from another database: reset")
+            return nil
+        }
+        guard case .complete(let entries, _) = try await store.changes(after: token.version, maxEntries: configuration.maxResumeChanges) else {
+            logger.debug("resume token too old: reset", metadata: ["token": "\(token.version)"])
+            return nil
+        }
+        var changed: [DocumentKey: MaybeDocument] = [:]
+        for entry in entries where WatchedTarget.pathMatches(entry.key, target: target) {
+            changed[entry.key] = entry.document
+        }
+        if let limit = target.limit, changed.count >= limit {
+            logger.debug("resume: more changes than the limit: reset")
+            return nil
+        }
+        let read = try await store.query(target, limit: target.limit.map { $0 + changed.count })
+        let (messages, window) = TargetResults.resume(
+            targetID: targetID, limit: target.limit, changed: changed, extended: read.documents, version: read.version)
+        logger.debug("resumed", metadata: ["token": "\(token.version)", "changed": "\(changed.count)", "sent": "\(messages.count)"])
+        return (messages, window, read.version)
+    }
+
+    /// Removes a target and acknowledges it (also for a target the server does not know).
+    func removeTarget(_ targetID: Int32, on connection: ServerConnection) async -> [ServerMessage] {
+        await acquire()
+        defer { release() }
+        guard connections[connection.id] != nil else { return [] }
+        connections[connection.id]!.targets[targetID] = nil
+        let message = ServerMessage.targetChange(.init(state: .removed, targetIDs: [targetID]))
+        connection.outbound.send([message])
+        return [message]
+    }
+
+    // MARK: Periodic work
+
+    /// Sends a global snapshot at the tenant's last version to every listening connection not
+    /// yet told about it, so idle listeners' resume tokens advance. Returns how many were sent.
+    @discardableResult
+    func tick() async -> Int {
+        await acquire()
+        defer { release() }
+        guard let state = try? await store.state() else { return 0 }
+        let token = WatchToken(incarnation: state.incarnation, version: state.lastVersion).bytes
+        var sent = 0
+        for id in connections.keys.sorted() {
+            guard var watch = connections[id], !watch.targets.isEmpty, watch.snapshotVersion < state.lastVersion else { continue }
+            if !watch.connection.outbound.send([.targetChange(.init(
+                state: .noChange, targetIDs: [], resumeToken: token, snapshotVersion: state.lastVersion))]) {
+                connections[id] = nil
+                continue
+            }
+            watch.snapshotVersion = state.lastVersion
+            connections[id] = watch
+            sent += 1
+        }
+        return sent
+    }
+
+    /// Prunes batch outcomes and change log entries past their retention.
+    func maintain(now: Int64) async throws(DocError) -> (outcomes: Int, changes: Int) {
+        await acquire()
+        defer { release() }
+        let outcomes = try await store.pruneOutcomes(recordedBefore: now - configuration.outcomeRetentionMicros)
+        let changes = try await store.pruneChangeLog(before: SnapshotVersion(microseconds: now - configuration.changeLogRetentionMicros))
+        if outcomes > 0 || changes > 0 {
+            logger.info("pruned", metadata: ["outcomes": "\(outcomes)", "changes": "\(changes)"])
+        }
+        return (outcomes, changes)
+    }
+
+    /// Reads documents (for request/response transports).
+    func documents(_ keys: [DocumentKey]) async throws(DocError) -> DocumentsRead {
+        try await store.documents(keys)
+    }
+
+    /// Runs a query (for request/response transports): bounded like listeners.
+    func query(_ target: Target) async throws(DocError) -> QueryRead {
+        if let refusal = refusal(of: target) { throw refusal }
+        return try await store.query(target, limit: target.limit)
+    }
+}

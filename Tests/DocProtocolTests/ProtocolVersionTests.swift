@@ -1,0 +1,10 @@
+import Testing
+@testable import DocProtocol
+
+@Suite struct ProtocolVersionTests {
+    @Test func currentIsSupported() {
+        #expect(ProtocolVersion.supported.contains(.current))
+        #expect(!ProtocolVersion.supported.contains(ProtocolVersion(0)))
+        #expect(ProtocolVersion(0) < .current)
+    }
+}
