@@ -34,7 +34,9 @@ internal import Synchronization
 /// a global snapshot, so their resume tokens advance) and ``runMaintenance()`` now and then
 /// (e.g. hourly: prunes batch outcomes and change log entries past their retention).
 public final class DocServerCore: Sendable {
+    /// The settings.
     public let configuration: ServerConfiguration
+    /// The store every tenant's data lives in.
     public let store: any ServerStore
     let logger: Logger
     private let hubs = Mutex<[TenantID: TenantHub]>([:])
