@@ -12,8 +12,11 @@ extension ServerMessage {
     ///  "targetIds": [2], "removedTargetIds": []}
     /// ```
     public struct DocumentChange: Sendable, Hashable, Codable, WireMessage {
+        /// The document's new state (its `version` is the commit that changed it).
         public var document: Document
+        /// The targets the document now matches: it entered them or changed in them.
         public var targetIDs: [Int32]
+        /// The targets the document left.
         public var removedTargetIDs: [Int32]
 
         public init(document: Document, targetIDs: [Int32], removedTargetIDs: [Int32] = []) {
@@ -49,8 +52,11 @@ extension ServerMessage {
     /// {"type": "documentDelete", "path": "rooms/r1/messages/m1", "version": 1714564900000000, "removedTargetIds": [2]}
     /// ```
     public struct DocumentDelete: Sendable, Hashable, Codable, WireMessage {
+        /// The document.
         public var key: DocumentKey
+        /// The commit version of the delete.
         public var version: SnapshotVersion
+        /// The targets the document left.
         public var removedTargetIDs: [Int32]
 
         public init(key: DocumentKey, version: SnapshotVersion, removedTargetIDs: [Int32]) {
@@ -86,9 +92,11 @@ extension ServerMessage {
     /// {"type": "documentRemove", "path": "rooms/r1/messages/m0", "removedTargetIds": [2]}
     /// ```
     public struct DocumentRemove: Sendable, Hashable, Codable, WireMessage {
+        /// The document.
         public var key: DocumentKey
         /// The version at which it left, when known.
         public var version: SnapshotVersion?
+        /// The targets the document left.
         public var removedTargetIDs: [Int32]
 
         public init(key: DocumentKey, version: SnapshotVersion? = nil, removedTargetIDs: [Int32]) {

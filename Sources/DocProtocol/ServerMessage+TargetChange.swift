@@ -29,6 +29,7 @@ extension ServerMessage {
             case reset
         }
 
+        /// What happened.
         public var state: State
         /// The targets concerned; empty for all of them.
         public var targetIDs: [Int32]
@@ -92,7 +93,9 @@ extension ServerMessage {
     /// {"type": "existenceFilter", "targetId": 2, "count": 12}
     /// ```
     public struct ExistenceFilter: Sendable, Hashable, Codable, WireMessage {
+        /// The target counted.
         public var targetID: Int32
+        /// The number of documents in the target.
         public var count: Int
 
         public init(targetID: Int32, count: Int) {

@@ -37,10 +37,15 @@ extension ServerMessage {
     ///  "results": [{"updateVersion": 1714564800000000, "transformResults": [42]}], "streamToken": "AQ…"}
     /// ```
     public struct WriteResult: Sendable, Hashable, Codable, WireMessage {
+        /// The client that sent the batch.
         public var clientID: String
+        /// The batch answered.
         public var batchID: Int
+        /// The version the batch was committed at.
         public var commitVersion: SnapshotVersion
+        /// One result per mutation, in order.
         public var results: [MutationResult]
+        /// The stream token after this answer.
         public var streamToken: [UInt8]?
 
         public init(clientID: String, batchID: Int, commitVersion: SnapshotVersion, results: [MutationResult], streamToken: [UInt8]? = nil) {
@@ -93,9 +98,13 @@ extension ServerMessage {
     ///  "error": {"code": 5, "name": "notFound", "message": "no document to update: accounts/a1", "location": "accounts/a1"}}
     /// ```
     public struct WriteError: Sendable, Hashable, Codable, WireMessage {
+        /// The client that sent the batch.
         public var clientID: String
+        /// The batch answered.
         public var batchID: Int
+        /// Why the batch was rejected (or could not be committed now).
         public var error: DocError
+        /// The stream token after this answer.
         public var streamToken: [UInt8]?
 
         public init(clientID: String, batchID: Int, error: DocError, streamToken: [UInt8]? = nil) {

@@ -8,6 +8,7 @@ internal import DocProtocol
 /// answered with the outcome of a different batch. It detects mistakes; it is not a
 /// cryptographic hash.
 public enum BatchDigest {
+    /// The digest of `mutations`.
     public static func of(_ mutations: [Mutation]) -> UInt64 {
         let bytes = FrameEncoder.encode(.write(.init(clientID: "-", batchID: 0, mutations: mutations)))
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325

@@ -130,6 +130,7 @@ public final class ConnectionOutbox: AsyncSequence, Sendable {
         }
     }
 
+    /// Iterates with ``next()``.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let outbox: ConnectionOutbox
         public mutating func next() async -> ServerMessage? { await outbox.next() }

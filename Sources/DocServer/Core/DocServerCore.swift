@@ -16,6 +16,11 @@ internal import Synchronization
 /// await core.close(connection)
 /// ```
 ///
+/// A transport calls ``receive(frame:on:)`` for one connection's frames one at a time, in the
+/// order they arrived (awaiting each): write results then come back in batch order, and a
+/// target is added before the next frame is read. Different connections may call
+/// concurrently.
+///
 /// Everything the server says to a connection (answers, changes from other clients' commits,
 /// periodic snapshots, fatal errors) is delivered through ``ServerConnection/outbound``, in
 /// order. The methods that answer a request also return what they delivered, for logs,
@@ -29,7 +34,9 @@ internal import Synchronization
 /// a global snapshot, so their resume tokens advance) and ``runMaintenance()`` now and then
 /// (e.g. hourly: prunes batch outcomes and change log entries past their retention).
 public final class DocServerCore: Sendable {
+    /// The settings.
     public let configuration: ServerConfiguration
+    /// The store every tenant's data lives in.
     public let store: any ServerStore
     let logger: Logger
     private let hubs = Mutex<[TenantID: TenantHub]>([:])

@@ -15,6 +15,7 @@ public struct ServerHealth: Sendable, Hashable, Codable {
     /// The protocol version the server speaks.
     public var protocolVersion: ProtocolVersion
 
+    /// Whether the status is `ok`.
     public var isOK: Bool { status == "ok" }
 }
 

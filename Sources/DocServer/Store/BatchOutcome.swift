@@ -2,7 +2,9 @@ public import DocModel
 
 /// Identifies a write batch: the client that queued it and its id in that client's queue.
 public struct BatchKey: Sendable, Hashable, CustomStringConvertible {
+    /// The client that queued the batch.
     public var clientID: String
+    /// The batch's id in that client's queue.
     public var batchID: Int
 
     public init(clientID: String, batchID: Int) {
@@ -33,6 +35,7 @@ public struct BatchOutcome: Sendable, Hashable {
     public var digest: UInt64
     /// When the outcome was recorded (microseconds since the epoch), for pruning.
     public var recordedAt: Int64
+    /// Committed or rejected.
     public var result: Result
 
     public init(batch: BatchKey, uid: String, digest: UInt64, recordedAt: Int64, result: Result) {

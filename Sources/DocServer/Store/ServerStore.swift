@@ -80,7 +80,9 @@ public struct TenantState: Sendable, Hashable {
 
 /// Documents read at one version.
 public struct DocumentsRead: Sendable {
+    /// The version the read is consistent at (the tenant's last commit then).
     public var version: SnapshotVersion
+    /// The documents found, by key.
     public var documents: [DocumentKey: Document]
 
     public init(version: SnapshotVersion, documents: [DocumentKey: Document]) {
@@ -91,7 +93,9 @@ public struct DocumentsRead: Sendable {
 
 /// Query results at one version, in target order.
 public struct QueryRead: Sendable {
+    /// The version the read is consistent at (the tenant's last commit then).
     public var version: SnapshotVersion
+    /// The results, in target order.
     public var documents: [Document]
 
     public init(version: SnapshotVersion, documents: [Document]) {
@@ -103,7 +107,9 @@ public struct QueryRead: Sendable {
 /// One change log entry: the new state of a document at a commit version (a ``Document`` or
 /// a ``NoDocument`` for a hard delete).
 public struct ChangeLogEntry: Sendable, Hashable {
+    /// The version the read is consistent at (the tenant's last commit then).
     public var version: SnapshotVersion
+    /// The new state: a document, or a `NoDocument` for a hard delete.
     public var document: MaybeDocument
 
     public init(version: SnapshotVersion, document: MaybeDocument) {
@@ -111,6 +117,7 @@ public struct ChangeLogEntry: Sendable, Hashable {
         self.document = document
     }
 
+    /// The document changed.
     public var key: DocumentKey { document.key }
 }
 
@@ -124,7 +131,9 @@ public enum ChangeLogRead: Sendable {
 
 /// A document written by a commit: its new contents, or `nil` for a hard delete.
 public struct DocumentWrite: Sendable, Hashable {
+    /// The document written.
     public var key: DocumentKey
+    /// Its new contents (version = the commit version), or `nil` for a hard delete.
     public var document: Document?
 
     public init(key: DocumentKey, document: Document?) {
@@ -136,6 +145,7 @@ public struct DocumentWrite: Sendable, Hashable {
 /// What ``TenantStore/commit(_:)`` stores: the outcome of a batch and, when it committed, the
 /// documents it changed (each also becomes a change log entry at the commit version).
 public struct CommitRequest: Sendable {
+    /// The batch's outcome, stored for deduplication.
     public var outcome: BatchOutcome
     /// The changed documents; empty for a rejection.
     public var writes: [DocumentWrite]

@@ -9,9 +9,12 @@ public import DocModel
 /// Forging a token gains nothing: it can only make the server send less to the forger, who
 /// then has an inconsistent copy of its own tenant's data.
 public struct WatchToken: Sendable, Hashable, CustomStringConvertible {
+    /// The incarnation of the tenant database that issued the token.
     public var incarnation: UInt64
+    /// The snapshot version the token stands for.
     public var version: SnapshotVersion
 
+    /// The first byte of every token of this format.
     public static let format: UInt8 = 0x01
 
     public init(incarnation: UInt64, version: SnapshotVersion) {
@@ -30,6 +33,7 @@ public struct WatchToken: Sendable, Hashable, CustomStringConvertible {
         self.init(incarnation: incarnation, version: SnapshotVersion(microseconds: Int64(version)))
     }
 
+    /// The token's bytes, as sent to clients.
     public var bytes: [UInt8] {
         var out: [UInt8] = [Self.format]
         for i in (0..<8).reversed() { out.append(UInt8(truncatingIfNeeded: incarnation >> (8 * i))) }
