@@ -127,6 +127,10 @@ package final class LocalStore {
         try persistence.run("Pending batches") { txn throws(DocError) in try queue.allBatches(in: txn) }
     }
 
+    package func pendingBatchCount() throws(DocError) -> Int {
+        try persistence.run("Count pending batches") { txn throws(DocError) in try queue.count(in: txn) }
+    }
+
     package func highestUnacknowledgedBatchID() throws(DocError) -> BatchID {
         try persistence.run("Highest unacknowledged batch") { txn throws(DocError) in
             try queue.highestUnacknowledgedBatchID(in: txn)
