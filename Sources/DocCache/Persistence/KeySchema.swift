@@ -14,7 +14,11 @@ internal import DocModel
 //  0x01  globals                 string(name)                          per name, below
 //          "schema_version"                                            zigzag varint: the schema version
 //          "client_id"                                                 UTF-8: the store's random client id
-//          "next_batch_id"                                             zigzag varint: the next batch id
+//          "next_batch_id"                                             zigzag varint: above every batch id
+//                                                                      removed from a queue (written
+//                                                                      when a batch is removed; the store
+//                                                                      resumes above it and above every
+//                                                                      stored batch)
 //  0x10  remote documents        path(document)                        document record: format, flags,
 //                                                                      zigzag read time, MaybeDocument
 //                                                                      (DocModel binary)

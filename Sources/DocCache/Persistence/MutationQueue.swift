@@ -6,7 +6,8 @@ internal import LevelDB
 /// stream's last resume token.
 ///
 /// Batch ids are handed out by the store, strictly increasing across users and restarts and
-/// never reused (not even after the queue empties or a transaction fails).
+/// never reused, not even after the queue empties (see
+/// ``PersistenceTransaction/persistBatchIDCounter()``).
 package final class MutationQueue {
     /// The user whose queue this is (the empty string for an unauthenticated user).
     package let user: String
@@ -29,10 +30,9 @@ package final class MutationQueue {
         let id = txn.allocateBatchID()
         let batch = MutationBatch(batchID: id, localWriteTime: localWriteTime, baseMutations: baseMutations, mutations: mutations)
         txn.put(KeySchema.mutation(user, id), MutationCoding.encode(batch))
-        var keys = Set<DocumentKey>()
-        for m in baseMutations { keys.insert(m.key) }
-        for m in mutations { keys.insert(m.key) }
-        for key in keys { txn.put(KeySchema.documentMutation(user, key, id), []) }
+        // Puts of the same key are idempotent: no need to de-duplicate the keys first.
+        for m in baseMutations { txn.put(KeySchema.documentMutation(user, m.key, id), []) }
+        for m in mutations { txn.put(KeySchema.documentMutation(user, m.key, id), []) }
         return batch
     }
 
@@ -112,6 +112,7 @@ package final class MutationQueue {
             throw DocError(.notFound, "cannot remove batch \(batch.batchID): it is not in the mutation queue of user \"\(user)\"")
         }
         txn.delete(rowKey)
+        txn.persistBatchIDCounter()
         var keys = Set<DocumentKey>()
         for m in batch.baseMutations { keys.insert(m.key) }
         for m in batch.mutations { keys.insert(m.key) }
