@@ -12,6 +12,7 @@ package struct GarbageCollectionResult: Sendable, Hashable {
     /// The documents removed from the remote document cache.
     package var documentsRemoved: Int
 
+    /// Creates a result.
     package init(didRun: Bool, sequenceNumbersCollected: Int = 0, targetsRemoved: Int = 0, documentsRemoved: Int = 0) {
         self.didRun = didRun
         self.sequenceNumbersCollected = sequenceNumbersCollected
@@ -49,9 +50,11 @@ package final class LRUGarbageCollector {
     /// The most sequence numbers collected per run (Firestore: 1,000).
     package var maximumSequenceNumbersToCollect: Int = 1_000
 
+    /// The caches it collects from.
     let remoteDocuments: RemoteDocumentCache
     let targets: TargetCache
 
+    /// Creates the collector (the store owns one).
     init(remoteDocuments: RemoteDocumentCache, targets: TargetCache) {
         self.remoteDocuments = remoteDocuments
         self.targets = targets
@@ -188,12 +191,14 @@ package final class LRUGarbageCollector {
 
     // MARK: Sentinel values
 
+    /// The value of a sentinel row: the sequence number as a zigzag varint.
     static func encodeSequenceNumber(_ n: ListenSequenceNumber) -> [UInt8] {
         var w = ByteWriter(capacity: 10)
         w.zigzag(n)
         return w.bytes
     }
 
+    /// Decodes a sentinel row value; `dataLoss` on corrupt input.
     static func decodeSequenceNumber(_ bytes: [UInt8]) throws(DocError) -> ListenSequenceNumber {
         var r = ByteReader(bytes, record: "LRU sentinel")
         let n = try r.zigzag()

@@ -11,13 +11,16 @@ internal import LevelDB
 package final class MutationQueue {
     /// The user whose queue this is (the empty string for an unauthenticated user).
     package let user: String
+    /// The store state (batch-id allocation, the directory for errors).
     let state: PersistenceState
 
+    /// Creates the queue of `user` (see `Persistence.mutationQueue(for:)`).
     init(user: String, state: PersistenceState) {
         self.user = user
         self.state = state
     }
 
+    /// The format byte of a queue row.
     static let queueFormat: UInt8 = 1
 
     // MARK: Batches

@@ -28,7 +28,9 @@ enum BufferedWrite {
 package final class PersistenceTransaction {
     /// What the transaction is for (diagnostics).
     package let label: String
+    /// The store's database.
     let database: Database
+    /// The store state (counters, committed metadata).
     let state: PersistenceState
 
     private var writes: [[UInt8]: BufferedWrite] = [:]
@@ -48,6 +50,7 @@ package final class PersistenceTransaction {
     private var sequenceNumberStorage: ListenSequenceNumber?
     private var persistBatchCounter = false
 
+    /// Starts a transaction (``Persistence/run(_:sync:_:)`` does).
     init(label: String, database: Database, state: PersistenceState) {
         self.label = label
         self.database = database
@@ -146,7 +149,8 @@ package final class PersistenceTransaction {
 
     // MARK: Internals
 
-    private func checkActive() {
+    /// Traps when the transaction is used after its body returned (a programming error).
+    func checkActive() {
         precondition(!finished, "the transaction \"\(label)\" was used after its body returned")
     }
 
@@ -252,12 +256,14 @@ package final class PersistenceTransaction {
 /// The merged view of a key range inside a transaction: stored entries overlaid with the
 /// transaction's buffered puts and deletes. See ``PersistenceTransaction/scan(_:reverse:)``.
 package struct TransactionScan: Sequence {
+    /// The transaction whose view is scanned.
     let transaction: PersistenceTransaction
     /// The keys visited.
     package let range: KeyRange
     /// Whether keys are visited in descending order.
     package let reverse: Bool
 
+    /// An iterator that opens its cursor on its first `next()`.
     package func makeIterator() -> Iterator {
         Iterator(scan: self)
     }
@@ -273,6 +279,7 @@ package struct TransactionScan: Sequence {
         private var buffered: [([UInt8], BufferedWrite)] = []
         private var bufferedIndex = 0
 
+        /// Creates an iterator over `scan`.
         init(scan: TransactionScan) {
             self.scan = scan
         }
@@ -325,6 +332,7 @@ package struct TransactionScan: Sequence {
         private mutating func start() throws(DocError) {
             started = true
             let txn = scan.transaction
+            txn.checkActive()
             buffered = txn.bufferedWrites(in: scan.range)
             let options = try txn.readOptions()
             let range = scan.range
