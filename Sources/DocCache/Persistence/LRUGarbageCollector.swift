@@ -9,7 +9,8 @@ package struct GarbageCollectionResult: Sendable, Hashable {
     package var sequenceNumbersCollected: Int
     /// The targets removed.
     package var targetsRemoved: Int
-    /// The documents removed from the remote document cache.
+    /// The documents removed from the remote document cache (orphaned sentinels of documents
+    /// that were not cached are removed too, but not counted).
     package var documentsRemoved: Int
 
     /// Creates a result.
@@ -132,9 +133,8 @@ package final class LRUGarbageCollector {
         // Removing targets may have orphaned more documents: enumerate again.
         var documentsRemoved = 0
         for (key, sequence) in try orphanedDocuments(pinnedKeys: pinnedKeys, in: txn) where sequence <= upperBound {
-            try remoteDocuments.remove(key, in: txn)
+            if try remoteDocuments.remove(key, in: txn) { documentsRemoved += 1 }
             txn.delete(KeySchema.sentinel(key))
-            documentsRemoved += 1
         }
         return GarbageCollectionResult(
             didRun: true, sequenceNumbersCollected: count, targetsRemoved: targetsRemoved, documentsRemoved: documentsRemoved)

@@ -51,10 +51,11 @@ package final class RemoteDocumentCache {
     }
 
     /// Removes the document stored for `key` with its index entries and its LRU sentinel.
-    /// Removing a missing key does nothing.
-    package func remove(_ key: DocumentKey, in txn: PersistenceTransaction) throws(DocError) {
+    /// Removing a missing key does nothing. Returns whether a document was stored.
+    @discardableResult
+    package func remove(_ key: DocumentKey, in txn: PersistenceTransaction) throws(DocError) -> Bool {
         let rowKey = KeySchema.remoteDocument(key)
-        guard let old = try stored(rowKey, in: txn) else { return }
+        guard let old = try stored(rowKey, in: txn) else { return false }
         txn.delete(rowKey)
         txn.delete(KeySchema.readTime(key.collectionPath, old.readTime, key.documentID))
         txn.delete(KeySchema.collectionGroup(key))
@@ -62,6 +63,7 @@ package final class RemoteDocumentCache {
             for entry in FieldIndexer.entries(for: document) { txn.delete(entry) }
         }
         txn.delete(KeySchema.sentinel(key))
+        return true
     }
 
     // MARK: Point reads
