@@ -105,6 +105,12 @@ package final class LRUGarbageCollector {
     ) throws(DocError) -> GarbageCollectionResult {
         try Self.validate(cacheSizeLimit: cacheSizeLimit)
         guard cacheSizeLimit != Persistence.unlimited else { return .didNotRun }
+        // LevelDB measures only flushed tables: flush the memtable first (a compaction of an
+        // empty key range flushes it and compacts nothing else), so recent writes count.
+        let empty: [UInt8] = [0x00]
+        try withLevelDB(txn.directory, "flush before measuring") { () throws(LevelDBError) in
+            try txn.database.compact(from: empty, to: empty)
+        }
         let size = try Persistence.approximateSizes(of: txn.database, directory: txn.directory).values.reduce(0, +)
         guard size >= cacheSizeLimit else { return .didNotRun }
         return try runGarbageCollection(activeTargetIDs: activeTargetIDs, pinnedKeys: pinnedKeys, in: txn)

@@ -87,7 +87,7 @@ package final class Persistence {
         let schemaKey = KeySchema.global(KeySchema.schemaVersionName)
         let clientKey = KeySchema.global(KeySchema.clientIDName)
         let stored = try withLevelDB(directory, "open") { () throws(LevelDBError) in try database.get(schemaKey) }
-        var firstWrite = WriteBatch()
+        var firstWrite = LevelDB.WriteBatch()
         if let stored {
             var r = ByteReader(stored, record: "schema version")
             let version = try r.zigzag()

@@ -217,7 +217,7 @@ package final class PersistenceTransaction {
 
     /// Adds the writes of the per-transaction state (target metadata, the batch-id counter)
     /// and returns the write batch to commit, or `nil` when there is nothing to write.
-    func prepareCommit() -> (WriteBatch, TargetMetadata?)? {
+    func prepareCommit() -> (LevelDB.WriteBatch, TargetMetadata?)? {
         var metadata = metadataStorage
         if let n = sequenceNumberStorage {
             var m = metadata ?? state.committedMetadata
@@ -237,7 +237,7 @@ package final class PersistenceTransaction {
             put(KeySchema.global(KeySchema.nextBatchIDName), w.bytes)
         }
         guard !writes.isEmpty else { return nil }
-        var batch = WriteBatch()
+        var batch = LevelDB.WriteBatch()
         for (key, write) in writes {
             switch write {
             case .put(let value): batch.put(key, value)
