@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "DocModel", targets: ["DocModel"]),
         .library(name: "DocRules", targets: ["DocRules"]),
         .library(name: "DocCache", targets: ["DocCache"]),
+        .executable(name: "docbench", targets: ["docbench"]),
     ],
     targets: [
         // The system libleveldb (Debian: libleveldb-dev, macOS: brew leveldb).
@@ -56,6 +57,21 @@ let package = Package(
             path: "Tests/Support/LevelDBCrashChild",
             swiftSettings: strict
         ),
+        // A child process for the DocCache durability test: writes through the public API,
+        // reports each accepted write, waits for SIGKILL.
+        .executableTarget(
+            name: "doccache-crash-child",
+            dependencies: ["DocCache"],
+            path: "Tests/Support/DocCacheCrashChild",
+            swiftSettings: strict
+        ),
+        // The benchmark executable: `swift run -c release docbench SCENARIO [--n N]`.
+        .executableTarget(
+            name: "docbench",
+            dependencies: ["DocCache", "DocModel", "LevelDB"],
+            path: "Benchmarks/docbench",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "LevelDBTests",
             dependencies: ["LevelDB", "leveldb-crash-child"],
@@ -68,7 +84,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DocCacheTests",
-            dependencies: ["DocCache", "DocModel", "LevelDB"],
+            dependencies: ["DocCache", "DocModel", "LevelDB", "doccache-crash-child"],
             swiftSettings: strict
         ),
         .testTarget(

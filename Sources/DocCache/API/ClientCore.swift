@@ -1,0 +1,280 @@
+package import DocModel
+import Foundation
+
+/// The engine of one open store, confined to one actor: persistence, local store, remote
+/// store, sync engine and event manager are plain classes that only ever run here, so the
+/// engine needs no locks. The public API (``DocumentStore`` and the references) hops onto this
+/// actor for every operation; listener callbacks run on it.
+package actor ClientCore {
+    /// One registered snapshot listener; it survives a scope's detach/reattach.
+    final class ListenerEntry {
+        let id: Int
+        let query: Query
+        let options: ListenOptions
+        let scopeID: Int?
+        let deliver: @Sendable (Result<ViewSnapshot, DocError>) -> Void
+        var listener: QueryListener?
+
+        init(id: Int, query: Query, options: ListenOptions, scopeID: Int?,
+             deliver: @escaping @Sendable (Result<ViewSnapshot, DocError>) -> Void) {
+            self.id = id
+            self.query = query
+            self.options = options
+            self.scopeID = scopeID
+            self.deliver = deliver
+        }
+    }
+
+    package let directory: String
+    package let settings: StoreSettings
+    private let persistence: Persistence
+    private let localStore: LocalStore
+    private let remoteStore: RemoteStore
+    private let syncEngine: SyncEngine
+    private let eventManager: EventManager
+    private let scheduler: ActorScheduler
+    private var isClosed = false
+    private var listeners: [Int: ListenerEntry] = [:]
+    private var detachedScopes: Set<Int> = []
+    private var nextID = 0
+    private var pendingCountObservers: [Int: AsyncStream<Int>.Continuation] = [:]
+    private var writeErrorObservers: [Int: AsyncStream<WriteError>.Continuation] = [:]
+    private var lastStorageError: DocError?
+    package private(set) var pendingWriteCount: Int
+
+    /// - Parameter datastore: the transport; `nil` opens the store without a server: the
+    ///   network is disabled, so the store is offline (listeners answer from the cache at once)
+    ///   and writes wait in the queue.
+    package init(directory: String, user: String, settings: StoreSettings, datastore: (any Datastore)?) throws(DocError) {
+        self.directory = directory
+        self.settings = settings
+        let persistence = try Persistence.open(directory: directory)
+        let localStore: LocalStore
+        do {
+            localStore = try LocalStore(persistence: persistence, user: user, clock: { Timestamp.now })
+        } catch {
+            persistence.close()
+            throw error
+        }
+        let scheduler = ActorScheduler()
+        let adapter = LocalStoreRemoteAdapter(localStore: localStore, onError: { _ in })
+        let remoteStore = RemoteStore(localStore: adapter, datastore: datastore ?? OfflineDatastore(), scheduler: scheduler)
+        let syncEngine = SyncEngine(localStore: localStore, remoteStore: remoteStore)
+        let eventManager = EventManager(source: syncEngine)
+        syncEngine.sink = eventManager
+        remoteStore.syncer = syncEngine
+        self.persistence = persistence
+        self.localStore = localStore
+        self.scheduler = scheduler
+        self.remoteStore = remoteStore
+        self.syncEngine = syncEngine
+        self.eventManager = eventManager
+        self.pendingWriteCount = (try? localStore.pendingBatches().count) ?? 0
+        scheduler.core = self
+        // The engine calls these synchronously on this actor.
+        syncEngine.onWriteRejected = { [unowned self] batch, error in
+            self.assumeIsolated { $0.publishWriteError(batch, error) }
+        }
+        syncEngine.onBatchSettled = { [unowned self] in self.assumeIsolated { $0.refreshPendingWriteCount() } }
+        remoteStore.start()
+        if datastore == nil { remoteStore.disableNetwork() }
+    }
+
+    func fireTimer(_ token: Int) {
+        guard !isClosed else { return }
+        scheduler.fire(token)
+    }
+
+    private func checkOpen() throws(DocError) {
+        if isClosed { throw DocError(.failedPrecondition, "the store is closed", at: directory) }
+    }
+
+    /// Stops the network, ends every listener and stream, and closes the database.
+    package func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        remoteStore.shutdown()
+        scheduler.cancelAll()
+        for entry in listeners.values {
+            if let listener = entry.listener { eventManager.removeQueryListener(listener) }
+            entry.deliver(.failure(DocError(.cancelled, "the store was closed", at: directory)))
+        }
+        listeners = [:]
+        for continuation in pendingCountObservers.values { continuation.finish() }
+        for continuation in writeErrorObservers.values { continuation.finish() }
+        pendingCountObservers = [:]
+        writeErrorObservers = [:]
+        persistence.close()
+    }
+
+    // MARK: - Writes
+
+    /// Queues `mutations` as one batch. Returns once the batch is durable locally and every
+    /// affected listener has seen it.
+    package func write(_ mutations: [Mutation]) throws(DocError) -> (BatchID, CommitTracker) {
+        try checkOpen()
+        let tracker = CommitTracker()
+        let result = try syncEngine.write(mutations) { outcome in tracker.resolve(outcome) }
+        refreshPendingWriteCount()
+        return (result.batchID, tracker)
+    }
+
+    /// Drops a pending batch and restores the local view.
+    package func revert(_ batchID: BatchID) throws(DocError) {
+        try checkOpen()
+        try syncEngine.revert(batchID)
+        refreshPendingWriteCount()
+    }
+
+    package func pendingWrites() throws(DocError) -> [PendingWrite] {
+        try checkOpen()
+        return try localStore.pendingBatches().map(PendingWrite.init)
+    }
+
+    package func waitForPendingWrites() async throws(DocError) {
+        try checkOpen()
+        let result: Result<Void, DocError> = await withCheckedContinuation { continuation in
+            syncEngine.registerPendingWritesCallback { continuation.resume(returning: $0) }
+        }
+        try result.get()
+    }
+
+    private func refreshPendingWriteCount() {
+        guard !isClosed, let count = try? localStore.pendingBatches().count else { return }
+        guard count != pendingWriteCount else { return }
+        pendingWriteCount = count
+        for continuation in pendingCountObservers.values { continuation.yield(count) }
+    }
+
+    package func observePendingWriteCount(_ continuation: AsyncStream<Int>.Continuation) -> Int {
+        nextID += 1
+        let id = nextID
+        continuation.yield(pendingWriteCount)
+        if isClosed { continuation.finish() } else { pendingCountObservers[id] = continuation }
+        return id
+    }
+
+    package func removePendingWriteCountObserver(_ id: Int) { pendingCountObservers[id] = nil }
+
+    package func observeWriteErrors(_ continuation: AsyncStream<WriteError>.Continuation) -> Int {
+        nextID += 1
+        if isClosed { continuation.finish() } else { writeErrorObservers[nextID] = continuation }
+        return nextID
+    }
+
+    package func removeWriteErrorObserver(_ id: Int) { writeErrorObservers[id] = nil }
+
+    private func publishWriteError(_ batch: MutationBatch?, _ error: DocError) {
+        let event = WriteError(batchID: batch?.batchID, paths: batch?.mutations.map(\.key.description) ?? [], error: error)
+        for continuation in writeErrorObservers.values { continuation.yield(event) }
+    }
+
+    // MARK: - Listeners
+
+    /// Registers a snapshot listener. The first snapshot (from the cache) is delivered before
+    /// this returns.
+    package func addListener(
+        query: Query, options: ListenOptions, scopeID: Int?,
+        deliver: @escaping @Sendable (Result<ViewSnapshot, DocError>) -> Void
+    ) throws(DocError) -> Int {
+        try checkOpen()
+        nextID += 1
+        let entry = ListenerEntry(id: nextID, query: query, options: options, scopeID: scopeID, deliver: deliver)
+        listeners[entry.id] = entry
+        if scopeID.map({ !detachedScopes.contains($0) }) ?? true {
+            do { try attach(entry) } catch { listeners[entry.id] = nil; throw error }
+        }
+        return entry.id
+    }
+
+    private func attach(_ entry: ListenerEntry) throws(DocError) {
+        let listener = QueryListener(query: entry.query, options: entry.options) { [weak self, deliver = entry.deliver, id = entry.id] result in
+            deliver(result)
+            // A failed listener is finished; the event manager already dropped it.
+            if case .failure = result { self?.assumeIsolated { $0.listeners[id] = nil } }
+        }
+        entry.listener = listener
+        try eventManager.addQueryListener(listener)
+    }
+
+    package func removeListener(_ id: Int) {
+        guard let entry = listeners.removeValue(forKey: id) else { return }
+        if let listener = entry.listener { eventManager.removeQueryListener(listener) }
+    }
+
+    /// Stops every listener of the scope, remembering them for ``reattachScope(_:)``.
+    package func detachScope(_ scopeID: Int) {
+        detachedScopes.insert(scopeID)
+        for entry in listeners.values where entry.scopeID == scopeID {
+            if let listener = entry.listener { eventManager.removeQueryListener(listener) }
+            entry.listener = nil
+        }
+    }
+
+    /// Restarts the scope's listeners: each gets the cached snapshot at once, then resumes
+    /// syncing from its target's stored resume token.
+    package func reattachScope(_ scopeID: Int) throws(DocError) {
+        try checkOpen()
+        guard detachedScopes.remove(scopeID) != nil else { return }
+        for entry in listeners.values.sorted(by: { $0.id < $1.id }) where entry.scopeID == scopeID && entry.listener == nil {
+            try attach(entry)
+        }
+    }
+
+    /// Removes every listener of the scope for good.
+    package func removeScope(_ scopeID: Int) {
+        detachedScopes.remove(scopeID)
+        for entry in listeners.values where entry.scopeID == scopeID { removeListener(entry.id) }
+    }
+
+    /// Listener registrations alive (attached or in a detached scope); for leak checks.
+    package var liveListenerCount: Int { listeners.count }
+
+    // MARK: - Reads
+
+    /// One document from the cache (`nil`: not in the cache at all).
+    package func readDocument(_ key: DocumentKey) throws(DocError) -> Document? {
+        try checkOpen()
+        return try localStore.readDocument(key)?.document
+    }
+
+    /// A query's current results from the cache, as a snapshot.
+    package func runQuery(_ query: Query) throws(DocError) -> ViewSnapshot {
+        try checkOpen()
+        let result = try localStore.executeQuery(query, usePreviousResults: false)
+        let view = View(query: query, remoteDocuments: result.remoteKeys)
+        let changes = view.computeDocumentChanges(result.documents.values)
+        guard let snapshot = view.applyChanges(changes, limboResolutionEnabled: false).snapshot else {
+            throw DocError(.internal, "no snapshot for \(query)")
+        }
+        return snapshot
+    }
+
+    /// Whether the server is reachable right now.
+    package var isOnline: Bool { remoteStore.onlineState == .online }
+
+    /// Loads documents into the cache as the server's documents at `version` (what a bundle
+    /// load does): listeners update, pending writes stay on top. For tools and benchmarks that
+    /// need a large cache without a server.
+    package func loadRemoteDocuments(_ documents: [Document], version: SnapshotVersion) throws(DocError) {
+        try checkOpen()
+        var updates: [DocumentKey: MaybeDocument] = [:]
+        for document in documents { updates[document.key] = .document(document) }
+        syncEngine.applyRemoteEvent(RemoteEvent(snapshotVersion: version, documentUpdates: updates))
+    }
+
+    // MARK: - Cache maintenance
+
+    package func collectGarbage() throws(DocError) -> (targetsRemoved: Int, documentsRemoved: Int) {
+        try checkOpen()
+        let result = try localStore.collectGarbage(cacheSizeLimit: settings.cacheSizeBytes)
+        return (result.targetsRemoved, result.documentsRemoved)
+    }
+}
+
+extension Timestamp {
+    /// The current wall-clock time.
+    package static var now: Timestamp {
+        Timestamp(microseconds: Int64((Date().timeIntervalSince1970 * 1_000_000).rounded()))
+    }
+}

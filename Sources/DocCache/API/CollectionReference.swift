@@ -1,0 +1,64 @@
+public import DocModel
+
+/// A collection: a query over its documents, and a place to add new ones.
+public struct CollectionReference: Sendable {
+    public let store: DocumentStore
+    public let path: ResourcePath
+
+    init(store: DocumentStore, path: ResourcePath) throws(DocError) {
+        guard path.count % 2 == 1 else {
+            throw DocError(.invalidArgument, "a collection path needs an odd number of segments, got \(path.count)",
+                           at: "path \"\(path)\"")
+        }
+        self.init(store: store, validatedPath: path)
+    }
+
+    init(store: DocumentStore, validatedPath: ResourcePath) {
+        self.store = store
+        self.path = validatedPath
+    }
+
+    /// The collection id (last path segment).
+    public var collectionID: String { path.lastSegment ?? "" }
+
+    /// A query over every document of the collection.
+    public var query: DocumentQuery {
+        // A validated odd-length path always makes a valid collection query.
+        DocumentQuery(store: store, query: (try? Query(collection: path))!)
+    }
+
+    /// A new document with an id made on this device (UUIDv7: ids sort by creation time).
+    public func document() -> DocumentReference {
+        DocumentReference(store: store, key: DocumentKey(unchecked: path.appending(ResourcePath(unchecked: [UUIDv7.make()]))))
+    }
+
+    /// The document `id` of this collection.
+    public func document(_ id: String) throws(DocError) -> DocumentReference {
+        DocumentReference(store: store, key: try DocumentKey(path: path.appending(id)))
+    }
+
+    /// Creates a document with a device-made id (UUIDv7) and `data`.
+    @discardableResult
+    public func addDocument(data: [String: FieldValue]) async throws(DocError) -> (DocumentReference, WriteHandle) {
+        let reference = document()
+        return (reference, try await reference.setData(data))
+    }
+
+    // Query builders, forwarded.
+    public func whereField(_ field: String, _ op: FieldFilter.Operator, _ value: Value) throws(DocError) -> DocumentQuery {
+        try query.whereField(field, op, value)
+    }
+    public func whereField(_ field: String, isEqualTo value: Value) throws(DocError) -> DocumentQuery {
+        try query.whereField(field, isEqualTo: value)
+    }
+    public func filter(_ filter: Filter) throws(DocError) -> DocumentQuery { try query.filter(filter) }
+    public func order(by field: String, descending: Bool = false) throws(DocError) -> DocumentQuery {
+        try query.order(by: field, descending: descending)
+    }
+    public func limit(to n: Int) throws(DocError) -> DocumentQuery { try query.limit(to: n) }
+    public func limit(toLast n: Int) throws(DocError) -> DocumentQuery { try query.limit(toLast: n) }
+    public func includeDeleted() -> DocumentQuery { query.includeDeleted() }
+    public func getDocuments(source: Source = .default) async throws(DocError) -> QuerySnapshot {
+        try await query.getDocuments(source: source)
+    }
+}

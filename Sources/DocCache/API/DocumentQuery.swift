@@ -1,0 +1,206 @@
+public import DocModel
+import Synchronization
+
+/// A query over a collection or collection group. Builders return new queries; nothing runs
+/// until you read or listen.
+///
+/// Listeners must be bounded: a query listener needs `limit(to:)` or `limit(toLast:)` no
+/// larger than ``StoreSettings/maxListenLimit`` (default 1,000); an unbounded listen is refused
+/// with `invalidArgument`. One-time reads (``getDocuments(source:)``) may be unbounded.
+public struct DocumentQuery: Sendable {
+    public let store: DocumentStore
+    /// The query in the data model's terms.
+    public let query: Query
+
+    init(store: DocumentStore, query: Query) {
+        self.store = store
+        self.query = query
+    }
+
+    // MARK: - Builders
+
+    /// Documents whose `field` compares to `value` with `op` (`==`, `!=`, `<`, `<=`, `>`, `>=`,
+    /// `array-contains`, `array-contains-any`, `in`, `not-in`).
+    public func whereField(_ field: String, _ op: FieldFilter.Operator, _ value: Value) throws(DocError) -> DocumentQuery {
+        DocumentQuery(store: store, query: try query.filter(field, op, value))
+    }
+
+    public func whereField(_ field: String, isEqualTo value: Value) throws(DocError) -> DocumentQuery {
+        try whereField(field, .equal, value)
+    }
+
+    /// Documents matching a composite filter (`.and`, `.or`).
+    public func filter(_ filter: Filter) throws(DocError) -> DocumentQuery {
+        DocumentQuery(store: store, query: try query.filter(filter))
+    }
+
+    public func order(by field: String, descending: Bool = false) throws(DocError) -> DocumentQuery {
+        DocumentQuery(store: store, query: try query.order(by: field, descending: descending))
+    }
+
+    public func limit(to n: Int) throws(DocError) -> DocumentQuery {
+        DocumentQuery(store: store, query: try query.limit(to: n))
+    }
+
+    public func limit(toLast n: Int) throws(DocError) -> DocumentQuery {
+        DocumentQuery(store: store, query: try query.limit(toLast: n))
+    }
+
+    public func start(at values: [Value]) throws(DocError) -> DocumentQuery {
+        DocumentQuery(store: store, query: try query.start(at: values))
+    }
+
+    public func start(after values: [Value]) throws(DocError) -> DocumentQuery {
+        DocumentQuery(store: store, query: try query.start(after: values))
+    }
+
+    public func end(at values: [Value]) throws(DocError) -> DocumentQuery {
+        DocumentQuery(store: store, query: try query.end(at: values))
+    }
+
+    public func end(before values: [Value]) throws(DocError) -> DocumentQuery {
+        DocumentQuery(store: store, query: try query.end(before: values))
+    }
+
+    /// Also return tombstoned (deleted) documents.
+    public func includeDeleted() -> DocumentQuery {
+        DocumentQuery(store: store, query: query.includingDeleted())
+    }
+
+    // MARK: - Reads
+
+    /// Runs the query once.
+    public func getDocuments(source: Source = .default) async throws(DocError) -> QuerySnapshot {
+        let online = await store.core.isOnline
+        if source == .server || (source == .default && online) {
+            return QuerySnapshot(try await serverSnapshot(), includeMetadataChanges: false)
+        }
+        return QuerySnapshot(try await store.core.runQuery(query), includeMetadataChanges: false)
+    }
+
+    /// The first snapshot the server has confirmed (`isFromCache == false`); `unavailable`
+    /// when offline.
+    func serverSnapshot() async throws(DocError) -> ViewSnapshot {
+        guard await store.core.isOnline else {
+            throw DocError(.unavailable, "the server is not reachable; read with source: .cache for cached data")
+        }
+        let box = OneShot<Result<ViewSnapshot, DocError>>()
+        let id = try await store.core.addListener(
+            query: query, options: ListenOptions(includeMetadataChanges: true, waitForSyncWhenOnline: true), scopeID: nil
+        ) { result in
+            switch result {
+            case .success(let snapshot) where !snapshot.isFromCache: box.fulfil(.success(snapshot))
+            case .success: break
+            case .failure(let error): box.fulfil(.failure(error))
+            }
+        }
+        let result = await box.value
+        await store.core.removeListener(id)
+        return try result.get()
+    }
+
+    // MARK: - Listeners
+
+    /// Calls `callback` with the results now (from the cache) and after every change.
+    public func addSnapshotListener(
+        includeMetadataChanges: Bool = false, scope: ListenerScope? = nil,
+        _ callback: @escaping @Sendable (Result<QuerySnapshot, DocError>) -> Void
+    ) async throws(DocError) -> ListenerRegistration {
+        try await register(includeMetadataChanges: includeMetadataChanges, scope: scope, bounded: true) { result in
+            callback(result.map { QuerySnapshot($0, includeMetadataChanges: includeMetadataChanges) })
+        }
+    }
+
+    /// The results now (from the cache) and after every change, as an async sequence. Ending
+    /// the iteration (or cancelling its task) removes the listener. An unbounded query fails
+    /// the sequence at once with `invalidArgument`.
+    public func snapshots(includeMetadataChanges: Bool = false, scope: ListenerScope? = nil)
+        -> AsyncThrowingStream<QuerySnapshot, any Error>
+    {
+        stream(includeMetadataChanges: includeMetadataChanges, scope: scope, bounded: true) {
+            QuerySnapshot($0, includeMetadataChanges: includeMetadataChanges)
+        }
+    }
+
+    /// Refuses listeners on queries that are not bounded by a limit within the store's cap.
+    func checkBounded() throws(DocError) {
+        let cap = store.settings.maxListenLimit
+        guard let limit = query.limit else {
+            throw DocError(.invalidArgument,
+                "unbounded listener on \(query.collectionGroup.map { "collection group \($0)" } ?? query.path.description): query listeners need limit(to:) or limit(toLast:) of at most \(cap)")
+        }
+        guard limit <= cap else {
+            throw DocError(.invalidArgument, "listener limit \(limit) is above the store's maxListenLimit of \(cap)")
+        }
+    }
+
+    func register(
+        includeMetadataChanges: Bool, scope: ListenerScope?, bounded: Bool,
+        _ deliver: @escaping @Sendable (Result<ViewSnapshot, DocError>) -> Void
+    ) async throws(DocError) -> ListenerRegistration {
+        if bounded { try checkBounded() }
+        let flag = RemovalFlag()
+        let id = try await store.core.addListener(
+            query: query, options: ListenOptions(includeMetadataChanges: includeMetadataChanges), scopeID: scope?.id
+        ) { result in
+            guard !flag.isRemoved else { return }
+            deliver(result)
+        }
+        return ListenerRegistration(core: store.core, id: id, flag: flag)
+    }
+
+    func stream<Element: Sendable>(
+        includeMetadataChanges: Bool, scope: ListenerScope?, bounded: Bool,
+        _ transform: @escaping @Sendable (ViewSnapshot) -> Element
+    ) -> AsyncThrowingStream<Element, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task { () -> ListenerRegistration? in
+                do {
+                    let registration = try await register(
+                        includeMetadataChanges: includeMetadataChanges, scope: scope, bounded: bounded
+                    ) { result in
+                        switch result {
+                        case .success(let snapshot): continuation.yield(transform(snapshot))
+                        case .failure(let error): continuation.finish(throwing: error)
+                        }
+                    }
+                    return registration
+                } catch {
+                    continuation.finish(throwing: error)
+                    return nil
+                }
+            }
+            continuation.onTermination = { _ in
+                Task { await task.value?.remove() }
+            }
+        }
+    }
+}
+
+/// A value delivered once, awaited once.
+final class OneShot<T: Sendable>: Sendable {
+    private let state = Mutex<(T?, CheckedContinuation<T, Never>?)>((nil, nil))
+
+    func fulfil(_ value: T) {
+        let waiter = state.withLock { s -> CheckedContinuation<T, Never>? in
+            guard s.0 == nil else { return nil }
+            s.0 = value
+            defer { s.1 = nil }
+            return s.1
+        }
+        waiter?.resume(returning: value)
+    }
+
+    var value: T {
+        get async {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { s -> T? in
+                    if let v = s.0 { return v }
+                    s.1 = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        }
+    }
+}

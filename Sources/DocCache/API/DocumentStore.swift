@@ -1,0 +1,153 @@
+@_exported public import DocModel
+import Foundation
+
+/// An offline-first document store for one user of one tenant, cached in LevelDB.
+///
+/// Every write is accepted locally and durably first, shown at once by every affected
+/// listener with `hasPendingWrites`, and synced when a server is reachable. Open one store per
+/// (tenant, user): each has its own directory, so tenants and users never see each other's data.
+///
+/// ```swift
+/// let store = try await DocumentStore.open(directory: appSupport, tenant: "acme", user: "u1")
+/// let rooms = try store.collection("rooms")
+/// let handle = try await rooms.addDocument(data: ["name": "Lobby", "created": .serverTimestamp()])
+/// for try await snapshot in try rooms.order(by: "name").limit(to: 50).snapshots() { … }
+/// ```
+///
+/// `DocumentStore` is `Sendable`; every method may be called from any task.
+public final class DocumentStore: Sendable {
+    package let core: ClientCore
+    /// The tenant this store belongs to.
+    public let tenant: String
+    /// The user this store belongs to.
+    public let user: String
+    public let settings: StoreSettings
+
+    private init(core: ClientCore, tenant: String, user: String, settings: StoreSettings) {
+        self.core = core
+        self.tenant = tenant
+        self.user = user
+        self.settings = settings
+    }
+
+    /// Opens (creating if needed) the store of `user` in `tenant` under `directory`.
+    ///
+    /// Fails with `failedPrecondition` if the store is already open (by this or another
+    /// process) or was written by a newer version of doccache.
+    public static func open(
+        directory: String, tenant: String, user: String, settings: StoreSettings = StoreSettings()
+    ) async throws(DocError) -> DocumentStore {
+        try settings.validate()
+        let path = try storeDirectory(directory, tenant: tenant, user: user)
+        let core = try ClientCore(directory: path, user: user, settings: settings, datastore: nil)
+        return DocumentStore(core: core, tenant: tenant, user: user, settings: settings)
+    }
+
+    /// Closes the store: listeners end with `cancelled`, pending writes stay queued on disk for
+    /// the next open.
+    public func close() async { await core.close() }
+
+    /// Deletes the cached data and pending writes of `user` in `tenant`. Refused while the
+    /// store is open.
+    public static func clearPersistence(directory: String, tenant: String, user: String) throws(DocError) {
+        try Persistence.clear(directory: storeDirectory(directory, tenant: tenant, user: user))
+    }
+
+    /// `directory/<tenant>/<user>`, with both names escaped so that any string is a safe,
+    /// distinct folder name.
+    static func storeDirectory(_ directory: String, tenant: String, user: String) throws(DocError) -> String {
+        guard !tenant.isEmpty else { throw DocError(.invalidArgument, "tenant must not be empty") }
+        guard !user.isEmpty else { throw DocError(.invalidArgument, "user must not be empty") }
+        guard !directory.isEmpty else { throw DocError(.invalidArgument, "directory must not be empty") }
+        return directory + "/" + escape(tenant) + "/" + escape(user)
+    }
+
+    static func escape(_ name: String) -> String {
+        var out = ""
+        for byte in name.utf8 {
+            let c = Character(Unicode.Scalar(byte))
+            if byte < 0x80, c.isLetter || c.isNumber || c == "-" || c == "_" {
+                out.append(c)
+            } else {
+                out += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        return out
+    }
+
+    // MARK: - References
+
+    /// The collection at `path` (an odd number of segments: `rooms`, `rooms/r1/messages`).
+    public func collection(_ path: String) throws(DocError) -> CollectionReference {
+        try CollectionReference(store: self, path: ResourcePath(path))
+    }
+
+    /// The document at `path` (an even number of segments: `rooms/r1`).
+    public func document(_ path: String) throws(DocError) -> DocumentReference {
+        DocumentReference(store: self, key: try DocumentKey(path))
+    }
+
+    /// Every collection named `id`, wherever it is.
+    public func collectionGroup(_ id: String) throws(DocError) -> DocumentQuery {
+        DocumentQuery(store: self, query: try Query(collectionGroup: id))
+    }
+
+    /// A batch of writes committed together, atomically.
+    public func batch() -> WriteBatch { WriteBatch(store: self) }
+
+    /// A scope to attach listeners to, so they can be detached and reattached together (for
+    /// example when the app goes to the background and comes back).
+    public func makeListenerScope() -> ListenerScope { ListenerScope(store: self) }
+
+    // MARK: - Pending writes
+
+    /// The number of batches waiting for the server.
+    public var pendingWriteCount: Int { get async { await core.pendingWriteCount } }
+
+    /// The pending-write count now and after every change.
+    public func pendingWriteCountUpdates() -> AsyncStream<Int> {
+        AsyncStream { continuation in
+            let core = self.core
+            let registration = Task { await core.observePendingWriteCount(continuation) }
+            continuation.onTermination = { _ in
+                Task { await core.removePendingWriteCountObserver(await registration.value) }
+            }
+        }
+    }
+
+    /// Every batch waiting for the server, oldest first.
+    public func pendingWrites() async throws(DocError) -> [PendingWrite] { try await core.pendingWrites() }
+
+    /// Drops a pending batch: it will not be sent (or its result is ignored) and the local view
+    /// of its documents is restored; its `committed` throws `cancelled`.
+    public func revert(_ batchID: Int) async throws(DocError) { try await core.revert(batchID) }
+
+    /// Returns once every batch pending now has been acknowledged or rejected. While offline it
+    /// waits.
+    public func waitForPendingWrites() async throws(DocError) { try await core.waitForPendingWrites() }
+
+    /// Every write the server rejects, as it happens (the store-wide error stream).
+    public func writeErrors() -> AsyncStream<WriteError> {
+        AsyncStream { continuation in
+            let core = self.core
+            let registration = Task { await core.observeWriteErrors(continuation) }
+            continuation.onTermination = { _ in
+                Task { await core.removeWriteErrorObserver(await registration.value) }
+            }
+        }
+    }
+
+    /// Collects least-recently-used cached documents beyond ``StoreSettings/cacheSizeBytes``.
+    /// Documents with pending writes or in active listeners are never collected.
+    @discardableResult
+    public func collectGarbage() async throws(DocError) -> (targetsRemoved: Int, documentsRemoved: Int) {
+        try await core.collectGarbage()
+    }
+
+    // MARK: - Internals shared by references
+
+    func write(_ mutations: [Mutation]) async throws(DocError) -> WriteHandle {
+        let (batchID, tracker) = try await core.write(mutations)
+        return WriteHandle(batchID: batchID, tracker: tracker)
+    }
+}

@@ -1,0 +1,96 @@
+package import DocModel
+
+/// Turns what a user passes to `setData` / `updateData` into a validated ``Mutation``:
+/// plain values become document data, sentinels become field transforms or deletions, and
+/// every limit is checked before anything is written.
+package enum UserDataParser {
+    /// `setData(data)`: replaces the document.
+    package static func set(_ key: DocumentKey, _ data: [String: FieldValue]) throws(DocError) -> Mutation {
+        var parsed = Parsed()
+        try parsed.walk(data, prefix: [], key: key, allowDelete: false, operation: "setData")
+        return .set(key, parsed.object, transforms: parsed.transforms)
+    }
+
+    /// `setData(data, merge: true)`: writes only the given fields (nested maps merge too).
+    package static func setMerge(_ key: DocumentKey, _ data: [String: FieldValue]) throws(DocError) -> Mutation {
+        var parsed = Parsed()
+        try parsed.walk(data, prefix: [], key: key, allowDelete: true, operation: "setData(merge:)")
+        return .setMerge(key, parsed.object, fields: parsed.maskPaths, transforms: parsed.transforms)
+    }
+
+    /// `updateData(fields)`: keys are field paths (`"address.city"`); the document must exist.
+    package static func update(
+        _ key: DocumentKey, _ fields: [String: FieldValue], precondition: Precondition = .exists(true)
+    ) throws(DocError) -> Mutation {
+        guard !fields.isEmpty else {
+            throw DocError(.invalidArgument, "updateData needs at least one field", at: key.description)
+        }
+        var parsed = Parsed()
+        var seen: [FieldPath] = []
+        for (text, value) in fields {
+            let path = try FieldPath(text)
+            if let clash = seen.first(where: { $0.isPrefix(of: path) || path.isPrefix(of: $0) }) {
+                throw DocError(.invalidArgument, "field \(path) overlaps field \(clash) in the same update", at: key.description)
+            }
+            seen.append(path)
+            try parsed.add(value, at: path.segments, key: key, allowDelete: true, operation: "updateData", topLevelMask: true)
+        }
+        return Mutation(key: key, kind: .patch(parsed.object, FieldMask(parsed.maskPaths)),
+                        fieldTransforms: parsed.transforms, precondition: precondition)
+    }
+
+    private struct Parsed {
+        var object = ObjectValue()
+        var transforms: [FieldTransform] = []
+        var maskPaths: [FieldPath] = []
+
+        mutating func walk(
+            _ data: [String: FieldValue], prefix: [String], key: DocumentKey, allowDelete: Bool, operation: String
+        ) throws(DocError) {
+            if data.isEmpty, !prefix.isEmpty {
+                object.set(.map([:]), at: FieldPath(unchecked: prefix))
+                maskPaths.append(FieldPath(unchecked: prefix))
+            }
+            for (name, value) in data {
+                try add(value, at: prefix + [name], key: key, allowDelete: allowDelete, operation: operation, topLevelMask: false)
+            }
+        }
+
+        mutating func add(
+            _ value: FieldValue, at segments: [String], key: DocumentKey, allowDelete: Bool, operation: String,
+            topLevelMask: Bool
+        ) throws(DocError) {
+            let path = try FieldPath(segments: segments)
+            let at = "\(key) field \(path)"
+            switch value {
+            case .value(let v):
+                object.set(v, at: path)
+                maskPaths.append(path)
+            case .map(let m):
+                if topLevelMask {
+                    // updateData replaces the map at this path as a whole.
+                    var nested = Parsed()
+                    try nested.walk(m, prefix: [], key: key, allowDelete: false, operation: operation)
+                    object.set(.map(nested.object.fields), at: path)
+                    maskPaths.append(path)
+                    transforms += nested.transforms.map { FieldTransform(FieldPath(unchecked: segments + $0.path.segments), $0.operation) }
+                } else {
+                    try walk(m, prefix: segments, key: key, allowDelete: allowDelete, operation: operation)
+                }
+            case .serverTimestampSentinel:
+                transforms.append(.serverTimestamp(path))
+            case .incrementSentinel(let n):
+                transforms.append(.increment(path, by: n))
+            case .arrayUnionSentinel(let elements):
+                transforms.append(.arrayUnion(path, elements))
+            case .arrayRemoveSentinel(let elements):
+                transforms.append(.arrayRemove(path, elements))
+            case .deleteSentinel:
+                guard allowDelete else {
+                    throw DocError(.invalidArgument, "FieldValue.delete() is only allowed in updateData and setData(merge: true), not in \(operation)", at: at)
+                }
+                maskPaths.append(path)
+            }
+        }
+    }
+}

@@ -1,0 +1,76 @@
+package import DocModel
+
+/// The changes to a view's documents while a batch of updates is applied, at most one per
+/// document: a new change for a document already changed is merged with the earlier one
+/// (Firestore's rules).
+///
+/// | earlier  | then      | result                                   |
+/// |----------|-----------|------------------------------------------|
+/// | added    | modified  | added (with the new document)            |
+/// | added    | metadata  | added (with the new document)            |
+/// | added    | removed   | nothing                                  |
+/// | modified | modified  | modified (with the new document)         |
+/// | modified | metadata  | modified (with the new document)         |
+/// | modified | removed   | removed (with the *earlier* document)    |
+/// | metadata | modified  | modified                                 |
+/// | metadata | metadata  | metadata (with the new document)         |
+/// | metadata | removed   | removed                                  |
+/// | removed  | added     | modified (with the new document)         |
+///
+/// The other combinations (added after added, modified or metadata; anything but added after
+/// removed) cannot come from a consistent view; they trip an assertion in debug builds and
+/// keep the later change in release builds.
+package struct DocumentViewChangeSet: Sendable, Equatable {
+    private var byKey: [DocumentKey: DocumentViewChange] = [:]
+
+    package init() {}
+
+    /// Whether no change is recorded.
+    package var isEmpty: Bool { byKey.isEmpty }
+
+    /// The number of documents with a change.
+    package var count: Int { byKey.count }
+
+    /// The change recorded for `key`, if any.
+    package func change(for key: DocumentKey) -> DocumentViewChange? { byKey[key] }
+
+    /// Records `change`, merging it with an earlier change to the same document.
+    package mutating func add(_ change: DocumentViewChange) {
+        let key = change.document.key
+        guard let old = byKey[key] else {
+            byKey[key] = change
+            return
+        }
+        switch (old.kind, change.kind) {
+        case (.metadata, .modified), (.metadata, .removed), (.metadata, .metadata):
+            byKey[key] = change
+        case (.added, .metadata), (.modified, .metadata):
+            byKey[key] = DocumentViewChange(old.kind, change.document)
+        case (.modified, .modified), (.added, .modified):
+            byKey[key] = DocumentViewChange(old.kind, change.document)
+        case (.added, .removed):
+            byKey[key] = nil
+        case (.modified, .removed):
+            byKey[key] = DocumentViewChange(.removed, old.document)
+        case (.removed, .added):
+            byKey[key] = DocumentViewChange(.modified, change.document)
+        default:
+            assertionFailure("DocumentViewChangeSet: \(change.kind) after \(old.kind) for \(key)")
+            byKey[key] = change
+        }
+    }
+
+    /// The recorded changes, by document key.
+    package var changes: [DocumentViewChange] {
+        byKey.values.sorted { $0.document.key < $1.document.key }
+    }
+
+    /// The recorded changes in the order a snapshot reports them: removals, then additions,
+    /// then modifications (metadata changes counted as modifications), each group in `order`.
+    package func changes(sortedBy order: DocumentSet) -> [DocumentViewChange] {
+        byKey.values.sorted { a, b in
+            if a.kind.sortRank != b.kind.sortRank { return a.kind.sortRank < b.kind.sortRank }
+            return order.sortsBefore(a.document, b.document)
+        }
+    }
+}

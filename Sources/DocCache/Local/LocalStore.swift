@@ -1,0 +1,336 @@
+package import DocModel
+
+/// The local store: the only way the sync engine reads and writes the cache.
+///
+/// It keeps three things consistent inside single persistence transactions: the server's
+/// view of documents (remote documents and target membership), the user's queue of pending
+/// mutation batches, and the overlays (the local view: remote documents with every pending
+/// batch applied). Every user action and every remote event is one transaction, so one
+/// LevelDB write batch: after a crash the three never disagree.
+///
+/// Not thread-safe: owned by the client's serial executor.
+package final class LocalStore {
+    package let persistence: Persistence
+    package private(set) var user: String
+    private let queryEngine: QueryEngine
+    private var activeTargets: [TargetID: TargetData] = [:]
+    private var activeTargetIDs: [Target: TargetID] = [:]
+    /// Documents shown by each active view: pinned against garbage collection even when the
+    /// server has not (yet) confirmed them as members of the target.
+    private var localViewReferences: [TargetID: Set<DocumentKey>] = [:]
+    private var targetIDGenerator: TargetIDGenerator
+    private var sequenceNumber: ListenSequenceNumber
+    package private(set) var lastRemoteSnapshotVersion: SnapshotVersion
+    private let clock: @Sendable () -> Timestamp
+
+    /// A target's resume token is persisted at least this often even when nothing else changed.
+    static let resumeTokenMaxAgeMicroseconds: Int64 = 5 * 60 * 1_000_000
+
+    package init(persistence: Persistence, user: String, clock: @escaping @Sendable () -> Timestamp) throws(DocError) {
+        self.persistence = persistence
+        self.user = user
+        self.clock = clock
+        self.queryEngine = QueryEngine(persistence: persistence)
+        let metadata = try persistence.run("Start local store") { txn throws(DocError) in
+            try persistence.targets.metadata(in: txn)
+        }
+        self.targetIDGenerator = .forQueryTargets(after: metadata.highestTargetID)
+        self.sequenceNumber = metadata.highestListenSequenceNumber
+        self.lastRemoteSnapshotVersion = metadata.lastRemoteSnapshotVersion
+        self.queryEngine.user = user
+    }
+
+    private var queue: MutationQueue { persistence.mutationQueue(for: user) }
+
+    private func nextSequenceNumber() -> ListenSequenceNumber {
+        sequenceNumber += 1
+        return sequenceNumber
+    }
+
+    // MARK: - Users
+
+    /// Switches to another user's mutation queue and returns the new local view of every
+    /// document either user had pending writes for.
+    package func handleUserChange(_ newUser: String) throws(DocError) -> [DocumentKey: MaybeDocument?] {
+        try persistence.run("Handle user change") { txn throws(DocError) in
+            let oldKeys = try queue.allBatches(in: txn).reduce(into: Set<DocumentKey>()) { $0.formUnion($1.keys) }
+            user = newUser
+            queryEngine.user = newUser
+            let newKeys = try queue.allBatches(in: txn).reduce(into: Set<DocumentKey>()) { $0.formUnion($1.keys) }
+            return try localViews(oldKeys.union(newKeys), in: txn)
+        }
+    }
+
+    // MARK: - Writes
+
+    /// Validates and durably queues a batch of mutations, updating the local view of every
+    /// document it touches, all in one transaction.
+    package func writeLocally(_ mutations: [Mutation]) throws(DocError) -> LocalWriteResult {
+        guard !mutations.isEmpty else { throw DocError(.invalidArgument, "a write batch needs at least one write") }
+        for mutation in mutations { try mutation.validate() }
+        let localWriteTime = clock()
+        return try persistence.run("Write locally") { txn throws(DocError) in
+            let keys = Set(mutations.map(\.key))
+            let before = try localViews(keys, in: txn)
+            let batch = try queue.addBatch(localWriteTime: localWriteTime, baseMutations: [], mutations: mutations, in: txn)
+            var changes: [DocumentKey: MaybeDocument?] = [:]
+            for key in keys {
+                let after = batch.applyToLocalView(before[key] ?? nil, for: key)
+                if let after {
+                    try persistence.overlays.save(Overlay(key: key, largestBatchID: batch.batchID, document: after), user: user, in: txn)
+                }
+                changes[key] = after
+            }
+            return LocalWriteResult(batchID: batch.batchID, localWriteTime: localWriteTime, changes: changes)
+        }
+    }
+
+    /// The server committed the oldest pending batch: apply its result to the remote
+    /// documents, drop it from the queue and recompute the local view.
+    package func acknowledgeBatch(_ result: MutationBatchResult) throws(DocError) -> [DocumentKey: MaybeDocument?] {
+        try persistence.run("Acknowledge batch") { txn throws(DocError) in
+            let batch = result.batch
+            try queue.remove(batch, in: txn)
+            if let token = result.streamToken { try queue.setLastStreamToken(token, in: txn) }
+            let remote = try persistence.remoteDocuments.getAll(batch.keys, in: txn)
+            for key in batch.keys {
+                let ackVersion = result.docVersions[key] ?? result.commitVersion
+                let existing = remote[key]
+                guard (existing?.version ?? .none) < ackVersion else { continue }
+                if let updated = batch.applyToRemoteDocument(existing, for: key, result: result) {
+                    try persistence.remoteDocuments.add(updated, readTime: result.commitVersion, in: txn)
+                }
+            }
+            try recomputeOverlays(batch.keys, in: txn)
+            return try localViews(batch.keys, in: txn)
+        }
+    }
+
+    /// The server rejected a batch (or the user reverted it): drop it and recompute the local
+    /// view of its documents.
+    package func rejectBatch(_ batchID: BatchID) throws(DocError) -> [DocumentKey: MaybeDocument?] {
+        try persistence.run("Reject batch") { txn throws(DocError) in
+            guard let batch = try queue.batch(batchID, in: txn) else {
+                throw DocError(.notFound, "no pending write batch \(batchID)")
+            }
+            try queue.remove(batch, in: txn)
+            try recomputeOverlays(batch.keys, in: txn)
+            return try localViews(batch.keys, in: txn)
+        }
+    }
+
+    package func nextMutationBatch(after batchID: BatchID) throws(DocError) -> MutationBatch? {
+        try persistence.run("Next mutation batch") { txn throws(DocError) in try queue.nextBatch(after: batchID, in: txn) }
+    }
+
+    package func pendingBatches() throws(DocError) -> [MutationBatch] {
+        try persistence.run("Pending batches") { txn throws(DocError) in try queue.allBatches(in: txn) }
+    }
+
+    package func highestUnacknowledgedBatchID() throws(DocError) -> BatchID {
+        try persistence.run("Highest unacknowledged batch") { txn throws(DocError) in
+            try queue.highestUnacknowledgedBatchID(in: txn)
+        }
+    }
+
+    package func lastStreamToken() throws(DocError) -> ResumeToken {
+        try persistence.run("Read stream token") { txn throws(DocError) in try queue.lastStreamToken(in: txn) }
+    }
+
+    package func setLastStreamToken(_ token: ResumeToken) throws(DocError) {
+        try persistence.run("Write stream token") { txn throws(DocError) in try queue.setLastStreamToken(token, in: txn) }
+    }
+
+    // MARK: - Remote events
+
+    /// Applies a consistent snapshot from watch: target membership and resume tokens, new
+    /// remote documents (only when newer than what is cached), and the global snapshot
+    /// version. Returns the new local view of every changed document.
+    package func applyRemoteEvent(_ event: RemoteEvent) throws(DocError) -> [DocumentKey: MaybeDocument?] {
+        let changes = try persistence.run("Apply remote event") { txn throws(DocError) in
+            let sequence = nextSequenceNumber()
+            for (targetID, change) in event.targetChanges {
+                guard let old = activeTargets[targetID] else { continue }
+                try persistence.targets.removeMatchingKeys(change.removedDocuments, from: targetID, in: txn)
+                try persistence.targets.addMatchingKeys(change.addedDocuments, to: targetID, in: txn)
+                var updated = old.withSequenceNumber(sequence)
+                if event.targetMismatches[targetID] != nil {
+                    updated.resumeToken = []
+                    updated.snapshotVersion = .none
+                    updated.lastLimboFreeSnapshotVersion = .none
+                } else if !change.resumeToken.isEmpty {
+                    updated = updated.withResumeToken(change.resumeToken, snapshotVersion: event.snapshotVersion)
+                }
+                activeTargets[targetID] = updated
+                if Self.shouldPersist(updated, old: old, change: change) {
+                    try persistence.targets.update(updated, in: txn)
+                }
+            }
+
+            let existing = try persistence.remoteDocuments.getAll(event.documentUpdates.keys, in: txn)
+            var changed = Set<DocumentKey>()
+            for (key, document) in event.documentUpdates {
+                let old = existing[key]
+                if case .noDocument(let absent) = document, absent.version == .none {
+                    // Synthesized by a rejected limbo resolution: we lost access; forget it.
+                    try persistence.remoteDocuments.remove(key, in: txn)
+                    changed.insert(key)
+                } else if old == nil || document.version > old!.version
+                            || (document.version == old!.version && old!.hasPendingWrites) {
+                    try persistence.remoteDocuments.add(document, readTime: event.snapshotVersion, in: txn)
+                    changed.insert(key)
+                }
+            }
+
+            if event.snapshotVersion != .none {
+                guard event.snapshotVersion >= lastRemoteSnapshotVersion else {
+                    throw DocError(.internal, "watch went back in time: \(event.snapshotVersion) < \(lastRemoteSnapshotVersion)")
+                }
+                try persistence.targets.setLastRemoteSnapshotVersion(event.snapshotVersion, in: txn)
+            }
+            try recomputeOverlays(changed, in: txn)
+            return try localViews(changed, in: txn)
+        }
+        if event.snapshotVersion != .none { lastRemoteSnapshotVersion = event.snapshotVersion }
+        return changes
+    }
+
+    static func shouldPersist(_ new: TargetData, old: TargetData, change: TargetChange) -> Bool {
+        if old.resumeToken.isEmpty { return true }
+        if new.snapshotVersion.microseconds - old.snapshotVersion.microseconds >= resumeTokenMaxAgeMicroseconds { return true }
+        if new.lastLimboFreeSnapshotVersion.microseconds - old.lastLimboFreeSnapshotVersion.microseconds
+            >= resumeTokenMaxAgeMicroseconds { return true }
+        return !change.addedDocuments.isEmpty || !change.modifiedDocuments.isEmpty || !change.removedDocuments.isEmpty
+    }
+
+    /// Records which views are in sync with the server: a target whose view is not from cache
+    /// has no documents in limbo at its snapshot version, so its previous results may be reused.
+    /// Also pins the documents each view shows, so garbage collection keeps them.
+    package func notifyLocalViewChanges(_ changes: [LocalViewChanges]) {
+        for change in changes {
+            guard activeTargets[change.targetID] != nil else { continue }
+            localViewReferences[change.targetID, default: []].formUnion(change.addedKeys)
+            localViewReferences[change.targetID]?.subtract(change.removedKeys)
+            if !change.fromCache, var data = activeTargets[change.targetID] {
+                data.lastLimboFreeSnapshotVersion = data.snapshotVersion
+                activeTargets[change.targetID] = data
+            }
+        }
+    }
+
+    // MARK: - Targets
+
+    /// Allocates (or resumes, with its stored resume token) the target of a query.
+    package func allocateTarget(_ target: Target) throws(DocError) -> TargetData {
+        if let id = activeTargetIDs[target], let data = activeTargets[id] { return data }
+        let data = try persistence.run("Allocate target") { txn throws(DocError) -> TargetData in
+            if let cached = try persistence.targets.targetData(for: target, in: txn) { return cached }
+            let fresh = TargetData(target: target, targetID: targetIDGenerator.nextID(), purpose: .listen,
+                                   sequenceNumber: nextSequenceNumber())
+            try persistence.targets.add(fresh, in: txn)
+            return fresh
+        }
+        activeTargets[data.targetID] = data
+        activeTargetIDs[target] = data.targetID
+        return data
+    }
+
+    /// Stops tracking a target as active. Its data (resume token, matching documents) stays in
+    /// the cache so a later listen resumes from it; LRU garbage collection removes it in time.
+    package func releaseTarget(_ targetID: TargetID) throws(DocError) {
+        guard let data = activeTargets.removeValue(forKey: targetID) else { return }
+        activeTargetIDs[data.target] = nil
+        localViewReferences[targetID] = nil
+        let released = data.withSequenceNumber(nextSequenceNumber())
+        try persistence.run("Release target") { txn throws(DocError) in
+            try persistence.targets.update(released, in: txn)
+        }
+    }
+
+    package var activeTargetIDSet: Set<TargetID> { Set(activeTargets.keys) }
+
+    package func targetData(for targetID: TargetID) -> TargetData? { activeTargets[targetID] }
+
+    /// The keys the server last said match the target.
+    package func remoteDocumentKeys(for targetID: TargetID) throws(DocError) -> Set<DocumentKey> {
+        try persistence.run("Remote keys") { txn throws(DocError) in
+            try persistence.targets.matchingKeys(for: targetID, in: txn)
+        }
+    }
+
+    // MARK: - Reads
+
+    /// Runs a query against the cache (remote documents + overlays). With
+    /// `usePreviousResults`, a target's last server-confirmed results are reused when valid.
+    package func executeQuery(_ query: Query, usePreviousResults: Bool) throws(DocError) -> QueryResult {
+        let target = try query.toTarget()
+        return try persistence.run("Execute query") { txn throws(DocError) in
+            var remoteKeys = Set<DocumentKey>()
+            var lastLimboFree = SnapshotVersion.none
+            var data = activeTargetIDs[target].flatMap { activeTargets[$0] }
+            if data == nil { data = try persistence.targets.targetData(for: target, in: txn) }
+            if let data {
+                remoteKeys = try persistence.targets.matchingKeys(for: data.targetID, in: txn)
+                lastLimboFree = data.lastLimboFreeSnapshotVersion
+            }
+            let documents = try queryEngine.documents(
+                matching: query, target: target,
+                previousResults: usePreviousResults && lastLimboFree != .none ? (remoteKeys, lastLimboFree) : nil,
+                in: txn)
+            return QueryResult(documents: documents, remoteKeys: remoteKeys)
+        }
+    }
+
+    /// The local view of one document.
+    package func readDocument(_ key: DocumentKey) throws(DocError) -> MaybeDocument? {
+        try persistence.run("Read document") { txn throws(DocError) in try localViews([key], in: txn)[key] ?? nil }
+    }
+
+    /// The server's last known version of one document (ignoring pending writes).
+    package func readRemoteDocument(_ key: DocumentKey) throws(DocError) -> MaybeDocument? {
+        try persistence.run("Read remote document") { txn throws(DocError) in
+            try persistence.remoteDocuments.get(key, in: txn)
+        }
+    }
+
+    // MARK: - Garbage collection
+
+    /// Removes least-recently-used inactive targets and orphaned documents until the cache is
+    /// under `cacheSizeLimit` bytes. Pending writes and active targets are never collected.
+    package func collectGarbage(cacheSizeLimit: Int64) throws(DocError) -> GarbageCollectionResult {
+        let pinned = localViewReferences.values.reduce(into: Set<DocumentKey>()) { $0.formUnion($1) }
+        return try persistence.collectGarbage(cacheSizeLimit: cacheSizeLimit, activeTargetIDs: activeTargetIDSet, pinnedKeys: pinned)
+    }
+
+    // MARK: - Overlays
+
+    private func localViews(_ keys: some Collection<DocumentKey>, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey: MaybeDocument?] {
+        let overlays = try persistence.overlays.overlays(for: keys, user: user, in: txn)
+        let missing = keys.filter { overlays[$0] == nil }
+        let remote = try persistence.remoteDocuments.getAll(missing, in: txn)
+        var result: [DocumentKey: MaybeDocument?] = [:]
+        for key in keys { result[key] = overlays[key]?.document ?? remote[key] }
+        return result
+    }
+
+    /// Rebuilds the overlay of each key from its remote document and the pending batches
+    /// that touch it (in batch order); removes it when no batch does.
+    private func recomputeOverlays(_ keys: Set<DocumentKey>, in txn: PersistenceTransaction) throws(DocError) {
+        guard !keys.isEmpty else { return }
+        let batches = try queue.batchesAffecting(keys, in: txn)
+        let remote = try persistence.remoteDocuments.getAll(keys, in: txn)
+        for key in keys {
+            var document = remote[key]
+            var largest: BatchID?
+            for batch in batches where batch.keys.contains(key) {
+                document = batch.applyToLocalView(document, for: key)
+                largest = batch.batchID
+            }
+            if let largest, let document {
+                try persistence.overlays.save(Overlay(key: key, largestBatchID: largest, document: document), user: user, in: txn)
+            } else {
+                try persistence.overlays.remove(key, user: user, in: txn)
+            }
+        }
+    }
+}

@@ -1,0 +1,31 @@
+package import DocModel
+
+/// What a local write produced: the batch it was queued as and the new local view of every
+/// document it touched (`nil` where the document does not exist locally).
+package struct LocalWriteResult: Sendable {
+    package var batchID: BatchID
+    package var localWriteTime: Timestamp
+    package var changes: [DocumentKey: MaybeDocument?]
+}
+
+/// The documents of a query from the cache, and the keys the server last said match its target.
+package struct QueryResult: Sendable {
+    package var documents: [DocumentKey: Document]
+    package var remoteKeys: Set<DocumentKey>
+}
+
+/// The keys a view added and removed, reported back so the local store can keep the documents
+/// of active views from being garbage collected.
+package struct LocalViewChanges: Sendable {
+    package var targetID: TargetID
+    package var fromCache: Bool
+    package var addedKeys: Set<DocumentKey>
+    package var removedKeys: Set<DocumentKey>
+
+    package init(targetID: TargetID, fromCache: Bool, addedKeys: Set<DocumentKey>, removedKeys: Set<DocumentKey>) {
+        self.targetID = targetID
+        self.fromCache = fromCache
+        self.addedKeys = addedKeys
+        self.removedKeys = removedKeys
+    }
+}

@@ -1,0 +1,492 @@
+package import DocModel
+
+/// The client's connection to the backend (Firestore's `RemoteStore`): it keeps the watch
+/// stream listening to the targets the sync engine wants, and the write stream sending the
+/// local mutation queue in order, and reports what the server says to a ``RemoteSyncer``.
+///
+/// - Watch: every listened target is (re-)sent with its resume token whenever the stream
+///   opens. Watch messages are collected by a ``WatchChangeAggregator`` and delivered as one
+///   ``RemoteEvent`` at each global snapshot. A target the server removes with an error is
+///   rejected at once.
+/// - Write: up to ``maxPendingWrites`` batches are in flight, taken in order from the local
+///   store. Results arrive in order and acknowledge the oldest batch. Transient errors retry
+///   the same batches after a backoff; a permanent error rejects the oldest batch and moves on.
+/// - Both streams restart after errors with exponential backoff, and the online state is
+///   derived from the watch stream by an ``OnlineStateTracker``.
+///
+/// Not thread-safe: use it from the client's serial executor only (in tests, from the test).
+package final class RemoteStore {
+    /// The most batches sent to the server and not yet answered.
+    package static let maxPendingWrites = 10
+
+    /// Receives remote events, write outcomes and online state changes. Held weakly: the
+    /// sync engine owns the remote store.
+    package weak var syncer: (any RemoteSyncer)?
+
+    /// The targets being listened to, by id, with their newest resume token.
+    package private(set) var listenTargets: [TargetID: TargetData] = [:]
+    /// The batches sent (or to be sent once the stream is ready) and not yet answered, oldest
+    /// first.
+    package private(set) var writePipeline: [MutationBatch] = []
+
+    private let localStore: any RemoteStoreLocalStore
+    private let watchStream: any WatchStream
+    private let writeStream: any WriteStream
+    private let watchConnection: StreamConnection
+    private let writeConnection: StreamConnection
+    private let onlineStateTracker: OnlineStateTracker
+    private let logger: RemoteLogger
+    private let callbacks: Callbacks
+    /// Collects watch messages while the watch stream is started.
+    private var watchAggregator: WatchChangeAggregator?
+    private var isNetworkEnabled = false
+    /// The current write stream completed its handshake (writes may be sent).
+    private var writeHandshakeComplete = false
+
+    /// Creates a remote store with the network disabled; ``start()`` enables it.
+    ///
+    /// - Parameters:
+    ///   - backoffRandom: the jitter source of both streams' ``ExponentialBackoff``s
+    ///     (uniform in `0..<1`); tests pass a constant.
+    package init(
+        localStore: any RemoteStoreLocalStore, datastore: any Datastore, scheduler: any Scheduler,
+        logger: RemoteLogger = .discarding, backoffRandom: @escaping () -> Double = { Double.random(in: 0..<1) }
+    ) {
+        let callbacks = Callbacks()
+        self.callbacks = callbacks
+        self.localStore = localStore
+        self.logger = logger
+        watchStream = datastore.makeWatchStream(delegate: callbacks)
+        writeStream = datastore.makeWriteStream(delegate: callbacks)
+        watchConnection = StreamConnection(
+            stream: watchStream,
+            backoff: ExponentialBackoff(
+                scheduler: scheduler, timerID: .listenStreamConnectionBackoff, randomUnit: backoffRandom))
+        writeConnection = StreamConnection(
+            stream: writeStream,
+            backoff: ExponentialBackoff(
+                scheduler: scheduler, timerID: .writeStreamConnectionBackoff, randomUnit: backoffRandom))
+        onlineStateTracker = OnlineStateTracker(scheduler: scheduler, logger: logger) { [callbacks] state in
+            callbacks.owner?.syncer?.handleOnlineStateChange(state)
+        }
+        callbacks.owner = self
+    }
+
+    // MARK: - State
+
+    /// The number of batches in the write pipeline.
+    package var outstandingWrites: Int { writePipeline.count }
+
+    /// The online state as last reported to the syncer.
+    package var onlineState: OnlineState { onlineStateTracker.state }
+
+    /// Why the client last went offline on its own, if it did (for the store's "last sync
+    /// error").
+    package var lastOfflineReason: String? { onlineStateTracker.lastOfflineReason }
+
+    /// Whether the network is enabled (the streams may be used).
+    package var canUseNetwork: Bool { isNetworkEnabled }
+
+    // MARK: - Lifecycle
+
+    /// Starts the remote store: enables the network.
+    package func start() {
+        enableNetwork()
+    }
+
+    /// Stops both streams for good (the client is closing). The online state goes to
+    /// `unknown` rather than `offline`, so listeners are not told to fall back to the cache.
+    package func shutdown() {
+        logger.debug("remote store shutting down")
+        isNetworkEnabled = false
+        disableNetworkInternal()
+        onlineStateTracker.updateState(.unknown)
+    }
+
+    /// Allows the network again: restores the write stream token, starts the watch stream if
+    /// there are targets and the write stream if there are pending writes.
+    package func enableNetwork() {
+        isNetworkEnabled = true
+        guard canUseNetwork else { return }
+        writeStream.lastStreamToken = localStore.lastStreamToken
+        if shouldStartWatchStream {
+            startWatchStream()
+        } else {
+            onlineStateTracker.updateState(.unknown)
+        }
+        fillWritePipeline()
+    }
+
+    /// Stops both streams and reports the client `offline` until ``enableNetwork()``. Batches
+    /// in flight are dropped from the pipeline (they stay in the local queue and are sent
+    /// again later).
+    package func disableNetwork() {
+        isNetworkEnabled = false
+        disableNetworkInternal()
+        onlineStateTracker.updateState(.offline)
+    }
+
+    /// The user changed: restarts both streams (new credentials) and refills the write
+    /// pipeline from the new user's mutation queue.
+    package func handleCredentialChange() {
+        guard canUseNetwork else { return }
+        logger.debug("restarting the streams for new credentials")
+        restartNetwork()
+    }
+
+    private func restartNetwork() {
+        isNetworkEnabled = false
+        disableNetworkInternal()
+        onlineStateTracker.updateState(.unknown)
+        // The restart is not caused by a struggling server: reconnect at once.
+        writeConnection.inhibitBackoff()
+        watchConnection.inhibitBackoff()
+        enableNetwork()
+    }
+
+    private func disableNetworkInternal() {
+        watchConnection.stop()
+        writeConnection.stop()
+        writeHandshakeComplete = false
+        if !writePipeline.isEmpty {
+            logger.debug("stopping the write stream with \(writePipeline.count) pending writes")
+            writePipeline.removeAll()
+        }
+        watchAggregator = nil
+    }
+
+    // MARK: - Watch
+
+    /// Starts listening to a target (nothing happens if it is already listened to). The
+    /// target is sent when the watch stream opens, or at once if it is open.
+    package func listen(_ targetData: TargetData) {
+        let targetID = targetData.targetID
+        guard listenTargets[targetID] == nil else { return }
+        listenTargets[targetID] = targetData
+        if shouldStartWatchStream {
+            // The target is sent by `watchStreamDidOpen`.
+            startWatchStream()
+        } else if watchConnection.isOpen {
+            sendWatchRequest(targetData)
+        }
+    }
+
+    /// Stops listening to a target (nothing happens for a target not listened to). Without
+    /// targets left, the watch stream is marked idle.
+    package func stopListening(_ targetID: TargetID) {
+        guard listenTargets.removeValue(forKey: targetID) != nil else {
+            logger.debug("stopListening: target \(targetID) is not listened to")
+            return
+        }
+        if watchConnection.isOpen {
+            sendUnwatchRequest(targetID)
+        }
+        guard listenTargets.isEmpty else { return }
+        if watchConnection.isOpen {
+            watchConnection.markIdle()
+        } else if canUseNetwork {
+            // Without a listen to send, a closed stream cannot prove it healthy: the state
+            // cannot be known.
+            onlineStateTracker.updateState(.unknown)
+        }
+    }
+
+    private var shouldStartWatchStream: Bool {
+        canUseNetwork && !watchConnection.isStarted && !listenTargets.isEmpty
+    }
+
+    private func startWatchStream() {
+        watchAggregator = WatchChangeAggregator(metadataProvider: self)
+        watchConnection.start()
+        onlineStateTracker.handleWatchStreamStart()
+    }
+
+    private func sendWatchRequest(_ targetData: TargetData) {
+        // Messages for the target are ignored until the server acknowledges this request.
+        watchAggregator?.recordPendingTargetRequest(targetData.targetID)
+        var request = targetData
+        if !targetData.resumeToken.isEmpty {
+            // Lets the server tell, on resume, whether the client missed removals.
+            request.expectedCount = remoteKeys(for: targetData.targetID).count
+        }
+        watchStream.watch(request)
+    }
+
+    private func sendUnwatchRequest(_ targetID: TargetID) {
+        // Messages for the target are ignored until the server confirms the removal.
+        watchAggregator?.recordPendingTargetRequest(targetID)
+        watchStream.unwatch(targetID)
+    }
+
+    fileprivate func watchStreamDidOpen() {
+        for targetID in listenTargets.keys.sorted() {
+            if let targetData = listenTargets[targetID] {
+                sendWatchRequest(targetData)
+            }
+        }
+    }
+
+    fileprivate func watchStreamDidChange(_ change: WatchChange, snapshotVersion: SnapshotVersion) {
+        // A message from the server proves the connection.
+        onlineStateTracker.updateState(.online)
+        watchConnection.streamDidReceiveResponse()
+        guard let aggregator = watchAggregator else { return }
+
+        if case .target(let targetChange) = change, targetChange.state == .removed, let cause = targetChange.cause {
+            // A target error is not part of any snapshot: report it at once.
+            processTargetError(targetIDs: targetChange.targetIDs, cause: cause)
+            return
+        }
+        aggregator.handle(change)
+
+        // Only a `noChange` for all targets carries a global snapshot version.
+        guard snapshotVersion != .none, case .target(let targetChange) = change, targetChange.state == .noChange,
+            targetChange.targetIDs.isEmpty, snapshotVersion >= localStore.lastRemoteSnapshotVersion
+        else { return }
+        raiseWatchSnapshot(at: snapshotVersion)
+    }
+
+    private func raiseWatchSnapshot(at snapshotVersion: SnapshotVersion) {
+        guard let aggregator = watchAggregator else { return }
+        let event = aggregator.createRemoteEvent(at: snapshotVersion)
+
+        // Keep the in-memory resume tokens current (the local store persists them when it
+        // applies the event), so a reconnect resumes from here.
+        for (targetID, change) in event.targetChanges where !change.resumeToken.isEmpty {
+            if let targetData = listenTargets[targetID] {
+                listenTargets[targetID] = targetData.withResumeToken(change.resumeToken, snapshotVersion: snapshotVersion)
+            }
+        }
+
+        // Targets whose existence filter did not match are re-listened from scratch: unwatch
+        // and watch again without a resume token, so the server sends the full result.
+        for (targetID, purpose) in event.targetMismatches.sorted(by: { $0.key < $1.key }) {
+            guard let targetData = listenTargets[targetID] else { continue }
+            let fresh = TargetData(
+                target: targetData.target, targetID: targetID, purpose: targetData.purpose,
+                sequenceNumber: targetData.sequenceNumber)
+            listenTargets[targetID] = fresh
+            sendUnwatchRequest(targetID)
+            // Only this request carries the mismatch purpose; the stored target keeps its own,
+            // so later re-listens (e.g. after a reconnect) are ordinary ones.
+            var request = fresh
+            request.purpose = purpose
+            sendWatchRequest(request)
+        }
+
+        syncer?.applyRemoteEvent(event)
+    }
+
+    private func processTargetError(targetIDs: [TargetID], cause: DocError) {
+        for targetID in targetIDs where listenTargets[targetID] != nil {
+            listenTargets[targetID] = nil
+            watchAggregator?.removeTarget(targetID)
+            syncer?.rejectListen(targetID: targetID, error: cause)
+        }
+    }
+
+    fileprivate func watchStreamDidClose(error: DocError?) {
+        watchAggregator = nil
+        guard canUseNetwork else {
+            // Closed after the network was disabled: nothing to restart, and the online
+            // state was set by whoever disabled it.
+            watchConnection.streamDidClose(error: error)
+            return
+        }
+        // A clean close while targets are listened to (the server hung up) is a failure too:
+        // retry with backoff rather than in a tight loop.
+        let stillNeeded = !listenTargets.isEmpty
+        let failure = error ?? (stillNeeded ? DocError(.unavailable, "the watch stream closed unexpectedly") : nil)
+        watchConnection.streamDidClose(error: failure)
+
+        if shouldStartWatchStream, let failure {
+            onlineStateTracker.handleWatchStreamFailure(failure)
+            startWatchStream()
+        } else {
+            // No targets: no attempt to connect, so the state cannot be known.
+            onlineStateTracker.updateState(.unknown)
+        }
+    }
+
+    // MARK: - Write
+
+    /// Tops up the write pipeline with the next batches of the local queue, up to
+    /// ``maxPendingWrites``, and starts the write stream if needed. Call it after a local
+    /// write. With nothing to send, the write stream is marked idle.
+    package func fillWritePipeline() {
+        var lastBatchID = writePipeline.last?.batchID ?? batchIDUnknown
+        while canAddToWritePipeline {
+            guard let batch = localStore.nextMutationBatch(after: lastBatchID) else {
+                if writePipeline.isEmpty {
+                    writeConnection.markIdle()
+                }
+                break
+            }
+            addToWritePipeline(batch)
+            lastBatchID = batch.batchID
+        }
+        if shouldStartWriteStream {
+            startWriteStream()
+        }
+    }
+
+    private var canAddToWritePipeline: Bool {
+        canUseNetwork && writePipeline.count < Self.maxPendingWrites
+    }
+
+    /// Queues a batch and sends it at once when the stream is ready (otherwise the handshake
+    /// sends it).
+    private func addToWritePipeline(_ batch: MutationBatch) {
+        writePipeline.append(batch)
+        if writeConnection.isOpen && writeHandshakeComplete {
+            writeStream.write(batch)
+        }
+    }
+
+    private var shouldStartWriteStream: Bool {
+        canUseNetwork && !writeConnection.isStarted && !writePipeline.isEmpty
+    }
+
+    private func startWriteStream() {
+        writeHandshakeComplete = false
+        writeConnection.start()
+    }
+
+    fileprivate func writeStreamDidOpen() {
+        writeStream.writeHandshake()
+    }
+
+    fileprivate func writeStreamDidCompleteHandshake() {
+        writeHandshakeComplete = true
+        localStore.setLastStreamToken(writeStream.lastStreamToken)
+        // Send everything in the pipeline, including batches a failed stream may already
+        // have delivered: the server identifies a batch by (client id, batch id) and answers
+        // a repeated one with its stored outcome instead of applying it again.
+        for batch in writePipeline {
+            writeStream.write(batch)
+        }
+    }
+
+    fileprivate func writeStreamDidReceiveResult(commitVersion: SnapshotVersion, results: [MutationResult]) {
+        // A committed write proves the stream healthy (a completed handshake does not: the
+        // writes themselves may be what fails).
+        writeConnection.streamDidReceiveResponse()
+        guard let batch = writePipeline.first else {
+            logger.warning("the server acknowledged a write, but none is outstanding")
+            return
+        }
+        let result: MutationBatchResult
+        do {
+            result = try MutationBatchResult(
+                batch: batch, commitVersion: commitVersion, mutationResults: results,
+                streamToken: writeStream.lastStreamToken)
+        } catch {
+            // The batch was committed but the answer is unusable: reconnect and send it again
+            // to get the stored outcome (see `writeStreamDidCompleteHandshake`).
+            logger.warning("invalid write result: \(error)")
+            writeStream.stop()
+            writeStreamDidClose(error: DocError(.internal, "invalid write result: \(error.message)"))
+            return
+        }
+        writePipeline.removeFirst()
+        syncer?.applySuccessfulWrite(result)
+        // A slot of the pipeline is free again.
+        fillWritePipeline()
+    }
+
+    fileprivate func writeStreamDidClose(error: DocError?) {
+        let handshakeWasComplete = writeHandshakeComplete
+        writeHandshakeComplete = false
+        guard canUseNetwork else {
+            writeConnection.streamDidClose(error: error)
+            return
+        }
+        // A clean close with writes outstanding (the server hung up) is retried like a
+        // transient error.
+        let failure = error ?? (writePipeline.isEmpty ? nil : DocError(.unavailable, "the write stream closed unexpectedly"))
+        writeConnection.streamDidClose(error: failure)
+
+        if let failure, !writePipeline.isEmpty {
+            if handshakeWasComplete {
+                handleWriteError(failure)
+            } else {
+                handleHandshakeError(failure)
+            }
+        }
+        // Restarts (after backoff) for transient errors; after a rejection the pipeline may
+        // already have restarted the stream.
+        if shouldStartWriteStream {
+            startWriteStream()
+        }
+    }
+
+    /// The stream failed before the handshake completed: the server may not accept the
+    /// stream token (e.g. it is too old). A permanent error clears it.
+    private func handleHandshakeError(_ error: DocError) {
+        guard Self.isPermanentError(error.code) else { return }
+        logger.debug("write stream handshake failed with \(error); resetting the stream token")
+        writeStream.lastStreamToken = []
+        localStore.setLastStreamToken([])
+    }
+
+    /// A write failed. A transient error is left to the restart (the same batches are sent
+    /// again after backoff); a permanent one rejects the oldest batch, which will never
+    /// succeed, and the stream restarts at once with the rest.
+    private func handleWriteError(_ error: DocError) {
+        guard Self.isPermanentWriteError(error.code) else { return }
+        let batch = writePipeline.removeFirst()
+        // A bad request, not a struggling server: no reason to wait before the next batch.
+        writeConnection.inhibitBackoff()
+        syncer?.rejectFailedWrite(batchID: batch.batchID, error: error)
+        fillWritePipeline()
+    }
+
+    /// Whether retrying after `code` cannot help. `aborted` counts as permanent here (as for
+    /// any request), but not for writes (see ``isPermanentWriteError(_:)``).
+    private static func isPermanentError(_ code: DocError.Code) -> Bool {
+        !code.isTransient || code == .aborted
+    }
+
+    /// Whether a write failing with `code` is rejected rather than retried: every code that is
+    /// not transient (`aborted`, a contention failure, is retried).
+    private static func isPermanentWriteError(_ code: DocError.Code) -> Bool {
+        !code.isTransient
+    }
+}
+
+extension RemoteStore: TargetMetadataProvider {
+    /// The documents the sync engine has in the target.
+    package func remoteKeys(for targetID: TargetID) -> Set<DocumentKey> {
+        syncer?.remoteKeys(for: targetID) ?? []
+    }
+
+    /// The target, while it is listened to.
+    package func targetData(for targetID: TargetID) -> TargetData? {
+        listenTargets[targetID]
+    }
+}
+
+/// Receives the streams' and the tracker's callbacks and forwards them to the remote store.
+/// It exists because the streams are created (with their delegate) inside the remote store's
+/// initializer, before `self` can be handed out; it holds the store weakly.
+private final class Callbacks: WatchStreamDelegate, WriteStreamDelegate {
+    weak var owner: RemoteStore?
+
+    func watchStreamDidOpen() { owner?.watchStreamDidOpen() }
+
+    func watchStreamDidChange(_ change: WatchChange, snapshotVersion: SnapshotVersion) {
+        owner?.watchStreamDidChange(change, snapshotVersion: snapshotVersion)
+    }
+
+    func watchStreamDidClose(error: DocError?) { owner?.watchStreamDidClose(error: error) }
+
+    func writeStreamDidOpen() { owner?.writeStreamDidOpen() }
+
+    func writeStreamDidCompleteHandshake() { owner?.writeStreamDidCompleteHandshake() }
+
+    func writeStreamDidReceiveResult(commitVersion: SnapshotVersion, results: [MutationResult]) {
+        owner?.writeStreamDidReceiveResult(commitVersion: commitVersion, results: results)
+    }
+
+    func writeStreamDidClose(error: DocError?) { owner?.writeStreamDidClose(error: error) }
+}

@@ -1,0 +1,167 @@
+import DocModel
+@testable import DocRules
+import Testing
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// SplitMix64: a small seeded generator, so failures reproduce.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// The parser and evaluator must turn any text into a rule set or a positioned error —
+/// never crash or hang.
+@Suite struct FuzzTests {
+    static let tokens = [
+        "{", "}", "(", ")", "[", "]", "match", "/", "$(", "'", "\"", "/*", "*/", "//", "**", "=", "==", "allow", "if",
+        "function", "let", "return", "&&", "||", "?", ":", ".", ",", ";", "\n", "{x=**}", "{id}", "42", "1.5", "é", "\\",
+        "read", "write", "get", "list", "create", "update", "delete", "request", "resource", "auth", "uid", "data",
+        "true", "false", "null", "in", "is", "string", "int", "map", "!", "-", "+", "*", "%", "<", ">=", "service",
+        "cloud.firestore", "rules_version", "'2'", "x", "f()", "size()", "keys()", "hasAll", "matches('.*')",
+        "/databases/$(database)/documents", "get(/a/$(b))", "0x", "9999999999999999999999", "'\\u12'", "r'", "😀",
+    ]
+
+    static func corpus() -> [String] {
+        var out: [String] = [
+            rulesSource("match /a/{b} { allow read: if request.auth.uid == b && resource.data.x in [1, 2]; }"),
+            rulesSource("function f(x) { let y = x + 1; return y > 2 ? true : false; }\nmatch /{p=**} { allow write: if f(1); }"),
+        ]
+        let fm = FileManager.default
+        if let suites = try? fm.contentsOfDirectory(atPath: conformanceDirectory) {
+            for s in suites.sorted() {
+                if let data = fm.contents(atPath: conformanceDirectory + "/" + s + "/firestore.rules") {
+                    out.append(String(decoding: data, as: UTF8.self))
+                }
+            }
+        }
+        return out
+    }
+
+    static func mutate(_ source: String, _ rng: inout SeededGenerator) -> String {
+        var scalars = Array(source.unicodeScalars)
+        let edits = Int.random(in: 1...4, using: &rng)
+        for _ in 0..<edits {
+            let n = scalars.count
+            switch Int.random(in: 0..<6, using: &rng) {
+            case 0 where n > 0:   // delete a range
+                let i = Int.random(in: 0..<n, using: &rng)
+                let len = Int.random(in: 1...min(8, n - i), using: &rng)
+                scalars.removeSubrange(i..<(i + len))
+            case 1 where n > 0:   // duplicate a range
+                let i = Int.random(in: 0..<n, using: &rng)
+                let len = Int.random(in: 1...min(40, n - i), using: &rng)
+                scalars.insert(contentsOf: scalars[i..<(i + len)], at: Int.random(in: 0...n, using: &rng))
+            case 2 where n > 1:   // swap two characters
+                scalars.swapAt(Int.random(in: 0..<n, using: &rng), Int.random(in: 0..<n, using: &rng))
+            case 3:               // insert a token
+                let t = tokens.randomElement(using: &rng)!
+                scalars.insert(contentsOf: t.unicodeScalars, at: Int.random(in: 0...n, using: &rng))
+            case 4:               // swap two whitespace-separated tokens
+                var words = String(String.UnicodeScalarView(scalars)).split(separator: " ", omittingEmptySubsequences: false)
+                if words.count > 1 {
+                    words.swapAt(Int.random(in: 0..<words.count, using: &rng), Int.random(in: 0..<words.count, using: &rng))
+                    scalars = Array(words.joined(separator: " ").unicodeScalars)
+                }
+            default:              // replace a character with a random one
+                if n > 0 {
+                    let c = Unicode.Scalar(UInt8.random(in: 32...126, using: &rng))
+                    scalars[Int.random(in: 0..<n, using: &rng)] = c
+                }
+            }
+        }
+        var view = String.UnicodeScalarView()
+        view.append(contentsOf: scalars)
+        return String(view)
+    }
+
+    static func soup(_ rng: inout SeededGenerator) -> String {
+        (0..<Int.random(in: 1...60, using: &rng)).map { _ in tokens.randomElement(using: &rng)! }
+            .joined(separator: Bool.random(using: &rng) ? " " : "")
+    }
+
+    /// Parses; on success evaluates a few requests. Returns whether it parsed.
+    @discardableResult
+    static func exercise(_ source: String) -> Bool {
+        let lines = source.split(separator: "\n", omittingEmptySubsequences: false).count
+        do {
+            let rules = try RuleSet.parse(source: source, file: "fuzz.rules")
+            let lookup = InMemoryDocumentLookup(documents: [key("a/b"): doc("a/b", ["x": 1])])
+            let stored = doc("projects/1", ["title": "t", "authors": ["abc"], "members": ["abc"]])
+            for request in [
+                getRequest("projects/1", auth: RulesAuth(uid: "abc"), resource: stored),
+                RulesRequest(method: .update, path: try! ResourcePath("projects/1"), auth: RulesAuth(uid: "abc"),
+                             resource: stored, requestResource: stored, time: testTime),
+                RulesRequest(method: .list, path: try! ResourcePath("projects"), auth: nil, time: testTime,
+                             query: RulesQuery(limit: 3, filters: [.where(try! FieldPath("title"), .equal, "t")])),
+            ] {
+                let d = rules.evaluate(request, lookup: lookup)
+                _ = d.message
+            }
+            return true
+        } catch {
+            #expect(error.line >= 1 && error.line <= lines + 1, "\(error) in:\n\(source)")
+            #expect(error.column >= 1, "\(error)")
+            #expect(!error.message.isEmpty)
+            return false
+        }
+    }
+
+    @Test func mutatedRulesFiles() {
+        var rng = SeededGenerator(seed: 0xD0C_CA5E)
+        let corpus = Self.corpus()
+        #expect(corpus.count >= 10)
+        var parsed = 0
+        var total = 0
+        let clock = ContinuousClock()
+        let elapsed = clock.measure {
+            for _ in 0..<250 {
+                for source in corpus {
+                    total += 1
+                    if Self.exercise(Self.mutate(source, &rng)) { parsed += 1 }
+                }
+            }
+        }
+        #expect(total >= 2_500)
+        // Some mutations still parse (e.g. inside comments), most do not.
+        #expect(parsed > 0 && parsed < total)
+        #expect(elapsed < .seconds(120))
+    }
+
+    @Test func tokenSoup() {
+        var rng = SeededGenerator(seed: 42)
+        for _ in 0..<2_000 {
+            let s = Self.soup(&rng)
+            Self.exercise(s)
+            Self.exercise(rulesSource("match /a/{b} { allow read: if \(s); }"))
+        }
+    }
+
+    @Test func pathologicalNesting() {
+        let n = 20_000
+        for s in [
+            String(repeating: "(", count: n), String(repeating: "[", count: n), String(repeating: "{", count: n),
+            String(repeating: "!", count: n) + "true", String(repeating: "-", count: n) + "1",
+            String(repeating: "a.", count: n) + "b", String(repeating: "f(", count: n),
+            (0..<n).map { "x\($0)" }.joined(separator: " && "), String(repeating: "x ? ", count: n) + "1",
+            String(repeating: "/a/$(", count: 2_000) + "1" + String(repeating: ")", count: 2_000),
+            String(repeating: "'", count: n), String(repeating: "/*", count: n), String(repeating: "[1,", count: n),
+        ] {
+            #expect(!Self.exercise(rulesSource("match /a/{b} { allow read: if \(s); }")))
+        }
+        let blocks = String(repeating: "match /a/{b} {", count: n) + String(repeating: "}", count: n)
+        #expect(!Self.exercise(rulesSource(blocks)))
+        let functions = String(repeating: "function f() { return ", count: n)
+        #expect(!Self.exercise(rulesSource(functions)))
+    }
+}

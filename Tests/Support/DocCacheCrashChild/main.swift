@@ -1,0 +1,59 @@
+// A child process for the DocCache durability test.
+//
+// usage: doccache-crash-child DIRECTORY COUNT
+// Opens the store of tenant "crash", user "child" in DIRECTORY and writes COUNT documents
+// (`notes/n<i>`, alternating setData, merge, updateData and batches). After each write call
+// returns (accepted locally) it prints `accepted <batchID> <path>` and flushes; then prints
+// `ready` and waits to be killed. It exits by itself when stdin closes or after 5 minutes, so
+// it can never outlive a crashed test run.
+import DocCache
+import Foundation
+
+/// Writes a line straight to the pipe (no stdio buffering), so the parent sees it at once.
+func report(_ line: String) {
+    FileHandle.standardOutput.write((line + "\n").data(using: .utf8)!)
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3, let count = Int(arguments[2]) else {
+    FileHandle.standardError.write("usage: doccache-crash-child DIRECTORY COUNT\n".data(using: .utf8)!)
+    exit(2)
+}
+Thread.detachNewThread {
+    _ = FileHandle.standardInput.readDataToEndOfFile()
+    exit(0)
+}
+
+do {
+    let store = try await DocumentStore.open(directory: arguments[1], tenant: "crash", user: "child")
+    let notes = try store.collection("notes")
+    var i = 0
+    while i < count {
+        let ref = try notes.document("n\(i)")
+        switch i % 4 {
+        case 0:
+            let handle = try await ref.setData(["i": .value(.integer(Int64(i))), "text": .value(.string("note \(i)"))])
+            report("accepted \(handle.batchID) \(ref.path)")
+        case 1:
+            let handle = try await ref.setData(["i": .value(.integer(Int64(i))), "merged": true], merge: true)
+            report("accepted \(handle.batchID) \(ref.path)")
+        case 2:
+            try await ref.setData(["i": .value(.integer(Int64(i)))])
+            let handle = try await ref.updateData(["count": .increment(Int64(i)), "at": .serverTimestamp()])
+            report("accepted \(handle.batchID - 1) \(ref.path)")
+            report("accepted \(handle.batchID) \(ref.path)")
+        default:
+            var batch = store.batch()
+            try batch.setData(["i": .value(.integer(Int64(i)))], for: ref)
+            try batch.setData(["of": .value(.string(ref.path))], for: notes.document("n\(i)-extra"))
+            let handle = try await batch.commit()
+            report("accepted \(handle.batchID) \(ref.path)")
+        }
+        i += 1
+    }
+    report("ready")
+    try await Task.sleep(for: .seconds(300))
+} catch {
+    FileHandle.standardError.write("doccache-crash-child: \(error)\n".data(using: .utf8)!)
+    exit(1)
+}
