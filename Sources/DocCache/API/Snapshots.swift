@@ -54,8 +54,8 @@ public struct DocumentSnapshot: Sendable {
         guard let value = document?.data[tombstoneField] else { return nil }
         return Self.resolve(value, .estimate).timestampValue
     }
-    /// The server commit version of the document's last change (`nil` for a document that
-    /// exists only locally).
+    /// The server commit version of the document's last change; `nil` while the document has
+    /// pending writes (its local view is not a committed version) or exists only locally.
     public var version: SnapshotVersion? {
         guard let document, document.version != .none else { return nil }
         return document.version

@@ -75,7 +75,7 @@ package final class LocalStore {
             let batch = try queue.addBatch(localWriteTime: localWriteTime, baseMutations: [], mutations: mutations, in: txn)
             var changes: [DocumentKey: MaybeDocument?] = [:]
             for key in keys {
-                let after = batch.applyToLocalView(before[key] ?? nil, for: key)
+                let after = Self.applyLocally(batch, to: before[key] ?? nil, for: key)
                 if let after {
                     try persistence.overlays.save(Overlay(key: key, largestBatchID: batch.batchID, document: after), user: user, in: txn)
                 }
@@ -313,6 +313,17 @@ package final class LocalStore {
         return result
     }
 
+    /// The local view of document `key` with `batch` applied. As in Firestore, a document the
+    /// batch changed has no committed version (`none`) until the server confirms it: its
+    /// contents are no longer those of any server version, and an `updateTime` precondition
+    /// of a later pending write cannot hold against it locally.
+    static func applyLocally(_ batch: MutationBatch, to document: MaybeDocument?, for key: DocumentKey) -> MaybeDocument? {
+        let result = batch.applyToLocalView(document, for: key)
+        guard case .document(var changed)? = result, changed.hasLocalMutations else { return result }
+        changed.version = .none
+        return .document(changed)
+    }
+
     /// Rebuilds the overlay of each key from its remote document and the pending batches
     /// that touch it (in batch order); removes it when no batch does.
     private func recomputeOverlays(_ keys: Set<DocumentKey>, in txn: PersistenceTransaction) throws(DocError) {
@@ -323,7 +334,7 @@ package final class LocalStore {
             var document = remote[key]
             var largest: BatchID?
             for batch in batches where batch.keys.contains(key) {
-                document = batch.applyToLocalView(document, for: key)
+                document = Self.applyLocally(batch, to: document, for: key)
                 largest = batch.batchID
             }
             if let largest, let document {

@@ -32,18 +32,11 @@ struct ByteWriter {
     mutating func flag(_ b: Bool) { bytes.append(b ? 1 : 0) }
 
     /// Appends an unsigned LEB128 varint.
-    mutating func varint(_ v: UInt64) {
-        var v = v
-        while v >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        bytes.append(UInt8(v))
-    }
+    mutating func varint(_ v: UInt64) { Varint.append(v, to: &bytes) }
 
     /// Appends a signed integer as a zigzag varint (small magnitudes take one byte).
     mutating func zigzag(_ v: Int64) {
-        varint(UInt64(bitPattern: (v << 1) ^ (v >> 63)))
+        varint(Varint.zigzag(v))
     }
 
     /// Appends a length-prefixed byte string.
@@ -126,24 +119,16 @@ struct ByteReader {
     /// Reads a minimal unsigned LEB128 varint.
     mutating func varint() throws(DocError) -> UInt64 {
         let start = offset
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            let b = try byte()
-            if shift == 63, b > 1 { throw fail("varint overflows 64 bits", at: start) }
-            result |= UInt64(b & 0x7F) << shift
-            if b & 0x80 == 0 {
-                if b == 0, shift > 0 { throw fail("non-minimal varint", at: start) }
-                return result
-            }
-            shift += 7
+        do {
+            return try Varint.read(bytes, at: &offset)
+        } catch {
+            throw fail(error.message, at: error == .truncated ? offset : start)
         }
     }
 
     /// Reads a zigzag varint.
     mutating func zigzag() throws(DocError) -> Int64 {
-        let u = try varint()
-        return Int64(bitPattern: u >> 1) ^ -Int64(bitPattern: u & 1)
+        Varint.unzigzag(try varint())
     }
 
     /// Reads a zigzag varint that must fit in `Int32`.

@@ -186,17 +186,10 @@ struct BinaryWriter {
         bytes.append(kind.rawValue)
     }
 
-    mutating func varint(_ v: UInt64) {
-        var v = v
-        while v >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        bytes.append(UInt8(v))
-    }
+    mutating func varint(_ v: UInt64) { Varint.append(v, to: &bytes) }
 
     mutating func zigzag(_ v: Int64) {
-        varint(UInt64(bitPattern: (v << 1) ^ (v >> 63)))
+        varint(Varint.zigzag(v))
     }
 
     mutating func raw64(_ v: UInt64) {
@@ -307,23 +300,15 @@ struct BinaryReader {
 
     mutating func varint() throws(DocError) -> UInt64 {
         let start = pos
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            let b = try byte()
-            if shift == 63, b > 1 { throw fail("varint overflows 64 bits", at: start) }
-            result |= UInt64(b & 0x7F) << shift
-            if b & 0x80 == 0 {
-                if b == 0, shift > 0 { throw fail("non-minimal varint", at: start) }
-                return result
-            }
-            shift += 7
+        do {
+            return try Varint.read(bytes, at: &pos)
+        } catch {
+            throw fail(error.message, at: error == .truncated ? pos : start)
         }
     }
 
     mutating func zigzag() throws(DocError) -> Int64 {
-        let u = try varint()
-        return Int64(bitPattern: u >> 1) ^ -Int64(bitPattern: u & 1)
+        Varint.unzigzag(try varint())
     }
 
     /// A length or count that must not exceed the remaining bytes (each element takes at

@@ -117,8 +117,10 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         try self.init(seconds: days * 86_400 + h * 3600 + mi * 60 + s - offset, nanos: Int32(nanos))
     }
 
-    // Howard Hinnant's civil-calendar algorithms (proleptic Gregorian).
-    static func days(fromCivil y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
+    // Howard Hinnant's civil-calendar algorithms (proleptic Gregorian), shared with DocRules.
+
+    /// Days since 1970-01-01 of a civil date.
+    package static func days(fromCivil y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
         let y = m <= 2 ? y0 - 1 : y0
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -127,7 +129,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         return era * 146_097 + doe - 719_468
     }
 
-    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
+    /// The civil date (year, month, day) of a day number (days since 1970-01-01).
+    package static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
         let z = z0 + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097
@@ -139,7 +142,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         return (m <= 2 ? yoe + era * 400 + 1 : yoe + era * 400, m, d)
     }
 
-    static func daysIn(month m: Int64, year y: Int64) -> Int64 {
+    /// The number of days of a month.
+    package static func daysIn(month m: Int64, year y: Int64) -> Int64 {
         switch m {
         case 2: return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 ? 29 : 28
         case 4, 6, 9, 11: return 30

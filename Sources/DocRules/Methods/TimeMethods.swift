@@ -25,41 +25,18 @@ enum Time {
         try timestamp(nanoseconds: nanoseconds(t) + ns)
     }
 
-    /// Days since 1970-01-01 of a civil date.
+    /// Days since 1970-01-01 of a civil date (DocModel's proleptic Gregorian calendar).
     static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        // Count years from March so the leap day is the last day of the "year".
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let shiftedMonth = month > 2 ? month - 3 : month + 9
-        let dayOfYear = (153 * shiftedMonth + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        Timestamp.days(fromCivil: year, month, day)
     }
 
     /// The civil date of a day number (days since 1970-01-01).
     static func civil(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return (year, month, day)
+        let (y, m, d) = Timestamp.civil(fromDays: days)
+        return (y, m, d)
     }
 
-    static func isLeap(_ y: Int64) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
-
-    static func daysIn(month: Int64, year: Int64) -> Int64 {
-        switch month {
-        case 2: return isLeap(year) ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
+    static func daysIn(month: Int64, year: Int64) -> Int64 { Timestamp.daysIn(month: month, year: year) }
 
     /// Day number and nanoseconds into that day.
     static func split(_ t: Timestamp) -> (days: Int64, nanosOfDay: Int128) {
