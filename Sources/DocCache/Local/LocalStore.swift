@@ -19,7 +19,6 @@ package final class LocalStore {
     /// server has not (yet) confirmed them as members of the target.
     private var localViewReferences: [TargetID: Set<DocumentKey>] = [:]
     private var targetIDGenerator: TargetIDGenerator
-    private var sequenceNumber: ListenSequenceNumber
     package private(set) var lastRemoteSnapshotVersion: SnapshotVersion
     private let clock: @Sendable () -> Timestamp
 
@@ -35,17 +34,11 @@ package final class LocalStore {
             try persistence.targets.metadata(in: txn)
         }
         self.targetIDGenerator = .forQueryTargets(after: metadata.highestTargetID)
-        self.sequenceNumber = metadata.highestListenSequenceNumber
         self.lastRemoteSnapshotVersion = metadata.lastRemoteSnapshotVersion
         self.queryEngine.user = user
     }
 
     private var queue: MutationQueue { persistence.mutationQueue(for: user) }
-
-    private func nextSequenceNumber() -> ListenSequenceNumber {
-        sequenceNumber += 1
-        return sequenceNumber
-    }
 
     // MARK: - Users
 
@@ -152,7 +145,7 @@ package final class LocalStore {
     /// version. Returns the new local view of every changed document.
     package func applyRemoteEvent(_ event: RemoteEvent) throws(DocError) -> [DocumentKey: MaybeDocument?] {
         let changes = try persistence.run("Apply remote event") { txn throws(DocError) in
-            let sequence = nextSequenceNumber()
+            let sequence = txn.sequenceNumber
             for (targetID, change) in event.targetChanges {
                 guard let old = activeTargets[targetID] else { continue }
                 try persistence.targets.removeMatchingKeys(change.removedDocuments, from: targetID, in: txn)
@@ -230,7 +223,7 @@ package final class LocalStore {
         let data = try persistence.run("Allocate target") { txn throws(DocError) -> TargetData in
             if let cached = try persistence.targets.targetData(for: target, in: txn) { return cached }
             let fresh = TargetData(target: target, targetID: targetIDGenerator.nextID(), purpose: .listen,
-                                   sequenceNumber: nextSequenceNumber())
+                                   sequenceNumber: txn.sequenceNumber)
             try persistence.targets.add(fresh, in: txn)
             return fresh
         }
@@ -245,9 +238,9 @@ package final class LocalStore {
         guard let data = activeTargets.removeValue(forKey: targetID) else { return }
         activeTargetIDs[data.target] = nil
         localViewReferences[targetID] = nil
-        let released = data.withSequenceNumber(nextSequenceNumber())
         try persistence.run("Release target") { txn throws(DocError) in
-            try persistence.targets.update(released, in: txn)
+            // Stamped with this transaction's sequence number: the same clock as the documents.
+            try persistence.targets.update(data.withSequenceNumber(txn.sequenceNumber), in: txn)
         }
     }
 
