@@ -78,6 +78,24 @@ package actor ClientCore {
         syncEngine.onBatchSettled = { [unowned self] in self.assumeIsolated { $0.adjustPendingWriteCount(by: -1) } }
         remoteStore.start()
         if datastore == nil { remoteStore.disableNetwork() }
+        if settings.cacheSizeBytes != StoreSettings.unlimited {
+            _ = scheduler.schedule(.garbageCollection, after: Self.initialGarbageCollectionDelay) { [unowned self] in
+                self.assumeIsolated { $0.collectGarbageAndReschedule() }
+            }
+        }
+    }
+
+    /// Garbage collection runs by itself, as in Firestore: a minute after opening, then every
+    /// five minutes (it only removes anything when the cache is over its size limit).
+    static let initialGarbageCollectionDelay: Duration = .seconds(60)
+    static let garbageCollectionInterval: Duration = .seconds(300)
+
+    private func collectGarbageAndReschedule() {
+        guard !isClosed else { return }
+        _ = try? localStore.collectGarbage(cacheSizeLimit: settings.cacheSizeBytes)
+        _ = scheduler.schedule(.garbageCollection, after: Self.garbageCollectionInterval) { [weak self] in
+            self?.assumeIsolated { $0.collectGarbageAndReschedule() }
+        }
     }
 
     func fireTimer(_ token: Int) {
