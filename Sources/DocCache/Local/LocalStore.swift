@@ -64,7 +64,16 @@ package final class LocalStore {
         let localWriteTime = clock()
         return try persistence.run("Write locally") { txn throws(DocError) in
             let keys = Set(mutations.map(\.key))
-            let before = try localViews(keys, in: txn)
+            // A batch whose first write to a key replaces the document (a set without
+            // transforms) does not depend on the key's previous local view: skip reading it.
+            var replaced = Set<DocumentKey>()
+            var seen = Set<DocumentKey>()
+            for mutation in mutations where seen.insert(mutation.key).inserted {
+                if case .set = mutation.kind, mutation.fieldTransforms.isEmpty, mutation.precondition == .none {
+                    replaced.insert(mutation.key)
+                }
+            }
+            let before = try localViews(keys.subtracting(replaced), in: txn)
             let batch = try queue.addBatch(localWriteTime: localWriteTime, baseMutations: [], mutations: mutations, in: txn)
             var changes: [DocumentKey: MaybeDocument?] = [:]
             for key in keys {
