@@ -95,3 +95,18 @@ struct UnicodeEdgeCaseTests {
         #expect(ObjectValue(["\u{E9}": 1]) != ObjectValue(["e\u{301}": 1]))
     }
 }
+
+@Suite("Field path length")
+struct FieldPathLengthTests {
+    @Test func canonicalByteCountEqualsTheCanonicalStringLength() throws {
+        var rng = SplitMix64(seed: 7)
+        let pieces = ["a", "b_1", "x y", "`", "\\", "é", "😀", "1a", ".", "__", "Z9"]
+        for _ in 0..<2_000 {
+            let segments = (0..<Int.random(in: 1...4, using: &rng)).map { _ in
+                (0..<Int.random(in: 1...3, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
+            }
+            let path = try FieldPath(segments: segments)
+            #expect(path.canonicalByteCount == path.canonicalString.utf8.count, "\(segments)")
+        }
+    }
+}

@@ -69,15 +69,33 @@ package actor ClientCore {
         self.remoteStore = remoteStore
         self.syncEngine = syncEngine
         self.eventManager = eventManager
-        self.pendingWriteCount = (try? localStore.pendingBatches().count) ?? 0
+        self.pendingWriteCount = try localStore.pendingBatchCount()
         scheduler.core = self
         // The engine calls these synchronously on this actor.
         syncEngine.onWriteRejected = { [unowned self] batch, error in
             self.assumeIsolated { $0.publishWriteError(batch, error) }
         }
-        syncEngine.onBatchSettled = { [unowned self] in self.assumeIsolated { $0.refreshPendingWriteCount() } }
+        syncEngine.onBatchSettled = { [unowned self] in self.assumeIsolated { $0.adjustPendingWriteCount(by: -1) } }
         remoteStore.start()
         if datastore == nil { remoteStore.disableNetwork() }
+        if settings.cacheSizeBytes != StoreSettings.unlimited {
+            _ = scheduler.schedule(.garbageCollection, after: Self.initialGarbageCollectionDelay) { [unowned self] in
+                self.assumeIsolated { $0.collectGarbageAndReschedule() }
+            }
+        }
+    }
+
+    /// Garbage collection runs by itself, as in Firestore: a minute after opening, then every
+    /// five minutes (it only removes anything when the cache is over its size limit).
+    static let initialGarbageCollectionDelay: Duration = .seconds(60)
+    static let garbageCollectionInterval: Duration = .seconds(300)
+
+    private func collectGarbageAndReschedule() {
+        guard !isClosed else { return }
+        _ = try? localStore.collectGarbage(cacheSizeLimit: settings.cacheSizeBytes)
+        _ = scheduler.schedule(.garbageCollection, after: Self.garbageCollectionInterval) { [weak self] in
+            self?.assumeIsolated { $0.collectGarbageAndReschedule() }
+        }
     }
 
     func fireTimer(_ token: Int) {
@@ -115,7 +133,7 @@ package actor ClientCore {
         try checkOpen()
         let tracker = CommitTracker()
         let result = try syncEngine.write(mutations) { outcome in tracker.resolve(outcome) }
-        refreshPendingWriteCount()
+        adjustPendingWriteCount(by: 1)
         return (result.batchID, tracker)
     }
 
@@ -123,7 +141,7 @@ package actor ClientCore {
     package func revert(_ batchID: BatchID) throws(DocError) {
         try checkOpen()
         try syncEngine.revert(batchID)
-        refreshPendingWriteCount()
+        adjustPendingWriteCount(by: -1)
     }
 
     package func pendingWrites() throws(DocError) -> [PendingWrite] {
@@ -139,11 +157,12 @@ package actor ClientCore {
         try result.get()
     }
 
-    private func refreshPendingWriteCount() {
-        guard !isClosed, let count = try? localStore.pendingBatches().count else { return }
-        guard count != pendingWriteCount else { return }
-        pendingWriteCount = count
-        for continuation in pendingCountObservers.values { continuation.yield(count) }
+    /// Keeps the pending-write count in memory (read from disk once, at open): every batch
+    /// enters through `write` and leaves through acknowledgement, rejection or `revert`.
+    private func adjustPendingWriteCount(by delta: Int) {
+        guard !isClosed else { return }
+        pendingWriteCount = max(0, pendingWriteCount + delta)
+        for continuation in pendingCountObservers.values { continuation.yield(pendingWriteCount) }
     }
 
     package func observePendingWriteCount(_ continuation: AsyncStream<Int>.Continuation) -> Int {

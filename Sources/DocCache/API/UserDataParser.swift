@@ -60,12 +60,19 @@ package enum UserDataParser {
             _ value: FieldValue, at segments: [String], key: DocumentKey, allowDelete: Bool, operation: String,
             topLevelMask: Bool
         ) throws(DocError) {
-            let path = try FieldPath(segments: segments)
-            let at = "\(key) field \(path)"
-            switch value {
-            case .value(let v):
-                object.set(v, at: path)
+            if case .value(let v) = value {
+                // Plain values: names, depth and size are checked once for the whole document by
+                // `Mutation.validate` (DocumentLimits), so no per-field path validation here.
+                let path = FieldPath(unchecked: segments)
+                if segments.count == 1 { object.fields[segments[0]] = v } else { object.set(v, at: path) }
                 maskPaths.append(path)
+                return
+            }
+            let path = try FieldPath(segments: segments)
+            var at: String { "\(key) field \(path)" }
+            switch value {
+            case .value:
+                return
             case .map(let m):
                 if topLevelMask {
                     // updateData replaces the map at this path as a whole.

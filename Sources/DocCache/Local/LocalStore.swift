@@ -19,7 +19,6 @@ package final class LocalStore {
     /// server has not (yet) confirmed them as members of the target.
     private var localViewReferences: [TargetID: Set<DocumentKey>] = [:]
     private var targetIDGenerator: TargetIDGenerator
-    private var sequenceNumber: ListenSequenceNumber
     package private(set) var lastRemoteSnapshotVersion: SnapshotVersion
     private let clock: @Sendable () -> Timestamp
 
@@ -35,17 +34,11 @@ package final class LocalStore {
             try persistence.targets.metadata(in: txn)
         }
         self.targetIDGenerator = .forQueryTargets(after: metadata.highestTargetID)
-        self.sequenceNumber = metadata.highestListenSequenceNumber
         self.lastRemoteSnapshotVersion = metadata.lastRemoteSnapshotVersion
         self.queryEngine.user = user
     }
 
     private var queue: MutationQueue { persistence.mutationQueue(for: user) }
-
-    private func nextSequenceNumber() -> ListenSequenceNumber {
-        sequenceNumber += 1
-        return sequenceNumber
-    }
 
     // MARK: - Users
 
@@ -71,7 +64,16 @@ package final class LocalStore {
         let localWriteTime = clock()
         return try persistence.run("Write locally") { txn throws(DocError) in
             let keys = Set(mutations.map(\.key))
-            let before = try localViews(keys, in: txn)
+            // A batch whose first write to a key replaces the document (a set without
+            // transforms) does not depend on the key's previous local view: skip reading it.
+            var replaced = Set<DocumentKey>()
+            var seen = Set<DocumentKey>()
+            for mutation in mutations where seen.insert(mutation.key).inserted {
+                if case .set = mutation.kind, mutation.fieldTransforms.isEmpty, mutation.precondition == .none {
+                    replaced.insert(mutation.key)
+                }
+            }
+            let before = try localViews(keys.subtracting(replaced), in: txn)
             let batch = try queue.addBatch(localWriteTime: localWriteTime, baseMutations: [], mutations: mutations, in: txn)
             var changes: [DocumentKey: MaybeDocument?] = [:]
             for key in keys {
@@ -127,6 +129,10 @@ package final class LocalStore {
         try persistence.run("Pending batches") { txn throws(DocError) in try queue.allBatches(in: txn) }
     }
 
+    package func pendingBatchCount() throws(DocError) -> Int {
+        try persistence.run("Count pending batches") { txn throws(DocError) in try queue.count(in: txn) }
+    }
+
     package func highestUnacknowledgedBatchID() throws(DocError) -> BatchID {
         try persistence.run("Highest unacknowledged batch") { txn throws(DocError) in
             try queue.highestUnacknowledgedBatchID(in: txn)
@@ -148,7 +154,7 @@ package final class LocalStore {
     /// version. Returns the new local view of every changed document.
     package func applyRemoteEvent(_ event: RemoteEvent) throws(DocError) -> [DocumentKey: MaybeDocument?] {
         let changes = try persistence.run("Apply remote event") { txn throws(DocError) in
-            let sequence = nextSequenceNumber()
+            let sequence = txn.sequenceNumber
             for (targetID, change) in event.targetChanges {
                 guard let old = activeTargets[targetID] else { continue }
                 try persistence.targets.removeMatchingKeys(change.removedDocuments, from: targetID, in: txn)
@@ -226,7 +232,7 @@ package final class LocalStore {
         let data = try persistence.run("Allocate target") { txn throws(DocError) -> TargetData in
             if let cached = try persistence.targets.targetData(for: target, in: txn) { return cached }
             let fresh = TargetData(target: target, targetID: targetIDGenerator.nextID(), purpose: .listen,
-                                   sequenceNumber: nextSequenceNumber())
+                                   sequenceNumber: txn.sequenceNumber)
             try persistence.targets.add(fresh, in: txn)
             return fresh
         }
@@ -241,9 +247,9 @@ package final class LocalStore {
         guard let data = activeTargets.removeValue(forKey: targetID) else { return }
         activeTargetIDs[data.target] = nil
         localViewReferences[targetID] = nil
-        let released = data.withSequenceNumber(nextSequenceNumber())
         try persistence.run("Release target") { txn throws(DocError) in
-            try persistence.targets.update(released, in: txn)
+            // Stamped with this transaction's sequence number: the same clock as the documents.
+            try persistence.targets.update(data.withSequenceNumber(txn.sequenceNumber), in: txn)
         }
     }
 

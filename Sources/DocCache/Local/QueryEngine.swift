@@ -88,6 +88,15 @@ package final class QueryEngine {
             if remoteMatches.count >= limit { break }
         }
         var candidates = remoteMatches
+        // Documents whose value for the field is too large for the index have a marker
+        // instead: they are candidates too.
+        for key in try persistence.remoteDocuments.unindexedDocuments(collection: query.path, field: plan.field, in: txn)
+            where overlays[key] == nil
+        {
+            if let doc = try persistence.remoteDocuments.get(key, in: txn)?.document, query.matches(doc) {
+                candidates.append(doc)
+            }
+        }
         for overlay in overlays.values {
             if let doc = overlay.document.document, query.matches(doc) { candidates.append(doc) }
         }

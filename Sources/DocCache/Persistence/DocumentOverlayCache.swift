@@ -11,6 +11,7 @@ package struct Overlay: Sendable, Hashable {
     /// The local view: a ``Document`` or, for a pending delete, a ``NoDocument``.
     package var document: MaybeDocument
 
+    /// Creates an overlay.
     package init(key: DocumentKey, largestBatchID: BatchID, document: MaybeDocument) {
         self.key = key
         self.largestBatchID = largestBatchID
@@ -21,8 +22,10 @@ package struct Overlay: Sendable, Hashable {
 /// Overlays per user, stored under (user, collection path, document id) so the overlays of a
 /// collection are one prefix scan.
 package final class DocumentOverlayCache {
+    /// Creates the cache (the store owns one).
     init() {}
 
+    /// The record name in decoding errors.
     static let recordName = "overlay"
 
     /// The overlay of `key` for `user`, or `nil`.

@@ -8,7 +8,9 @@ internal import DocModel
 /// not keep (an overlay of a pending delete is a no-document with local mutations); other
 /// bits must be zero.
 enum DocumentRecord {
+    /// The format byte of a document record.
     static let format: UInt8 = 1
+    /// The flag bit for `NoDocument.hasLocalMutations`.
     static let noDocumentLocalMutations: UInt8 = 0x01
 
     /// Encodes `document` with the record's integer (`extra`).

@@ -8,6 +8,7 @@ package struct IndexBound: Sendable, Hashable {
     /// Whether documents whose field equals ``value`` are included.
     package var inclusive: Bool
 
+    /// Creates a bound.
     package init(value: Value, inclusive: Bool) {
         self.value = value
         self.inclusive = inclusive
@@ -42,6 +43,7 @@ enum FieldIndexer {
         return builder.entries
     }
 
+    /// Accumulates the rows of one document.
     private struct Builder {
         let fieldBase: KeyEncoder
         let arrayBase: KeyEncoder

@@ -14,7 +14,11 @@ internal import DocModel
 //  0x01  globals                 string(name)                          per name, below
 //          "schema_version"                                            zigzag varint: the schema version
 //          "client_id"                                                 UTF-8: the store's random client id
-//          "next_batch_id"                                             zigzag varint: the next batch id
+//          "next_batch_id"                                             zigzag varint: above every batch id
+//                                                                      removed from a queue (written
+//                                                                      when a batch is removed; the store
+//                                                                      resumes above it and above every
+//                                                                      stored batch)
 //  0x10  remote documents        path(document)                        document record: format, flags,
 //                                                                      zigzag read time, MaybeDocument
 //                                                                      (DocModel binary)
@@ -101,9 +105,11 @@ enum KeySchema {
         var prefix: [UInt8] { [rawValue] }
     }
 
-    /// Global names.
+    /// The global holding the schema version.
     static let schemaVersionName = "schema_version"
+    /// The global holding the client id.
     static let clientIDName = "client_id"
+    /// The global holding the batch-id counter.
     static let nextBatchIDName = "next_batch_id"
 
     /// The path-segment marker of the ordered path encoding: a collection's prefix followed by
@@ -112,6 +118,7 @@ enum KeySchema {
 
     // MARK: Globals
 
+    /// The key of the global row `name`.
     static func global(_ name: String) -> [UInt8] {
         var k = KeyEncoder(prefix: Table.globals.prefix)
         k.append(string: name)
@@ -120,6 +127,7 @@ enum KeySchema {
 
     // MARK: Remote documents
 
+    /// The row of a remote document.
     static func remoteDocument(_ key: DocumentKey) -> [UInt8] {
         var k = KeyEncoder(prefix: Table.remoteDocuments.prefix)
         k.append(key: key)
@@ -132,30 +140,16 @@ enum KeySchema {
         collectionChildrenPrefix(table: .remoteDocuments, collection)
     }
 
-    static func decodeRemoteDocumentKey(_ bytes: [UInt8]) throws(DocError) -> DocumentKey {
-        var d = KeyDecoder(bytes, offset: 1)
-        let key = try d.readKey()
-        try d.finish()
-        return key
-    }
-
-    /// The path of a remote-document key, without requiring a document path (a key with
-    /// extra segments belongs to a sub-collection's document).
-    static func decodeRemoteDocumentPath(_ bytes: [UInt8]) throws(DocError) -> ResourcePath {
-        var d = KeyDecoder(bytes, offset: 1)
-        let path = try d.readPath()
-        try d.finish()
-        return path
-    }
-
     // MARK: Read-time index
 
+    /// The prefix of the read-time rows of `collection`.
     static func readTimePrefix(_ collection: ResourcePath) -> [UInt8] {
         var k = KeyEncoder(prefix: Table.readTimeIndex.prefix)
         k.append(path: collection)
         return k.bytes
     }
 
+    /// The read-time row of a document: (collection, read time, document id).
     static func readTime(_ collection: ResourcePath, _ readTime: SnapshotVersion, _ documentID: String) -> [UInt8] {
         var k = KeyEncoder(prefix: readTimePrefix(collection))
         k.append(int64: readTime.microseconds)
@@ -175,18 +169,21 @@ enum KeySchema {
 
     // MARK: Collection-group index
 
+    /// The prefix of the collection-group rows of the collection id `group`.
     static func collectionGroupPrefix(_ group: String) -> [UInt8] {
         var k = KeyEncoder(prefix: Table.collectionGroupIndex.prefix)
         k.append(string: group)
         return k.bytes
     }
 
+    /// The collection-group row of a document.
     static func collectionGroup(_ key: DocumentKey) -> [UInt8] {
         var k = KeyEncoder(prefix: collectionGroupPrefix(key.collectionGroup))
         k.append(key: key)
         return k.bytes
     }
 
+    /// The document of a collection-group row.
     static func decodeCollectionGroup(_ bytes: [UInt8]) throws(DocError) -> DocumentKey {
         var d = KeyDecoder(bytes, offset: 1)
         _ = try d.readString()
@@ -243,30 +240,35 @@ enum KeySchema {
 
     // MARK: Mutation queues
 
+    /// The prefix of the batches of `user`.
     static func mutationsPrefix(_ user: String) -> [UInt8] {
         var k = KeyEncoder(prefix: Table.mutations.prefix)
         k.append(string: user)
         return k.bytes
     }
 
+    /// The row of batch `batchID` of `user`.
     static func mutation(_ user: String, _ batchID: BatchID) -> [UInt8] {
         var k = KeyEncoder(prefix: mutationsPrefix(user))
         k.append(int64: Int64(batchID))
         return k.bytes
     }
 
+    /// The prefix of the document → batch rows of `user`.
     static func documentMutationsPrefix(_ user: String) -> [UInt8] {
         var k = KeyEncoder(prefix: Table.documentMutations.prefix)
         k.append(string: user)
         return k.bytes
     }
 
+    /// The prefix of the document → batch rows of `key` for `user`.
     static func documentMutationsPrefix(_ user: String, _ key: DocumentKey) -> [UInt8] {
         var k = KeyEncoder(prefix: documentMutationsPrefix(user))
         k.append(key: key)
         return k.bytes
     }
 
+    /// The document → batch row of (`user`, `key`, `batchID`).
     static func documentMutation(_ user: String, _ key: DocumentKey, _ batchID: BatchID) -> [UInt8] {
         var k = KeyEncoder(prefix: documentMutationsPrefix(user, key))
         k.append(int64: Int64(batchID))
@@ -291,6 +293,7 @@ enum KeySchema {
         return (path, BatchID(id))
     }
 
+    /// The queue row of `user` (its last stream token).
     static func mutationQueue(_ user: String) -> [UInt8] {
         var k = KeyEncoder(prefix: Table.mutationQueues.prefix)
         k.append(string: user)
@@ -307,24 +310,28 @@ enum KeySchema {
 
     // MARK: Overlays
 
+    /// The prefix of the overlays of `user`.
     static func overlaysPrefix(_ user: String) -> [UInt8] {
         var k = KeyEncoder(prefix: Table.overlays.prefix)
         k.append(string: user)
         return k.bytes
     }
 
+    /// The prefix of the overlays of `user` in `collection` (direct children only).
     static func overlaysPrefix(_ user: String, collection: ResourcePath) -> [UInt8] {
         var k = KeyEncoder(prefix: overlaysPrefix(user))
         k.append(path: collection)
         return k.bytes
     }
 
+    /// The overlay row of `key` for `user`.
     static func overlay(_ user: String, _ key: DocumentKey) -> [UInt8] {
         var k = KeyEncoder(prefix: overlaysPrefix(user, collection: key.collectionPath))
         k.append(string: key.documentID)
         return k.bytes
     }
 
+    /// The user and document of an overlay row.
     static func decodeOverlay(_ bytes: [UInt8]) throws(DocError) -> (String, DocumentKey) {
         var d = KeyDecoder(bytes, offset: 1)
         let user = try d.readString()
@@ -339,32 +346,28 @@ enum KeySchema {
 
     // MARK: Targets
 
+    /// The row of target `id`.
     static func target(_ id: TargetID) -> [UInt8] {
         var k = KeyEncoder(prefix: Table.targets.prefix)
         k.append(int64: Int64(id))
         return k.bytes
     }
 
-    static func decodeTarget(_ bytes: [UInt8]) throws(DocError) -> TargetID {
-        var d = KeyDecoder(bytes, offset: 1)
-        let id = try d.readInt64()
-        try d.finish()
-        guard let t = TargetID(exactly: id) else { throw DocError(.dataLoss, "corrupt target key: id \(id)") }
-        return t
-    }
-
+    /// The prefix of the canonical-id rows of `canonicalID` (exactly that id: strings are terminated).
     static func canonicalIDPrefix(_ canonicalID: String) -> [UInt8] {
         var k = KeyEncoder(prefix: Table.targetCanonicalIDs.prefix)
         k.append(string: canonicalID)
         return k.bytes
     }
 
+    /// The canonical-id row of target `id`.
     static func canonicalID(_ canonicalID: String, _ id: TargetID) -> [UInt8] {
         var k = KeyEncoder(prefix: canonicalIDPrefix(canonicalID))
         k.append(int64: Int64(id))
         return k.bytes
     }
 
+    /// The target id of a canonical-id row.
     static func decodeCanonicalID(_ bytes: [UInt8]) throws(DocError) -> TargetID {
         var d = KeyDecoder(bytes, offset: 1)
         _ = try d.readString()
@@ -374,18 +377,21 @@ enum KeySchema {
         return t
     }
 
+    /// The prefix of the target → document rows of target `id`.
     static func targetDocumentsPrefix(_ id: TargetID) -> [UInt8] {
         var k = KeyEncoder(prefix: Table.targetDocuments.prefix)
         k.append(int64: Int64(id))
         return k.bytes
     }
 
+    /// The target → document row of (`id`, `key`).
     static func targetDocument(_ id: TargetID, _ key: DocumentKey) -> [UInt8] {
         var k = KeyEncoder(prefix: targetDocumentsPrefix(id))
         k.append(key: key)
         return k.bytes
     }
 
+    /// The target id and document of a target → document row.
     static func decodeTargetDocument(_ bytes: [UInt8]) throws(DocError) -> (TargetID, DocumentKey) {
         var d = KeyDecoder(bytes, offset: 1)
         let id = try d.readInt64()
@@ -395,28 +401,33 @@ enum KeySchema {
         return (t, key)
     }
 
+    /// The prefix of the document → target rows of `key`.
     static func documentTargetsPrefix(_ key: DocumentKey) -> [UInt8] {
         var k = KeyEncoder(prefix: Table.documentTargets.prefix)
         k.append(key: key)
         return k.bytes
     }
 
+    /// The document → target row of (`key`, `id`).
     static func documentTarget(_ key: DocumentKey, _ id: TargetID) -> [UInt8] {
         var k = KeyEncoder(prefix: documentTargetsPrefix(key))
         k.append(int64: Int64(id))
         return k.bytes
     }
 
+    /// The key of the target metadata row.
     static let targetMetadata: [UInt8] = Table.targetMetadata.prefix
 
     // MARK: LRU
 
+    /// The LRU sentinel row of a document.
     static func sentinel(_ key: DocumentKey) -> [UInt8] {
         var k = KeyEncoder(prefix: Table.lruSentinels.prefix)
         k.append(key: key)
         return k.bytes
     }
 
+    /// The document of an LRU sentinel row.
     static func decodeSentinel(_ bytes: [UInt8]) throws(DocError) -> DocumentKey {
         var d = KeyDecoder(bytes, offset: 1)
         let key = try d.readKey()

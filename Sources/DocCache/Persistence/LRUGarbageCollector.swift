@@ -9,9 +9,11 @@ package struct GarbageCollectionResult: Sendable, Hashable {
     package var sequenceNumbersCollected: Int
     /// The targets removed.
     package var targetsRemoved: Int
-    /// The documents removed from the remote document cache.
+    /// The documents removed from the remote document cache (orphaned sentinels of documents
+    /// that were not cached are removed too, but not counted).
     package var documentsRemoved: Int
 
+    /// Creates a result.
     package init(didRun: Bool, sequenceNumbersCollected: Int = 0, targetsRemoved: Int = 0, documentsRemoved: Int = 0) {
         self.didRun = didRun
         self.sequenceNumbersCollected = sequenceNumbersCollected
@@ -49,9 +51,11 @@ package final class LRUGarbageCollector {
     /// The most sequence numbers collected per run (Firestore: 1,000).
     package var maximumSequenceNumbersToCollect: Int = 1_000
 
+    /// The caches it collects from.
     let remoteDocuments: RemoteDocumentCache
     let targets: TargetCache
 
+    /// Creates the collector (the store owns one).
     init(remoteDocuments: RemoteDocumentCache, targets: TargetCache) {
         self.remoteDocuments = remoteDocuments
         self.targets = targets
@@ -135,9 +139,8 @@ package final class LRUGarbageCollector {
         // Removing targets may have orphaned more documents: enumerate again.
         var documentsRemoved = 0
         for (key, sequence) in try orphanedDocuments(pinnedKeys: pinnedKeys, in: txn) where sequence <= upperBound {
-            try remoteDocuments.remove(key, in: txn)
+            if try remoteDocuments.remove(key, in: txn) { documentsRemoved += 1 }
             txn.delete(KeySchema.sentinel(key))
-            documentsRemoved += 1
         }
         return GarbageCollectionResult(
             didRun: true, sequenceNumbersCollected: count, targetsRemoved: targetsRemoved, documentsRemoved: documentsRemoved)
@@ -194,12 +197,14 @@ package final class LRUGarbageCollector {
 
     // MARK: Sentinel values
 
+    /// The value of a sentinel row: the sequence number as a zigzag varint.
     static func encodeSequenceNumber(_ n: ListenSequenceNumber) -> [UInt8] {
         var w = ByteWriter(capacity: 10)
         w.zigzag(n)
         return w.bytes
     }
 
+    /// Decodes a sentinel row value; `dataLoss` on corrupt input.
     static func decodeSequenceNumber(_ bytes: [UInt8]) throws(DocError) -> ListenSequenceNumber {
         var r = ByteReader(bytes, record: "LRU sentinel")
         let n = try r.zigzag()

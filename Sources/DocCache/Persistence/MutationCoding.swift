@@ -75,6 +75,7 @@ enum MutationCoding {
 
     // MARK: Parts
 
+    /// Appends one mutation.
     static func write(_ m: Mutation, to w: inout ByteWriter) {
         w.documentKey(m.key)
         switch m.kind {
@@ -115,6 +116,7 @@ enum MutationCoding {
         }
     }
 
+    /// Reads one mutation.
     static func read(_ r: inout ByteReader) throws(DocError) -> Mutation {
         let key = try r.documentKey()
         let kindAt = r.offset

@@ -6,17 +6,21 @@ internal import LevelDB
 /// stream's last resume token.
 ///
 /// Batch ids are handed out by the store, strictly increasing across users and restarts and
-/// never reused (not even after the queue empties or a transaction fails).
+/// never reused, not even after the queue empties (see
+/// ``PersistenceTransaction/persistBatchIDCounter()``).
 package final class MutationQueue {
     /// The user whose queue this is (the empty string for an unauthenticated user).
     package let user: String
+    /// The store state (batch-id allocation, the directory for errors).
     let state: PersistenceState
 
+    /// Creates the queue of `user` (see `Persistence.mutationQueue(for:)`).
     init(user: String, state: PersistenceState) {
         self.user = user
         self.state = state
     }
 
+    /// The format byte of a queue row.
     static let queueFormat: UInt8 = 1
 
     // MARK: Batches
@@ -29,10 +33,9 @@ package final class MutationQueue {
         let id = txn.allocateBatchID()
         let batch = MutationBatch(batchID: id, localWriteTime: localWriteTime, baseMutations: baseMutations, mutations: mutations)
         txn.put(KeySchema.mutation(user, id), MutationCoding.encode(batch))
-        var keys = Set<DocumentKey>()
-        for m in baseMutations { keys.insert(m.key) }
-        for m in mutations { keys.insert(m.key) }
-        for key in keys { txn.put(KeySchema.documentMutation(user, key, id), []) }
+        // Puts of the same key are idempotent: no need to de-duplicate the keys first.
+        for m in baseMutations { txn.put(KeySchema.documentMutation(user, m.key, id), []) }
+        for m in mutations { txn.put(KeySchema.documentMutation(user, m.key, id), []) }
         return batch
     }
 
@@ -112,6 +115,7 @@ package final class MutationQueue {
             throw DocError(.notFound, "cannot remove batch \(batch.batchID): it is not in the mutation queue of user \"\(user)\"")
         }
         txn.delete(rowKey)
+        txn.persistBatchIDCounter()
         var keys = Set<DocumentKey>()
         for m in batch.baseMutations { keys.insert(m.key) }
         for m in batch.mutations { keys.insert(m.key) }

@@ -35,7 +35,9 @@ package final class Persistence {
     /// LRU garbage collection of the cache.
     package let lru: LRUGarbageCollector
 
+    /// The LevelDB database (Sendable; the lock of the directory).
     let database: Database
+    /// State shared with the components and transactions.
     let state: PersistenceState
     private var queues: [String: MutationQueue] = [:]
 
@@ -296,6 +298,7 @@ final class PersistenceState {
     /// Whether a transaction is running (they do not nest).
     var inTransaction = false
 
+    /// Creates the state from what the store holds at open.
     init(directory: String, committedMetadata: TargetMetadata, nextBatchID: BatchID, lastSequenceNumber: ListenSequenceNumber) {
         self.directory = directory
         self.committedMetadata = committedMetadata

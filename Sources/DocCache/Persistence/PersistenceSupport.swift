@@ -81,17 +81,6 @@ func compareKeys(_ a: [UInt8], _ b: [UInt8]) -> Int {
     }
 }
 
-/// Whether `key` starts with `prefix`.
-@inline(__always)
-func hasPrefix(_ key: [UInt8], _ prefix: [UInt8]) -> Bool {
-    guard key.count >= prefix.count else { return false }
-    return key.withUnsafeBufferPointer { pk in
-        prefix.withUnsafeBufferPointer { pp in
-            pp.count == 0 || memcmp(pk.baseAddress!, pp.baseAddress!, pp.count) == 0
-        }
-    }
-}
-
 /// File-system operations of the persistence layer.
 enum FileSystem {
     /// Creates `path` and its missing parents (`mkdir -p`), with mode 0755.

@@ -11,8 +11,13 @@ enum BufferedWrite {
 ///
 /// Writes (``put(_:_:)``, ``delete(_:)``) are buffered in memory and committed together as one
 /// LevelDB write batch when the body returns; if the body throws, they are dropped. Reads
-/// (``get(_:)``, ``scan(_:reverse:)``) see the store as it was when the transaction first read
-/// it (a LevelDB snapshot) with the transaction's own buffered writes applied on top.
+/// (``get(_:)``, ``scan(_:reverse:)``) see the committed store with the transaction's own
+/// buffered writes applied on top.
+///
+/// Reads need no LevelDB snapshot to be consistent: the store has a single writer (one
+/// ``Persistence`` holds the directory's lock, it is used from one isolation domain and its
+/// transactions do not nest), so the committed data cannot change while a transaction runs.
+/// Skipping the snapshot saves its creation and release on every transaction.
 ///
 /// A read error met during a lazy scan (which cannot throw through `Sequence`) ends that scan
 /// early and fails the whole transaction: ``Persistence/run(_:sync:_:)`` then throws it and
@@ -23,10 +28,11 @@ enum BufferedWrite {
 package final class PersistenceTransaction {
     /// What the transaction is for (diagnostics).
     package let label: String
+    /// The store's database.
     let database: Database
+    /// The store state (counters, committed metadata).
     let state: PersistenceState
 
-    private var snapshot: Snapshot?
     private var writes: [[UInt8]: BufferedWrite] = [:]
     /// The keys of `writes` as of the last scan, in sorted runs whose sizes at least double
     /// from the last run to the first (each key in exactly one run). New keys are sorted into
@@ -42,8 +48,9 @@ package final class PersistenceTransaction {
     // Per-transaction state committed with the writes.
     private var metadataStorage: TargetMetadata?
     private var sequenceNumberStorage: ListenSequenceNumber?
-    private var allocatedBatchIDs = false
+    private var persistBatchCounter = false
 
+    /// Starts a transaction (``Persistence/run(_:sync:_:)`` does).
     init(label: String, database: Database, state: PersistenceState) {
         self.label = label
         self.database = database
@@ -123,26 +130,33 @@ package final class PersistenceTransaction {
         set { metadataStorage = newValue }
     }
 
-    /// Allocates the next mutation batch id (never reused, even if this transaction fails).
+    /// Allocates the next mutation batch id (in memory: an id is not handed out twice by this
+    /// process, even if the transaction fails).
     func allocateBatchID() -> BatchID {
         let id = state.nextBatchID
         state.nextBatchID += 1
-        allocatedBatchIDs = true
         return id
+    }
+
+    /// Makes the commit store the batch-id counter. Called when a batch is removed: the ids
+    /// of stored batches are covered by the queue itself (the store resumes above the highest
+    /// one), so the counter only needs writing when a batch leaves the queue, which keeps it
+    /// off the local-write path. Ids of batches never committed may be handed out again
+    /// after a restart; they were never stored or sent.
+    func persistBatchIDCounter() {
+        persistBatchCounter = true
     }
 
     // MARK: Internals
 
-    private func checkActive() {
+    /// Traps when the transaction is used after its body returned (a programming error).
+    func checkActive() {
         precondition(!finished, "the transaction \"\(label)\" was used after its body returned")
     }
 
-    /// Read options with the transaction's snapshot (taken on the first read).
+    /// The read options of the transaction's reads (see the type's note on snapshots).
     func readOptions() throws(DocError) -> ReadOptions {
-        if snapshot == nil {
-            snapshot = try withLevelDB(directory, "read") { () throws(LevelDBError) in try database.snapshot() }
-        }
-        return ReadOptions(snapshot: snapshot)
+        ReadOptions()
     }
 
     /// Records a read error met by a lazy scan; the first one fails the transaction.
@@ -217,7 +231,7 @@ package final class PersistenceTransaction {
         } else {
             metadata = nil
         }
-        if allocatedBatchIDs {
+        if persistBatchCounter {
             var w = ByteWriter()
             w.zigzag(Int64(state.nextBatchID))
             put(KeySchema.global(KeySchema.nextBatchIDName), w.bytes)
@@ -233,23 +247,23 @@ package final class PersistenceTransaction {
         return (batch, metadata)
     }
 
-    /// Ends the transaction: releases its snapshot; later use traps.
+    /// Ends the transaction; later use traps.
     func finish() {
         finished = true
-        snapshot?.release()
-        snapshot = nil
     }
 }
 
 /// The merged view of a key range inside a transaction: stored entries overlaid with the
 /// transaction's buffered puts and deletes. See ``PersistenceTransaction/scan(_:reverse:)``.
 package struct TransactionScan: Sequence {
+    /// The transaction whose view is scanned.
     let transaction: PersistenceTransaction
     /// The keys visited.
     package let range: KeyRange
     /// Whether keys are visited in descending order.
     package let reverse: Bool
 
+    /// An iterator that opens its cursor on its first `next()`.
     package func makeIterator() -> Iterator {
         Iterator(scan: self)
     }
@@ -265,6 +279,7 @@ package struct TransactionScan: Sequence {
         private var buffered: [([UInt8], BufferedWrite)] = []
         private var bufferedIndex = 0
 
+        /// Creates an iterator over `scan`.
         init(scan: TransactionScan) {
             self.scan = scan
         }
@@ -317,6 +332,7 @@ package struct TransactionScan: Sequence {
         private mutating func start() throws(DocError) {
             started = true
             let txn = scan.transaction
+            txn.checkActive()
             buffered = txn.bufferedWrites(in: scan.range)
             let options = try txn.readOptions()
             let range = scan.range

@@ -8,12 +8,15 @@ internal import LevelDB
 /// read time, id), the collection-group index (collection id, path), the local query indexes
 /// of found documents (see ``FieldIndexer``) and the document's LRU sentinel.
 package final class RemoteDocumentCache {
+    /// The store state.
     let state: PersistenceState
 
+    /// Creates the cache (the store owns one).
     init(state: PersistenceState) {
         self.state = state
     }
 
+    /// The record name in decoding errors.
     static let recordName = "remote document"
 
     // MARK: Writing
@@ -48,10 +51,11 @@ package final class RemoteDocumentCache {
     }
 
     /// Removes the document stored for `key` with its index entries and its LRU sentinel.
-    /// Removing a missing key does nothing.
-    package func remove(_ key: DocumentKey, in txn: PersistenceTransaction) throws(DocError) {
+    /// Removing a missing key does nothing. Returns whether a document was stored.
+    @discardableResult
+    package func remove(_ key: DocumentKey, in txn: PersistenceTransaction) throws(DocError) -> Bool {
         let rowKey = KeySchema.remoteDocument(key)
-        guard let old = try stored(rowKey, in: txn) else { return }
+        guard let old = try stored(rowKey, in: txn) else { return false }
         txn.delete(rowKey)
         txn.delete(KeySchema.readTime(key.collectionPath, old.readTime, key.documentID))
         txn.delete(KeySchema.collectionGroup(key))
@@ -59,6 +63,7 @@ package final class RemoteDocumentCache {
             for entry in FieldIndexer.entries(for: document) { txn.delete(entry) }
         }
         txn.delete(KeySchema.sentinel(key))
+        return true
     }
 
     // MARK: Point reads
@@ -100,8 +105,9 @@ package final class RemoteDocumentCache {
     }
 
     /// The documents directly in the collection `path`, lazily, in document-key order
-    /// (descending with `reverse`), starting after `start` when given. Documents of
-    /// sub-collections are skipped. A read error ends the sequence and fails the transaction.
+    /// (descending with `reverse`), starting after `start` when given (a `start` outside the
+    /// collection is ignored). Documents of sub-collections are skipped. Lazy: stopping early
+    /// is cheap. A read error ends the sequence and fails the transaction.
     package func scanDocuments(
         inCollection path: ResourcePath, after start: DocumentKey? = nil, reverse: Bool = false,
         in txn: PersistenceTransaction
@@ -238,16 +244,21 @@ package final class RemoteDocumentCache {
 /// `nil` are skipped; a decoding error ends the sequence and fails the transaction (as read
 /// errors of the scan itself do).
 package struct DecodingScan<Element>: Sequence {
+    /// The scan decoded.
     let base: TransactionScan
+    /// The transaction failed by a decoding error.
     let transaction: PersistenceTransaction
+    /// Maps an entry to an element, or `nil` to skip it.
     let decode: (Entry) throws(DocError) -> Element?
 
+    /// Decodes the entries of `base` with `decode`.
     init(_ base: TransactionScan, _ transaction: PersistenceTransaction, decode: @escaping (Entry) throws(DocError) -> Element?) {
         self.base = base
         self.transaction = transaction
         self.decode = decode
     }
 
+    /// An iterator over the decoded elements.
     package func makeIterator() -> Iterator {
         Iterator(base: base.makeIterator(), transaction: transaction, decode: decode)
     }
@@ -259,6 +270,7 @@ package struct DecodingScan<Element>: Sequence {
         let decode: (Entry) throws(DocError) -> Element?
         var done = false
 
+        /// The next decoded element, or `nil` at the end or after an error.
         package mutating func next() -> Element? {
             while !done, let entry = base.next() {
                 do {

@@ -12,6 +12,7 @@ package struct TargetMetadata: Sendable, Hashable {
     /// The number of targets in the cache.
     package var targetCount: Int
 
+    /// Creates metadata; the defaults describe an empty cache.
     package init(
         highestTargetID: TargetID = 0, highestListenSequenceNumber: ListenSequenceNumber = 0,
         lastRemoteSnapshotVersion: SnapshotVersion = .none, targetCount: Int = 0
@@ -30,12 +31,15 @@ package struct TargetMetadata: Sendable, Hashable {
 /// Adding or removing matching keys stamps the documents' LRU sentinels with the
 /// transaction's sequence number (the document was used).
 package final class TargetCache {
+    /// The store state (the LRU clock).
     let state: PersistenceState
 
+    /// Creates the cache (the store owns one).
     init(state: PersistenceState) {
         self.state = state
     }
 
+    /// The format byte of the metadata row.
     static let metadataFormat: UInt8 = 1
 
     // MARK: Targets
@@ -206,6 +210,7 @@ package final class TargetCache {
         txn.targetMetadata.targetCount
     }
 
+    /// The stored form of the metadata row.
     static func encode(_ m: TargetMetadata) -> [UInt8] {
         var w = ByteWriter(format: metadataFormat, capacity: 24)
         w.zigzag(Int64(m.highestTargetID))
@@ -215,6 +220,7 @@ package final class TargetCache {
         return w.bytes
     }
 
+    /// Decodes the metadata row; `dataLoss` on corrupt input.
     static func decodeMetadata(_ bytes: [UInt8]) throws(DocError) -> TargetMetadata {
         var r = ByteReader(bytes, record: "target metadata")
         let f = try r.byte()

@@ -85,6 +85,7 @@ enum TargetCoding {
 
     // MARK: Parts
 
+    /// Appends a target.
     static func write(_ t: Target, to w: inout ByteWriter) {
         w.segments(t.path.segments)
         w.flag(t.collectionGroup != nil)
@@ -105,6 +106,7 @@ enum TargetCoding {
         w.flag(t.includeDeleted)
     }
 
+    /// Reads a target.
     static func read(_ r: inout ByteReader) throws(DocError) -> Target {
         let path = ResourcePath(unchecked: try r.segments())
         let group: String? = try r.flag() ? try r.string() : nil
@@ -133,6 +135,7 @@ enum TargetCoding {
             startAt: start, endAt: end, includeDeleted: includeDeleted)
     }
 
+    /// Appends a filter (composites recursively).
     static func write(_ f: Filter, to w: inout ByteWriter) {
         switch f {
         case .field(let ff):
@@ -148,6 +151,7 @@ enum TargetCoding {
         }
     }
 
+    /// Reads a filter, refusing composites nested deeper than `maxFilterDepth`.
     static func readFilter(_ r: inout ByteReader, depth: Int) throws(DocError) -> Filter {
         let at = r.offset
         switch try r.byte() {
@@ -176,12 +180,14 @@ enum TargetCoding {
         }
     }
 
+    /// Appends a cursor bound.
     static func write(_ b: Bound, to w: inout ByteWriter) {
         w.flag(b.inclusive)
         w.varint(UInt64(b.position.count))
         for v in b.position { w.value(v) }
     }
 
+    /// Reads a cursor bound.
     static func readBound(_ r: inout ByteReader) throws(DocError) -> Bound {
         let inclusive = try r.flag()
         let n = try r.count("cursor position count")

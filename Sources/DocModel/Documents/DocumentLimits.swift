@@ -26,12 +26,13 @@ public enum DocumentLimits {
 
     private static func validate(field name: String, value: Value, path: [String], depth: Int, key: DocumentKey) throws(DocError) {
         let fieldPath = FieldPath(unchecked: path)
-        let at = "\(key) field \(fieldPath)"
+        // The location is only formatted when something is wrong (this runs for every field).
+        var at: String { "\(key) field \(fieldPath)" }
         if name.isEmpty { throw .invalid("field names must not be empty", at: at) }
-        if name.count > 4, name.hasPrefix("__"), name.hasSuffix("__") {
+        if name.utf8.count > 4, name.hasPrefix("__"), name.hasSuffix("__") {
             throw .invalid("field name \"\(name)\" is reserved (names matching __.*__ are)", at: at)
         }
-        if fieldPath.canonicalString.utf8.count > maxFieldPathBytes {
+        if fieldPath.canonicalByteCount > maxFieldPathBytes {
             throw .invalid("field path is longer than \(maxFieldPathBytes) bytes", at: key.description)
         }
         switch value {

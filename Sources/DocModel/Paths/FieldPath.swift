@@ -82,11 +82,25 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     private func checkLength() throws(DocError) {
-        let bytes = canonicalString.utf8.count
+        let bytes = canonicalByteCount
         guard bytes <= Self.maxBytes else {
             throw .invalid("field path is \(bytes) bytes; the limit is \(Self.maxBytes)",
                            at: "field path \"\(canonicalString.prefix(80))…\"")
         }
+    }
+
+    /// The UTF-8 length of ``canonicalString``, computed without building it.
+    package var canonicalByteCount: Int {
+        var total = max(0, segments.count - 1)   // the dots
+        for segment in segments {
+            if Self.isSimpleIdentifier(segment) {
+                total += segment.utf8.count
+            } else {
+                total += 2 + segment.utf8.count   // the backquotes
+                for byte in segment.utf8 where byte == UInt8(ascii: "`") || byte == UInt8(ascii: "\\") { total += 1 }
+            }
+        }
+        return total
     }
 
     public var isDocumentID: Bool { segments.count == 1 && segments[0] == "__name__" }

@@ -88,9 +88,18 @@ struct LRUGarbageCollectorTests {
         try F.withStore { p, _ in
             try F.addDocuments(["t/a", "t/a\u{0}", "t/b/s/x", "u/a"].map { F.document($0) }, to: p)
             try Self.addTarget(p, id: 2, collection: "t", keys: ["t/a/s/b", "t/ab", "t/b"])
+            // A document that matched for a while but was never cached leaves only a sentinel.
+            try p.run("ghost") { txn throws(DocError) in
+                try p.targets.addMatchingKeys([F.key("t/ghost")], to: 2, in: txn)
+                try p.targets.removeMatchingKeys([F.key("t/ghost")], from: 2, in: txn)
+                #expect(try p.lru.sequenceNumber(for: F.key("t/ghost"), in: txn) == txn.sequenceNumber)
+            }
             p.lru.percentileToCollect = 100
             let result = try p.run("gc") { txn throws(DocError) in try p.lru.runGarbageCollection(activeTargetIDs: [2], in: txn) }
-            #expect(result.documentsRemoved == 4)
+            #expect(result.documentsRemoved == 4)  // the ghost's sentinel goes, uncounted
+            try p.run("ghost gone") { txn throws(DocError) in
+                #expect(try p.lru.sequenceNumber(for: F.key("t/ghost"), in: txn) == nil)
+            }
             for garbage in ["t/a", "t/a\u{0}", "t/b/s/x", "u/a"] {
                 #expect(try !Self.exists(p, garbage), "\(garbage)")
             }

@@ -91,6 +91,13 @@ struct TargetCacheTests {
                 #expect(try p.targets.targetData(for: filtered, in: txn)?.resumeToken == [1])
                 #expect(try p.targets.targetData(for: limited, in: txn) == nil)
                 #expect(try p.targets.targetData(forID: 4, in: txn) == t4)
+                // The limited target's canonical id extends the unlimited one's: still told apart.
+                #expect(limited.canonicalID.hasPrefix(all.canonicalID) && limited.canonicalID != all.canonicalID)
+                let t6 = TargetData(target: limited, targetID: 6, purpose: .listen, sequenceNumber: 12)
+                try p.targets.add(t6, in: txn)
+                #expect(try p.targets.targetData(for: limited, in: txn) == t6)
+                #expect(try p.targets.targetData(for: all, in: txn) == t2)
+                try p.targets.remove(t6, in: txn)
                 #expect(try p.targets.targetData(forID: 6, in: txn) == nil)
                 #expect(try p.targets.allTargets(in: txn).map(\.targetID) == [2, 4])
                 let updated = t4.withResumeToken([7, 7], snapshotVersion: F.version(99)).withSequenceNumber(20)

@@ -1,0 +1,72 @@
+import Testing
+import DocModel
+@testable import DocCache
+
+/// The query engine answers limited, ordered queries by walking a field index; whatever path
+/// it takes, the results must equal "filter every local document, sort, take the limit".
+@Suite("Cache queries agree with a full evaluation")
+struct CacheQueryTests {
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static func randomScore(_ g: inout Generator) -> Value? {
+        switch Int.random(in: 0..<10, using: &g) {
+        case 0: return nil                                                // field missing
+        case 1: return .string(String(repeating: "z", count: 1_600 + Int.random(in: 0..<50, using: &g)))  // unindexable
+        case 2: return .string("t\(Int.random(in: 0..<20, using: &g))")
+        case 3: return .double(Double(Int.random(in: 0..<40, using: &g)) / 2)
+        case 4: return .null
+        default: return .integer(Int64.random(in: 0..<40, using: &g))
+        }
+    }
+
+    @Test(arguments: [1, 2, 3, 4] as [UInt64])
+    func limitedQueriesMatchAFullEvaluation(seed: UInt64) async throws {
+        var g = Generator(state: seed)
+        let dir = TemporaryDirectory("cache-query")
+        let store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")
+        var docs: [Document] = []
+        for i in 0..<300 {
+            var fields: [String: Value] = ["group": .integer(Int64(i % 3))]
+            if let score = Self.randomScore(&g) { fields["score"] = score }
+            docs.append(Document(key: try DocumentKey("items/d\(i)"), data: ObjectValue(fields),
+                                 version: SnapshotVersion(microseconds: 10)))
+        }
+        try await store.core.loadRemoteDocuments(docs, version: SnapshotVersion(microseconds: 10))
+        // Pending writes on top: changed scores, new documents, deletes and tombstones.
+        for i in 0..<40 {
+            let ref = try store.document("items/d\(Int.random(in: 0..<330, using: &g))")
+            switch i % 4 {
+            case 0: try await ref.setData(["group": 1, "score": .value(.integer(Int64.random(in: 0..<40, using: &g)))])
+            case 1: try await ref.setData(["score": .value(Self.randomScore(&g) ?? .null)], merge: true)
+            case 2: try await ref.delete()
+            default: try await ref.purge()
+            }
+        }
+        let all = try await store.collection("items").includeDeleted().getDocuments(source: .cache)
+        let local = all.documents.compactMap(\.document)
+
+        for (descending, op, value, limit) in [
+            (false, nil, nil, 15), (true, nil, nil, 15), (false, FieldFilter.Operator.greaterThan, Value.integer(20), 10),
+            (true, .lessThanOrEqual, .integer(10), 7), (false, .greaterThanOrEqual, .string("t"), 5),
+            (false, .equal, .integer(3), 50),
+        ] as [(Bool, FieldFilter.Operator?, Value?, Int)] {
+            var query = try store.collection("items").order(by: "score", descending: descending)
+            if let op, let value { query = try query.whereField("score", op, value) }
+            for limited in [try query.limit(to: limit), try query.limit(toLast: limit)] {
+                let actual = try await limited.getDocuments(source: .cache).ids
+                let expected = limited.query.results(from: local).map(\.key.documentID)
+                #expect(actual == expected, "seed \(seed): \(limited.query.canonicalID)")
+            }
+        }
+        await store.close()
+    }
+}
