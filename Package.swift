@@ -73,6 +73,13 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // Shared by the test targets: the seeded random generator of property and fuzz tests.
+        .target(
+            name: "DocTestSupport",
+            path: "Tests/Support/DocTestSupport",
+            swiftSettings: strict
+        ),
+
         // A child process for the LevelDB durability test: writes, reports, waits for SIGKILL.
         .executableTarget(
             name: "leveldb-crash-child",
@@ -102,19 +109,19 @@ let package = Package(
         ),
         .testTarget(
             name: "DocModelTests",
-            dependencies: ["DocModel"],
+            dependencies: ["DocTestSupport", "DocModel"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "DocCacheTests",
-            dependencies: ["DocCache", "DocModel", "LevelDB", "doccache-crash-child"],
+            dependencies: ["DocTestSupport", "DocCache", "DocModel", "LevelDB", "doccache-crash-child"],
             // Read by the spec-test runner from its source directory.
             exclude: ["SpecTests/known-failures.txt"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "DocProtocolTests",
-            dependencies: ["DocProtocol", "DocModel"],
+            dependencies: ["DocTestSupport", "DocProtocol", "DocModel"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -124,7 +131,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DocRulesTests",
-            dependencies: ["DocRules", "DocModel"],
+            dependencies: ["DocTestSupport", "DocRules", "DocModel"],
             swiftSettings: strict
         ),
     ],

@@ -118,7 +118,7 @@ struct WireObject {
     func optionalBytes(_ key: String, maxBytes: Int) throws(DocError) -> [UInt8]? {
         guard let v = optionalValue(key) else { return nil }
         let text = try Wire.string(v, at: at(key))
-        guard let bytes = Base64.decode(text) else {
+        guard let bytes = try? Base64.decode(text).get() else {
             throw Wire.error("expected standard base64 with padding", at: at(key))
         }
         guard bytes.count <= maxBytes else {

@@ -1,21 +1,12 @@
 import DocModel
 import Testing
 @testable import DocProtocol
+import DocTestSupport
 
 /// Random and mutated frames: the decoder never crashes, and whatever it refuses is refused
 /// with `invalidArgument`; whatever it accepts encodes and decodes to the same message.
 @Suite struct FuzzTests {
-    /// A small deterministic generator (SplitMix64).
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+        typealias Generator = SplitMix64
 
     static var seeds: [[UInt8]] {
         RoundTripTests.clientMessages.map(FrameEncoder.encode) + RoundTripTests.serverMessages.map(FrameEncoder.encode)
@@ -43,7 +34,7 @@ import Testing
     }
 
     @Test func mutatedFrames() {
-        var rng = Generator(state: 42)
+        var rng = Generator(seed: 42)
         let seeds = Self.seeds
         var refused = 0
         for i in 0..<3_000 {
@@ -70,7 +61,7 @@ import Testing
 
     /// Structurally valid JSON with random members and values for every frame type.
     @Test func randomObjects() {
-        var rng = Generator(state: 7)
+        var rng = Generator(seed: 7)
         let keys = ["type", "targetId", "target", "path", "limit", "clientId", "batchId", "mutations", "kind", "data",
                     "state", "targetIds", "document", "fields", "version", "error", "code", "message", "token",
                     "protocolVersion", "filters", "op", "value", "field", "resumeToken", "streamToken"]
@@ -99,17 +90,17 @@ import Testing
     }
 
     @Test func base64() {
-        var rng = Generator(state: 3)
+        var rng = Generator(seed: 3)
         for n in 0..<64 {
             let bytes = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
             let text = Base64.encode(bytes)
-            #expect(Base64.decode(text) == bytes)
+            #expect((try? Base64.decode(text).get()) == bytes)
         }
         #expect(Base64.encode(Array("foobar".utf8)) == "Zm9vYmFy")
         #expect(Base64.encode(Array("fo".utf8)) == "Zm8=")
         for bad in ["Zm9", "Zm9=Zm9v", "Zm=v", "Zm9v\n", "Zn==", "Zm9=", "===="] {
-            #expect(Base64.decode(bad) == nil, "\(bad)")
+            #expect((try? Base64.decode(bad).get()) == nil, "\(bad)")
         }
-        #expect(Base64.decode("") == [])
+        #expect((try? Base64.decode("").get()) == [])
     }
 }

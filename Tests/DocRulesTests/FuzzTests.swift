@@ -1,5 +1,6 @@
 import DocModel
 @testable import DocRules
+import DocTestSupport
 import Testing
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -7,18 +8,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// SplitMix64: a small seeded generator, so failures reproduce.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+typealias SeededGenerator = SplitMix64
 
 /// The parser and evaluator must turn any text into a rule set or a positioned error —
 /// never crash or hang.

@@ -1,5 +1,6 @@
 /// Standard base64 (RFC 4648 §4: `A–Z a–z 0–9 + /`, `=` padding), strict in both directions.
-enum Base64 {
+/// Shared by the `$bytes` escape of the JSON encoding and the wire protocol's tokens.
+package enum Base64 {
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     /// 0xFF marks bytes outside the alphabet.
@@ -10,7 +11,7 @@ enum Base64 {
     }()
 
     /// Encodes with padding, no line breaks.
-    static func encode(_ data: [UInt8]) -> String {
+    package static func encode(_ data: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((data.count + 2) / 3 * 4)
         var i = 0
@@ -44,7 +45,7 @@ enum Base64 {
     /// `=` padding at the very end (at most two), no whitespace, and the unused bits of the
     /// last group must be zero (so every byte string has exactly one accepted encoding).
     /// The error message names the problem and its character position (from 0).
-    static func decode(_ text: String) -> Result<[UInt8], Base64Error> {
+    package static func decode(_ text: String) -> Result<[UInt8], Base64Error> {
         let s = Array(text.utf8)
         guard s.count % 4 == 0 else {
             return .failure(Base64Error("base64 length \(s.count) is not a multiple of 4 (padding with '=' is required)"))
@@ -90,7 +91,7 @@ enum Base64 {
 }
 
 /// Why a base64 string was rejected.
-struct Base64Error: Error {
-    var message: String
+package struct Base64Error: Error {
+    package var message: String
     init(_ message: String) { self.message = message }
 }

@@ -1,21 +1,13 @@
 import Testing
 import DocModel
 @testable import DocCache
+import DocTestSupport
 
 /// The query engine answers limited, ordered queries by walking a field index; whatever path
 /// it takes, the results must equal "filter every local document, sort, take the limit".
 @Suite("Cache queries agree with a full evaluation")
 struct CacheQueryTests {
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias Generator = SplitMix64
 
     static func randomScore(_ g: inout Generator) -> Value? {
         switch Int.random(in: 0..<10, using: &g) {
@@ -30,7 +22,7 @@ struct CacheQueryTests {
 
     @Test(arguments: [1, 2, 3, 4] as [UInt64])
     func limitedQueriesMatchAFullEvaluation(seed: UInt64) async throws {
-        var g = Generator(state: seed)
+        var g = Generator(seed: seed)
         let dir = TemporaryDirectory("cache-query")
         let store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")
         var docs: [Document] = []

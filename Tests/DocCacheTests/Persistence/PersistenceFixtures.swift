@@ -3,6 +3,7 @@ import Testing
 @testable import DocCache
 import DocModel
 import LevelDB
+import DocTestSupport
 
 /// Helpers of the persistence tests: temporary stores, documents, keys. Namespaced so they
 /// cannot clash with helpers of other test files of this target.
@@ -71,17 +72,11 @@ enum PersistenceFixtures {
 
 /// SplitMix64, seeded, for the persistence property tests (reproducible from the seed).
 struct PersistenceRNG: RandomNumberGenerator {
-    private var state: UInt64
+    private var base: SplitMix64
 
-    init(seed: UInt64) { state = seed }
+    init(seed: UInt64) { base = SplitMix64(seed: seed) }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { base.next() }
 
     mutating func int(_ range: Range<Int>) -> Int { Int.random(in: range, using: &self) }
     mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }

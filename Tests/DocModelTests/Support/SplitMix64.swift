@@ -1,15 +1,4 @@
-/// SplitMix64 (Steele, Lea & Flood 2014): a tiny seeded generator, so every property test is
-/// reproducible from its seed. Shared by all random-input tests of this target.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
+import DocTestSupport
 
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// The package's seeded generator (Tests/Support/DocTestSupport), under its name here.
+typealias SplitMix64 = DocTestSupport.SplitMix64
