@@ -1,0 +1,75 @@
+import DocModel
+import Foundation
+import Testing
+@testable import DocRules
+
+/// `Rules/firestore.rules`, the backend's default rule set, says what the product promises.
+@Suite("Default rules (Rules/firestore.rules)")
+struct DefaultRulesTests {
+    /// The parsed file, or why it could not be loaded (reported by every test).
+    static let ruleSet: Result<RuleSet, any Error> = Result {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let path = root.appendingPathComponent("Rules/firestore.rules").path
+        let source = try String(contentsOfFile: path, encoding: .utf8)
+        return try RuleSet.parse(source: source, file: "Rules/firestore.rules")
+    }
+
+    static let now = try! Timestamp(seconds: 1_700_000_000)
+    static let member = RulesAuth(uid: "ann")
+    static let admin = RulesAuth(uid: "root", token: ["admin": true])
+
+    static func doc(_ path: String, _ fields: [String: Value]) -> Document {
+        Document(key: try! DocumentKey(path), data: ObjectValue(fields), version: SnapshotVersion(microseconds: 5))
+    }
+
+    static func allowed(
+        _ method: RulesMethod, _ path: String, _ auth: RulesAuth?, existing: [String: Value]? = nil,
+        after: [String: Value]? = nil
+    ) -> Bool {
+        let request = RulesRequest(
+            method: method, path: try! ResourcePath(path), auth: auth,
+            resource: existing.map { doc(path, $0) }, requestResource: after.map { doc(path, $0) }, time: now)
+        switch ruleSet {
+        case .success(let rules):
+            return rules.evaluate(request).isAllowed
+        case .failure(let error):
+            Issue.record("Rules/firestore.rules did not load: \(error)")
+            return false
+        }
+    }
+
+    @Test func membersReadAndWriteOrdinaryDocumentsStrangersNothing() {
+        #expect(Self.allowed(.get, "rooms/r1", Self.member, existing: ["n": 1]))
+        #expect(Self.allowed(.create, "rooms/r1", Self.member, after: ["n": 1]))
+        #expect(Self.allowed(.update, "rooms/r1/messages/m1", Self.member, existing: ["t": "a"], after: ["t": "b"]))
+        #expect(Self.allowed(.delete, "rooms/r1", Self.member, existing: ["n": 1]))
+        #expect(!Self.allowed(.get, "rooms/r1", nil, existing: ["n": 1]))
+        #expect(!Self.allowed(.create, "rooms/r1", nil, after: ["n": 1]))
+    }
+
+    @Test func requestsAreCreatedPendingByTheirAuthorAndNeverChangedByClients() {
+        let good: [String: Value] = ["type": "transfer", "status": "pending", "createdBy": "ann", "params": ["amount": 5]]
+        #expect(Self.allowed(.create, "requests/q1", Self.member, after: good))
+        var applied = good; applied["status"] = "applied"
+        #expect(!Self.allowed(.create, "requests/q1", Self.member, after: applied))
+        var someoneElse = good; someoneElse["createdBy"] = "bob"
+        #expect(!Self.allowed(.create, "requests/q1", Self.member, after: someoneElse))
+        var withResult = good; withResult["result"] = ["ok": true]
+        #expect(!Self.allowed(.create, "requests/q1", Self.member, after: withResult))
+        var noType = good; noType["type"] = nil
+        #expect(!Self.allowed(.create, "requests/q1", Self.member, after: noType))
+        #expect(!Self.allowed(.update, "requests/q1", Self.member, existing: good, after: applied))
+        #expect(!Self.allowed(.delete, "requests/q1", Self.member, existing: good))
+        #expect(Self.allowed(.get, "requests/q1", Self.member, existing: good))
+    }
+
+    @Test(arguments: ["accounts/a1", "invoices/i1", "ledger/l1", "accounts/a1/history/h1"])
+    func moneyDocumentsAreReadableButWritableOnlyByAdmins(_ path: String) {
+        #expect(Self.allowed(.get, path, Self.member, existing: ["balance": 10]))
+        #expect(!Self.allowed(.update, path, Self.member, existing: ["balance": 10], after: ["balance": 1_000]))
+        #expect(!Self.allowed(.create, path, Self.member, after: ["balance": 1_000]))
+        #expect(Self.allowed(.update, path, Self.admin, existing: ["balance": 10], after: ["balance": 11]))
+        #expect(!Self.allowed(.get, path, nil, existing: ["balance": 10]))
+    }
+}
