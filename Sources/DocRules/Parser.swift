@@ -24,10 +24,6 @@ struct Parser {
     static let maxLets = 10
 
     /// Global functions that are not user functions.
-    static let builtinFunctions: Set<String> = [
-        "get", "exists", "getAfter", "existsAfter", "int", "float", "string", "bool", "path", "debug",
-    ]
-
     private let bytes: [UInt8]
     private let file: String
     private var tokens: [Token]

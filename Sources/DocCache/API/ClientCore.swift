@@ -39,7 +39,6 @@ package actor ClientCore {
     private var nextID = 0
     private var pendingCountObservers: [Int: AsyncStream<Int>.Continuation] = [:]
     private var writeErrorObservers: [Int: AsyncStream<WriteError>.Continuation] = [:]
-    private var lastStorageError: DocError?
     package private(set) var pendingWriteCount: Int
 
     /// - Parameter datastore: the transport; `nil` opens the store without a server: the

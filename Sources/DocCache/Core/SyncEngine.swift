@@ -70,7 +70,6 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     package var activeLimboDocuments: [DocumentKey: TargetID] { activeLimboTargetsByKey }
     /// Limbo documents waiting for a resolution slot.
     package var enqueuedLimboDocuments: [DocumentKey] { enqueuedLimboResolutions }
-    package var listenedQueries: [Query] { Array(queryViews.keys) }
 
     // MARK: - Listens (QueryEventSource)
 
@@ -159,7 +158,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     /// Drops a pending batch without sending it (or ignoring its eventual result), restoring
     /// the local view. The batch's callback hears `cancelled`.
     package func revert(_ batchID: BatchID) throws(DocError) {
-        let changes = try localStore.rejectBatch(batchID)
+        let (_, changes) = try localStore.rejectBatch(batchID)
         notifyUser(batchID, .failure(DocError(.cancelled, "the pending write \(batchID) was reverted")))
         triggerPendingWritesCallbacks(upTo: batchID)
         emitNewSnapshots(changes: changes, remoteEvent: nil)
@@ -258,9 +257,8 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     }
 
     package func rejectFailedWrite(batchID: BatchID, error: DocError) {
-        let batch = try? localStore.pendingBatches().first { $0.batchID == batchID }
         do {
-            let changes = try localStore.rejectBatch(batchID)
+            let (batch, changes) = try localStore.rejectBatch(batchID)
             notifyUser(batchID, .failure(error))
             triggerPendingWritesCallbacks(upTo: batchID)
             onWriteRejected?(batch, error)
@@ -368,7 +366,9 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
             let targetID = limboTargetIDs.nextID()
             activeLimboResolutions[targetID] = LimboResolution(key: key)
             activeLimboTargetsByKey[key] = targetID
-            let target = Query(document: key).toTargetForDocument()
+            // Limbo targets also see tombstones: a tombstoned document is confirmed as existing
+            // rather than deleted from the cache. A document query always makes a valid target.
+            guard let target = try? Query(document: key).includingDeleted().toTarget() else { continue }
             remoteStore.listen(TargetData(target: target, targetID: targetID, purpose: .limboResolution, sequenceNumber: -1))
         }
     }
@@ -379,14 +379,5 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
         remoteStore.stopListening(targetID)
         activeLimboResolutions[targetID] = nil
         pumpEnqueuedLimboResolutions()
-    }
-}
-
-extension Query {
-    /// The target resolving one limbo document: a document query that also sees tombstones,
-    /// so a tombstoned document is confirmed as existing rather than deleted from the cache.
-    fileprivate func toTargetForDocument() -> Target {
-        Target(path: path, collectionGroup: nil, filters: [], orderBys: [OrderBy(.documentID)], limit: nil,
-               startAt: nil, endAt: nil, includeDeleted: true)
     }
 }

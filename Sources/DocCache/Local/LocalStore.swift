@@ -35,7 +35,6 @@ package final class LocalStore {
         }
         self.targetIDGenerator = .forQueryTargets(after: metadata.highestTargetID)
         self.lastRemoteSnapshotVersion = metadata.lastRemoteSnapshotVersion
-        self.queryEngine.user = user
     }
 
     private var queue: MutationQueue { persistence.mutationQueue(for: user) }
@@ -48,7 +47,6 @@ package final class LocalStore {
         try persistence.run("Handle user change") { txn throws(DocError) in
             let oldKeys = try queue.allBatches(in: txn).reduce(into: Set<DocumentKey>()) { $0.formUnion($1.keys) }
             user = newUser
-            queryEngine.user = newUser
             let newKeys = try queue.allBatches(in: txn).reduce(into: Set<DocumentKey>()) { $0.formUnion($1.keys) }
             return try localViews(oldKeys.union(newKeys), in: txn)
         }
@@ -77,7 +75,7 @@ package final class LocalStore {
             let batch = try queue.addBatch(localWriteTime: localWriteTime, baseMutations: [], mutations: mutations, in: txn)
             var changes: [DocumentKey: MaybeDocument?] = [:]
             for key in keys {
-                let after = Self.applyLocally(batch, to: before[key] ?? nil, for: key)
+                let after = batch.applyToLocalView(before[key] ?? nil, for: key)
                 if let after {
                     try persistence.overlays.save(Overlay(key: key, largestBatchID: batch.batchID, document: after), user: user, in: txn)
                 }
@@ -109,15 +107,15 @@ package final class LocalStore {
     }
 
     /// The server rejected a batch (or the user reverted it): drop it and recompute the local
-    /// view of its documents.
-    package func rejectBatch(_ batchID: BatchID) throws(DocError) -> [DocumentKey: MaybeDocument?] {
+    /// view of its documents. Returns the removed batch and the new local views.
+    package func rejectBatch(_ batchID: BatchID) throws(DocError) -> (batch: MutationBatch, changes: [DocumentKey: MaybeDocument?]) {
         try persistence.run("Reject batch") { txn throws(DocError) in
             guard let batch = try queue.batch(batchID, in: txn) else {
                 throw DocError(.notFound, "no pending write batch \(batchID)")
             }
             try queue.remove(batch, in: txn)
             try recomputeOverlays(batch.keys, in: txn)
-            return try localViews(batch.keys, in: txn)
+            return (batch, try localViews(batch.keys, in: txn))
         }
     }
 
@@ -253,9 +251,8 @@ package final class LocalStore {
         }
     }
 
-    package var activeTargetIDSet: Set<TargetID> { Set(activeTargets.keys) }
+    private var activeTargetIDSet: Set<TargetID> { Set(activeTargets.keys) }
 
-    package func targetData(for targetID: TargetID) -> TargetData? { activeTargets[targetID] }
 
     /// The keys the server last said match the target.
     package func remoteDocumentKeys(for targetID: TargetID) throws(DocError) -> Set<DocumentKey> {
@@ -280,7 +277,7 @@ package final class LocalStore {
                 lastLimboFree = data.lastLimboFreeSnapshotVersion
             }
             let documents = try queryEngine.documents(
-                matching: query, target: target,
+                matching: query, target: target, user: user,
                 previousResults: usePreviousResults && lastLimboFree != .none ? (remoteKeys, lastLimboFree) : nil,
                 in: txn)
             return QueryResult(documents: documents, remoteKeys: remoteKeys)
@@ -292,12 +289,6 @@ package final class LocalStore {
         try persistence.run("Read document") { txn throws(DocError) in try localViews([key], in: txn)[key] ?? nil }
     }
 
-    /// The server's last known version of one document (ignoring pending writes).
-    package func readRemoteDocument(_ key: DocumentKey) throws(DocError) -> MaybeDocument? {
-        try persistence.run("Read remote document") { txn throws(DocError) in
-            try persistence.remoteDocuments.get(key, in: txn)
-        }
-    }
 
     // MARK: - Garbage collection
 
@@ -319,17 +310,6 @@ package final class LocalStore {
         return result
     }
 
-    /// The local view of document `key` with `batch` applied. As in Firestore, a document the
-    /// batch changed has no committed version (`none`) until the server confirms it: its
-    /// contents are no longer those of any server version, and an `updateTime` precondition
-    /// of a later pending write cannot hold against it locally.
-    static func applyLocally(_ batch: MutationBatch, to document: MaybeDocument?, for key: DocumentKey) -> MaybeDocument? {
-        let result = batch.applyToLocalView(document, for: key)
-        guard case .document(var changed)? = result, changed.hasLocalMutations else { return result }
-        changed.version = .none
-        return .document(changed)
-    }
-
     /// Rebuilds the overlay of each key from its remote document and the pending batches
     /// that touch it (in batch order); removes it when no batch does.
     private func recomputeOverlays(_ keys: Set<DocumentKey>, in txn: PersistenceTransaction) throws(DocError) {
@@ -340,7 +320,7 @@ package final class LocalStore {
             var document = remote[key]
             var largest: BatchID?
             for batch in batches where batch.keys.contains(key) {
-                document = Self.applyLocally(batch, to: document, for: key)
+                document = batch.applyToLocalView(document, for: key)
                 largest = batch.batchID
             }
             if let largest, let document {

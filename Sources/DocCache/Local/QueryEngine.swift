@@ -13,14 +13,13 @@ package import DocModel
 /// - otherwise it scans the collection (or collection group).
 package final class QueryEngine {
     let persistence: Persistence
-    var user: String = ""
 
     init(persistence: Persistence) {
         self.persistence = persistence
     }
 
     package func documents(
-        matching query: Query, target: Target,
+        matching query: Query, target: Target, user: String,
         previousResults: (keys: Set<DocumentKey>, readTime: SnapshotVersion)?,
         in txn: PersistenceTransaction
     ) throws(DocError) -> [DocumentKey: Document] {
@@ -48,7 +47,7 @@ package final class QueryEngine {
             return Self.merge(remote: remote, overlays: overlays, query: query)
         }
         if let limit = target.limit, let plan = IndexPlan(target: target) {
-            return try documentsUsingIndex(plan, query: query, target: target, limit: limit, in: txn)
+            return try documentsUsingIndex(plan, query: query, target: target, limit: limit, user: user, in: txn)
         }
         let remote = try persistence.remoteDocuments.documents(inCollection: query.path, in: txn)
         let overlays = try persistence.overlays.overlays(inCollection: query.path, user: user, in: txn)
@@ -74,7 +73,7 @@ package final class QueryEngine {
     /// `limit` remote documents match. Each overlay can push at most one remote document out
     /// of the window, so the window is exact after merging and trimming.
     private func documentsUsingIndex(
-        _ plan: IndexPlan, query: Query, target: Target, limit: Int, in txn: PersistenceTransaction
+        _ plan: IndexPlan, query: Query, target: Target, limit: Int, user: String, in txn: PersistenceTransaction
     ) throws(DocError) -> [DocumentKey: Document] {
         let overlays = try persistence.overlays.overlays(inCollection: query.path, user: user, in: txn)
         var remoteMatches: [Document] = []

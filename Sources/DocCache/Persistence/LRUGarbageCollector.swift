@@ -42,7 +42,6 @@ package struct GarbageCollectionResult: Sendable, Hashable {
 /// never collected.
 package final class LRUGarbageCollector {
     /// The default cache size limit: 100 MiB.
-    package static let defaultCacheSizeBytes: Int64 = 100 * 1024 * 1024
     /// The smallest cache size limit accepted: 1 MiB.
     package static let minimumCacheSizeBytes: Int64 = 1024 * 1024
 

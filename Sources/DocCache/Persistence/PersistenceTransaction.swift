@@ -71,7 +71,7 @@ package final class PersistenceTransaction {
             case .delete: return nil
             }
         }
-        let options = try readOptions()
+        let options = ReadOptions()
         return try withLevelDB(directory, "read") { () throws(LevelDBError) in try database.get(key, options: options) }
     }
 
@@ -152,11 +152,6 @@ package final class PersistenceTransaction {
     /// Traps when the transaction is used after its body returned (a programming error).
     func checkActive() {
         precondition(!finished, "the transaction \"\(label)\" was used after its body returned")
-    }
-
-    /// The read options of the transaction's reads (see the type's note on snapshots).
-    func readOptions() throws(DocError) -> ReadOptions {
-        ReadOptions()
     }
 
     /// Records a read error met by a lazy scan; the first one fails the transaction.
@@ -334,7 +329,7 @@ package struct TransactionScan: Sequence {
             let txn = scan.transaction
             txn.checkActive()
             buffered = txn.bufferedWrites(in: scan.range)
-            let options = try txn.readOptions()
+            let options = ReadOptions()
             let range = scan.range
             let reverse = scan.reverse
             let c = try withLevelDB(txn.directory, "scan") { () throws(LevelDBError) -> Cursor in

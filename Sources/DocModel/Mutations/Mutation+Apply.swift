@@ -98,8 +98,8 @@ extension Mutation {
     ///
     /// - A failed precondition leaves `document` unchanged (as Firestore's local view), as does
     ///   a verify, and a document whose key is not ``key``.
-    /// - A written document has `hasLocalMutations = true`; it keeps the base document's
-    ///   version and create time when the base exists, and has version `none` otherwise.
+    /// - A written document has `hasLocalMutations = true` and version `none` (its contents are
+    ///   no committed version, as in Firestore); it keeps the base document's create time.
     /// - Server timestamps become ``Value/pendingServerTimestamp(localWriteTime:previous:)``;
     ///   increments and array transforms are computed from the local value.
     /// - A delete yields a ``NoDocument`` at version `none` with `hasLocalMutations = true`.
@@ -114,7 +114,7 @@ extension Mutation {
         case .written(let data, _):
             let base = document?.document
             return .document(Document(
-                key: key, data: data, version: base?.version ?? SnapshotVersion.none,
+                key: key, data: data, version: SnapshotVersion.none,
                 createTime: base?.createTime ?? SnapshotVersion.none, hasLocalMutations: true))
         }
     }

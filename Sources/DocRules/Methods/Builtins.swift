@@ -127,10 +127,10 @@ enum Builtins {
                 guard case .int(let y) = args[0], case .int(let m) = args[1], case .int(let d) = args[2] else {
                     throw EvalError("timestamp.date() needs ints (year, month, day)")
                 }
-                guard (1...9999).contains(y), (1...12).contains(m), d >= 1, d <= Time.daysIn(month: m, year: y) else {
+                guard (1...9999).contains(y), (1...12).contains(m), d >= 1, d <= Timestamp.daysIn(month: m, year: y) else {
                     throw EvalError("timestamp.date(\(y), \(m), \(d)) is not a valid date")
                 }
-                return .timestamp(try Time.timestamp(nanoseconds: Int128(Time.days(year: y, month: m, day: d)) * Time.nanosPerDay))
+                return .timestamp(try Time.timestamp(nanoseconds: Int128(Timestamp.days(fromCivil: y, m, d)) * Time.nanosPerDay))
             default: throw EvalError("timestamp has no function '\(name)'")
             }
         case .latlng:

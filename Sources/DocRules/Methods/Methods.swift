@@ -81,30 +81,9 @@ enum Methods {
             for x in b { out.append(digits[Int(x >> 4)]); out.append(digits[Int(x & 15)]) }
             return .string(String(decoding: out, as: UTF8.self))
         case "toBase64":
-            return .string(base64(b))
+            return .string(Base64.encode(b))
         default: throw EvalError("bytes has no method '\(name)'")
         }
-    }
-
-    static func base64(_ b: [UInt8]) -> String {
-        let table = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-        var out: [UInt8] = []
-        var i = 0
-        while i + 2 < b.count {
-            let n = UInt32(b[i]) << 16 | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2])
-            for s in [18, 12, 6, 0] { out.append(table[Int((n >> UInt32(s)) & 63)]) }
-            i += 3
-        }
-        let rest = b.count - i
-        if rest > 0 {
-            var n = UInt32(b[i]) << 16
-            if rest == 2 { n |= UInt32(b[i + 1]) << 8 }
-            out.append(table[Int((n >> 18) & 63)])
-            out.append(table[Int((n >> 12) & 63)])
-            out.append(rest == 2 ? table[Int((n >> 6) & 63)] : UInt8(ascii: "="))
-            out.append(UInt8(ascii: "="))
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     private static func path(_ p: RulesPath, _ name: String, _ args: [RulesValue]) throws(EvalError) -> RulesValue {

@@ -25,19 +25,6 @@ enum Time {
         try timestamp(nanoseconds: nanoseconds(t) + ns)
     }
 
-    /// Days since 1970-01-01 of a civil date (DocModel's proleptic Gregorian calendar).
-    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        Timestamp.days(fromCivil: year, month, day)
-    }
-
-    /// The civil date of a day number (days since 1970-01-01).
-    static func civil(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let (y, m, d) = Timestamp.civil(fromDays: days)
-        return (y, m, d)
-    }
-
-    static func daysIn(month: Int64, year: Int64) -> Int64 { Timestamp.daysIn(month: month, year: year) }
-
     /// Day number and nanoseconds into that day.
     static func split(_ t: Timestamp) -> (days: Int64, nanosOfDay: Int128) {
         let ns = nanoseconds(t)
@@ -55,7 +42,7 @@ enum TimeMethods {
             throw EvalError("timestamp.\(name)() takes no arguments (time zones are not supported)")
         }
         let (days, nanosOfDay) = Time.split(t)
-        let (y, m, d) = Time.civil(days: days)
+        let (y, m, d) = Timestamp.civil(fromDays: days)
         switch name {
         case "date": return .timestamp(try Time.timestamp(nanoseconds: Int128(days) * Time.nanosPerDay))
         case "year": return .int(y)
@@ -70,7 +57,7 @@ enum TimeMethods {
             var w = (days + 3) % 7
             if w < 0 { w += 7 }
             return .int(w + 1)
-        case "dayOfYear": return .int(days - Time.days(year: y, month: 1, day: 1) + 1)
+        case "dayOfYear": return .int(days - Timestamp.days(fromCivil: y, 1, 1) + 1)
         case "time": return .duration(RulesDuration(nanoseconds: nanosOfDay)!)
         case "toMillis":
             let ns = Time.nanoseconds(t)

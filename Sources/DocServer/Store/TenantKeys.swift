@@ -42,8 +42,6 @@ struct TenantKeys: Sendable {
 
     // MARK: Documents
 
-    var documentSpace: [UInt8] { space("d").bytes }
-
     func document(_ key: DocumentKey) -> [UInt8] {
         var e = space("d")
         e.append(path: key.collectionPath)

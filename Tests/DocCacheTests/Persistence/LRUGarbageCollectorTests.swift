@@ -164,8 +164,8 @@ struct LRUGarbageCollectorTests {
             #expect(invalid?.code == .invalidArgument)
             #expect(invalid?.message.contains("1 MiB") == true)
             try LRUGarbageCollector.validate(cacheSizeLimit: Persistence.unlimited)
-            try LRUGarbageCollector.validate(cacheSizeLimit: LRUGarbageCollector.defaultCacheSizeBytes)
-            #expect(LRUGarbageCollector.defaultCacheSizeBytes == 100 * 1024 * 1024)
+            try LRUGarbageCollector.validate(cacheSizeLimit: StoreSettings.defaultCacheSizeBytes)
+            #expect(StoreSettings.defaultCacheSizeBytes == 100 * 1024 * 1024)
 
             var rng = PersistenceRNG(seed: 5)
             let documents = (0..<600).map { i in

@@ -123,7 +123,7 @@ struct MutationTableTests {
         case .data(let fields):
             switch context {
             case .local:
-                return .document(Document(key: Fx.key, data: ObjectValue(fields), version: found?.version ?? SnapshotVersion.none,
+                return .document(Document(key: Fx.key, data: ObjectValue(fields), version: SnapshotVersion.none,
                                           createTime: found?.createTime ?? SnapshotVersion.none, hasLocalMutations: true))
             case .server:
                 return .document(Document(key: Fx.key, data: ObjectValue(fields), version: Fx.v2,
