@@ -25,6 +25,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
     ],
     targets: [
         // The system libleveldb (Debian: libleveldb-dev, macOS: brew leveldb).
@@ -62,6 +65,8 @@ let package = Package(
                 "DocModel", "DocProtocol", "DocRules", "LevelDB",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             ],
             swiftSettings: strict
         ),
@@ -69,7 +74,10 @@ let package = Package(
         // The client: persistence on LevelDB, local store, views, sync engine, remote store, API.
         .target(
             name: "DocCache",
-            dependencies: ["DocModel", "LevelDB"],
+            dependencies: [
+                "DocModel", "DocProtocol", "LevelDB",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ],
             swiftSettings: strict
         ),
 
