@@ -3,12 +3,14 @@
 #   make deps    install the system libraries that are missing (libleveldb-dev)
 #   make build   debug build of every target
 #   make test    deps + the whole test suite
+#   make serve   build docctl and run the backend on its embedded store (127.0.0.1:8080,
+#                data in ~/.docctl/data); extra flags: make serve SERVE_ARGS="--port 0"
 #
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 UNAME := $(shell uname -s)
 
-.PHONY: deps build test release clean
+.PHONY: deps build test release serve clean
 
 deps:
 	@if echo '#include <leveldb/c.h>' | $(CC) -E -x c - >/dev/null 2>&1; then \
@@ -29,6 +31,10 @@ release: deps
 
 test: deps
 	$(SWIFT) test
+
+serve: deps
+	$(SWIFT) build --product docctl
+	"$$($(SWIFT) build --show-bin-path)/docctl" serve $(SERVE_ARGS)
 
 clean:
 	rm -rf .build

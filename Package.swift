@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "DocRules", targets: ["DocRules"]),
         .library(name: "DocCache", targets: ["DocCache"]),
         .executable(name: "docbench", targets: ["docbench"]),
+        .executable(name: "docctl", targets: ["docctl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
@@ -28,6 +29,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        // Already under Hummingbird; named for graceful shutdown (ServiceGroup) and bound addresses.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // The system libleveldb (Debian: libleveldb-dev, macOS: brew leveldb).
@@ -67,6 +71,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -77,6 +84,17 @@ let package = Package(
             dependencies: [
                 "DocModel", "DocProtocol", "LevelDB",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // The command line: serve, token, documents, listen, requests, pending writes, rules.
+        .executableTarget(
+            name: "docctl",
+            dependencies: [
+                "DocCache", "DocModel", "DocProtocol", "DocRules", "DocServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

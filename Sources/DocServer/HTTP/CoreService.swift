@@ -1,0 +1,47 @@
+internal import Logging
+internal import ServiceLifecycle
+
+/// The server core's periodic work and its part of a graceful shutdown, as a service of the
+/// HTTP server's service group.
+///
+/// Runs ``DocServerCore/tick()`` and ``DocServerCore/runMaintenance()`` on their timers until
+/// a graceful shutdown begins, then shuts the core down: new writes are refused, the writes
+/// already queued are committed, and every connection ends with a fatal `unavailable` frame.
+/// It is listed after the HTTP application in the group, so it shuts down first and the
+/// HTTP server then has no open streams left to wait for.
+struct CoreService: Service {
+    let core: DocServerCore
+    let settings: HTTPServerSettings
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { [core, settings, logger] in
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    while await Self.sleep(settings.tickInterval) { await core.tick() }
+                }
+                group.addTask {
+                    while await Self.sleep(settings.maintenanceInterval) {
+                        let report = await core.runMaintenance()
+                        logger.info("maintenance", metadata: [
+                            "outcomesPruned": "\(report.outcomesPruned)", "changesPruned": "\(report.changesPruned)",
+                            "failures": "\(report.failures.count)",
+                        ])
+                    }
+                }
+            }
+        }
+        logger.info("shutting down: committing queued writes, closing streams")
+        await core.shutdown()
+    }
+
+    /// Sleeps; false when the task was cancelled.
+    private static func sleep(_ duration: Duration) async -> Bool {
+        do {
+            try await Task.sleep(for: duration)
+            return !Task.isCancelled
+        } catch {
+            return false
+        }
+    }
+}

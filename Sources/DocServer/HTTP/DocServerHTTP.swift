@@ -1,0 +1,109 @@
+#if canImport(FoundationEssentials)
+internal import FoundationEssentials
+#else
+internal import Foundation
+#endif
+public import Logging
+internal import DocProtocol
+internal import Hummingbird
+internal import HummingbirdWebSocket
+internal import NIOCore
+internal import ServiceLifecycle
+internal import Synchronization
+internal import UnixSignals
+
+/// The server on the network: HTTP and WebSocket (Hummingbird 2) around a ``DocServerCore``.
+///
+/// - `GET /health`: the core's ``ServerHealth`` as JSON; status 200 when it can serve, 503
+///   otherwise.
+/// - `GET /listen`, upgraded to WebSocket: the doccache protocol (docs/protocol.md). The first
+///   frame must be `hello` with a bearer token, which ``TokenVerifier`` checks; a bad or
+///   expired token gets a fatal `unauthenticated` error frame and the socket closes.
+///
+/// ```swift
+/// let server = DocServerHTTP(core: core, verifier: verifier, settings: HTTPServerSettings(port: 0))
+/// try await server.run { address in print(address) }   // "listening on http://127.0.0.1:53124"
+/// ```
+///
+/// ``run(handleSignals:onReady:)`` returns after a graceful shutdown: on SIGTERM or SIGINT
+/// (when it handles signals), or ``shutdown()``. Shutting down refuses new writes, commits the
+/// ones already received, ends every stream with a fatal `unavailable` frame (clients
+/// reconnect and resume from their tokens) and stops listening. The store stays open for its
+/// owner to close.
+public final class DocServerHTTP: Sendable {
+    /// The server core requests go to.
+    public let core: DocServerCore
+    /// Address and timers.
+    public let settings: HTTPServerSettings
+    private let verifier: TokenVerifier
+    private let logger: Logger
+    private let group = Mutex<ServiceGroup?>(nil)
+    private let stopRequested = Atomic<Bool>(false)
+
+    public init(core: DocServerCore, verifier: TokenVerifier, settings: HTTPServerSettings = HTTPServerSettings(),
+                logger: Logger = Logger(label: "doccache.server.http")) {
+        self.core = core
+        self.verifier = verifier
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// Serves until a graceful shutdown, or until the task is cancelled.
+    ///
+    /// - Parameters:
+    ///   - handleSignals: shut down gracefully on SIGTERM and SIGINT (default `true`; tests that
+    ///     run servers in process pass `false` and call ``shutdown()``).
+    ///   - onReady: called once the socket is bound, with the address (the real port when the
+    ///     settings asked for port 0).
+    /// - Throws: when the address cannot be bound.
+    public func run(handleSignals: Bool = true, onReady: @escaping @Sendable (ServerAddress) async -> Void = { _ in }) async throws {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        let core = self.core
+        router.get(RouterPath(stringLiteral: HTTPServerSettings.healthPath)) { _, _ -> Response in
+            let health = await core.health()
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            let body = (try? encoder.encode(health)) ?? Data("{\"status\":\"unavailable\"}".utf8)
+            return Response(
+                status: health.isOK ? .ok : .serviceUnavailable,
+                headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
+        // A WebSocket message may span frames; its whole size is bounded by the protocol's
+        // frame limit (plus room for the framing of an oversized frame to be read and refused).
+        let maxMessage = core.configuration.frameLimits.maxFrameBytes
+        let session = ListenSession(core: core, verifier: verifier, maxFrameBytes: maxMessage, logger: logger)
+        router.ws(RouterPath(stringLiteral: HTTPServerSettings.listenPath)) { inbound, outbound, _ in
+            await session.run(inbound: inbound, outbound: outbound)
+        }
+        let settings = self.settings
+        let logger = self.logger
+        let app = Application(
+            router: router,
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: router,
+                configuration: .init(ws: .init(maxFrameSize: maxMessage))),
+            configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "doccache"),
+            onServerRunning: { channel in
+                let address = ServerAddress(host: settings.host, port: channel.localAddress?.port ?? settings.port)
+                logger.info("server ready", metadata: ["url": "\(address.url)"])
+                await onReady(address)
+            },
+            logger: logger)
+        var configuration = ServiceGroupConfiguration(
+            services: [app, CoreService(core: core, settings: settings, logger: logger)],
+            gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [],
+            logger: logger)
+        configuration.maximumGracefulShutdownDuration = settings.shutdownGrace
+        let serviceGroup = ServiceGroup(configuration: configuration)
+        group.withLock { $0 = serviceGroup }
+        if stopRequested.load(ordering: .relaxed) { await serviceGroup.triggerGracefulShutdown() }
+        try await serviceGroup.run()
+    }
+
+    /// Begins a graceful shutdown; ``run(handleSignals:onReady:)`` returns when it is done.
+    public func shutdown() async {
+        stopRequested.store(true, ordering: .relaxed)
+        if let serviceGroup = group.withLock({ $0 }) { await serviceGroup.triggerGracefulShutdown() }
+    }
+}

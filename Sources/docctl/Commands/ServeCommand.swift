@@ -1,0 +1,84 @@
+import ArgumentParser
+import DocServer
+import Logging
+
+/// `docctl serve`: the backend on its embedded LevelDB store.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the backend (HTTP + WebSocket) on its embedded store.",
+        discussion: """
+            Prints `listening on http://HOST:PORT` on stdout once it accepts connections; logs go
+            to stderr. SIGINT or SIGTERM shut it down gracefully (queued writes are committed,
+            clients are told to reconnect).
+
+            Examples:
+              docctl serve
+              docctl serve --port 0 --data /tmp/doccache-data --log-level debug
+            """
+    )
+
+    @Option(help: "The address to bind (env DOCCTL_HOST; default 127.0.0.1).")
+    var host: String?
+    @Option(help: "The port; 0 picks a free one (env DOCCTL_PORT; default 8080).")
+    var port: Int?
+    @Option(help: "The data directory (env DOCCTL_DATA; default ~/.docctl/data).")
+    var data: String?
+    @Option(help: "The token secret file (env DOCCTL_SECRET; default ~/.docctl/dev-secret, created when missing).")
+    var secret: String?
+    @Option(help: "The largest limit a query listener may have (default 1000).")
+    var maxListenLimit: Int = 1_000
+    @Option(help: "Seconds between global snapshots to idle listeners (default 5).")
+    var tickSeconds: Int = 5
+    @Option(help: "trace, debug, info, notice, warning, error or critical (env DOCCTL_LOG_LEVEL; default info).")
+    var logLevel: String?
+
+    func validate() throws {
+        if let port, !(0...65_535).contains(port) { throw ValidationError("--port must be 0…65535") }
+        if maxListenLimit < 1 { throw ValidationError("--max-listen-limit must be at least 1") }
+        if tickSeconds < 1 { throw ValidationError("--tick-seconds must be at least 1") }
+    }
+
+    func run() async throws {
+        let levelName = Environment.value(logLevel, "DOCCTL_LOG_LEVEL") ?? "info"
+        guard let level = Logger.Level(rawValue: levelName) else {
+            throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "doccache.server")
+        let host = Environment.value(self.host, "DOCCTL_HOST") ?? "127.0.0.1"
+        let portText = Environment.value(port.map(String.init), "DOCCTL_PORT") ?? "8080"
+        guard let port = Int(portText), (0...65_535).contains(port) else { throw ValidationError("DOCCTL_PORT must be 0…65535") }
+        let dataDirectory = Environment.value(data, "DOCCTL_DATA") ?? Environment.home + "/data"
+
+        let secret: DevelopmentSecret
+        let store: LevelDBServerStore
+        do {
+            secret = try DevelopmentSecret.loadOrCreate(at: Environment.value(self.secret, "DOCCTL_SECRET"))
+            if secret.wasCreated { logger.notice("created a development secret", metadata: ["path": "\(secret.path)"]) }
+            try Directories.create(dataDirectory)
+            store = try LevelDBServerStore.open(directory: dataDirectory)
+        } catch {
+            throw CommandFailure(error)
+        }
+        var configuration = ServerConfiguration()
+        configuration.maxListenLimit = maxListenLimit
+        let core = DocServerCore(store: store, configuration: configuration, logger: logger)
+        let server = DocServerHTTP(
+            core: core, verifier: await TokenVerifier(secret: secret),
+            settings: HTTPServerSettings(host: host, port: port, tickInterval: .seconds(tickSeconds)), logger: logger)
+        logger.info("starting", metadata: ["data": "\(dataDirectory)", "secret": "\(secret.path)"])
+        do {
+            try await server.run { address in Output.line(address.description) }
+        } catch {
+            await store.close()
+            throw CommandFailure(code: "unavailable", message: "cannot serve on \(host):\(port): \(error)")
+        }
+        await store.close()
+        logger.info("stopped")
+    }
+}
