@@ -155,6 +155,16 @@ let package = Package(
             dependencies: ["DocServer", "DocProtocol", "DocModel", "LevelDB"],
             swiftSettings: strict
         ),
+        // Client and server on loopback: real sockets, real processes.
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "DocTestSupport", "DocCache", "DocServer", "DocProtocol", "DocModel", "docctl",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "DocRulesTests",
             dependencies: ["DocTestSupport", "DocRules", "DocModel"],

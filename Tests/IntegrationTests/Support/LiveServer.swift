@@ -1,0 +1,85 @@
+import DocModel
+import DocServer
+import Foundation
+import Logging
+import Synchronization
+
+/// A real server on 127.0.0.1 with a system-chosen port: LevelDB store in a temporary
+/// directory, server core, Hummingbird HTTP/WebSocket front. `restart()` stops it and starts
+/// a new server process-in-process on the same data (a new port unless `samePort`).
+final class LiveServer: Sendable {
+    let dataDirectory: String
+    let secret: [UInt8]
+    private let state = Mutex<Running?>(nil)
+
+    struct Running: Sendable {
+        let store: LevelDBServerStore
+        let http: DocServerHTTP
+        let task: Task<Void, any Error>
+        let address: ServerAddress
+    }
+
+    init(dataDirectory: String? = nil) async throws {
+        self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("doccache-live-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: self.dataDirectory, withIntermediateDirectories: true)
+        self.secret = Array("integration-test-secret-0123456789abcdef".utf8)
+        try await start(port: 0)
+    }
+
+    var address: ServerAddress { state.withLock { $0!.address } }
+    var url: String { address.url }
+    var core: DocServerCore { state.withLock { $0!.http.core } }
+
+    func start(port: Int, configuration: ServerConfiguration = ServerConfiguration()) async throws {
+        let store = try LevelDBServerStore.open(directory: dataDirectory)
+        let core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
+        let http = DocServerHTTP(
+            core: core, verifier: try await TokenVerifier(secret: secret),
+            settings: HTTPServerSettings(port: port, tickInterval: .milliseconds(200), shutdownGrace: .seconds(5)),
+            logger: .discarding)
+        let (ready, readyContinuation) = AsyncStream<ServerAddress>.makeStream()
+        let task = Task {
+            defer { readyContinuation.finish() }
+            try await http.run(handleSignals: false) { address in readyContinuation.yield(address) }
+        }
+        var iterator = ready.makeAsyncIterator()
+        guard let address = await iterator.next() else {
+            _ = try await task.value
+            throw DocError(.unavailable, "the test server did not start")
+        }
+        state.withLock { $0 = Running(store: store, http: http, task: task, address: address) }
+    }
+
+    /// Graceful shutdown, then the store is closed.
+    func stop() async {
+        guard let running = state.withLock({ current -> Running? in defer { current = nil }; return current }) else { return }
+        await running.http.shutdown()
+        _ = try? await running.task.value
+        await running.store.close()
+    }
+
+    /// Stops and starts again on the same data; `samePort` keeps the URL (clients reconnect).
+    func restart(samePort: Bool = true) async throws {
+        let port = samePort ? address.port : 0
+        await stop()
+        try await start(port: port)
+    }
+
+    func token(tenant: String = "acme", uid: String = "alice", claims: [String: Value] = [:], ttl: Duration = .seconds(3_600)) async throws -> String {
+        try await TokenMinter(secret: secret).mint(tenant: tenant, uid: uid, claims: claims, ttl: ttl)
+    }
+
+    func removeData() { try? FileManager.default.removeItem(atPath: dataDirectory) }
+}
+
+/// Polls `condition` until it holds or `seconds` pass: a liveness bound for a saturated
+/// 2-core machine, not a timing assertion.
+func eventually(_ seconds: Double = 60, _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return await condition()
+}
