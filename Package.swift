@@ -124,7 +124,11 @@ let package = Package(
         // The benchmark executable: `swift run -c release docbench SCENARIO [--n N]`.
         .executableTarget(
             name: "docbench",
-            dependencies: ["DocCache", "DocModel", "LevelDB"],
+            dependencies: [
+                "DocCache", "DocModel", "DocProtocol", "DocServer", "LevelDB",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Benchmarks/docbench",
             swiftSettings: strict
         ),

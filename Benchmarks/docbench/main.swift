@@ -183,6 +183,9 @@ let scenarios: [Scenario] = [
         }
         return Result(samples: samples, peer: nil, peerSamples: nil)
     },
+    Scenario(name: "fanout", summary: "1,000 WebSocket listeners on one document: commit to the last notification, loopback", defaultN: 50) { n in
+        try await fanout(commits: n)
+    },
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
