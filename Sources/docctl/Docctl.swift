@@ -19,6 +19,10 @@ struct Docctl: AsyncParsableCommand {
             Exit codes: 0 success, 1 operation failed (rejected, denied, not found),
             2 usage error, 3 server unreachable.
             """,
-        subcommands: [ServeCommand.self, TokenCommand.self, RulesCommand.self]
+        subcommands: [
+            ServeCommand.self, TokenCommand.self, GetCommand.self, SetCommand.self, UpdateCommand.self,
+            DeleteCommand.self, PurgeCommand.self, QueryCommand.self, ListenCommand.self, PendingCommand.self,
+            RulesCommand.self,
+        ]
     )
 }

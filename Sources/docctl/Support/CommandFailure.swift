@@ -24,7 +24,11 @@ struct CommandFailure: Error {
 
     /// A failure from a library error: `unavailable` exits 3, `invalidArgument` exits 2,
     /// everything else 1.
-    init(_ error: DocError, json: Bool = false) {
+    init(_ error: any Error, json: Bool = false) {
+        guard let error = error as? DocError else {
+            self.init(exitCode: CommandFailure.failed, code: "unknown", message: "\(error)", json: json)
+            return
+        }
         let exit: Int32
         switch error.code {
         case .unavailable, .deadlineExceeded: exit = CommandFailure.unreachable

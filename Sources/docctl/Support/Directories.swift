@@ -16,3 +16,10 @@ enum Directories {
         }
     }
 }
+
+extension Directories {
+    /// Removes `path` and everything in it; a missing path is fine.
+    static func remove(_ path: String) {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}

@@ -1,0 +1,94 @@
+import ArgumentParser
+import DocCache
+import DocModel
+
+/// `docctl pending`: the local write queue.
+struct PendingCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pending",
+        abstract: "Show the local write queue, or revert a pending batch.",
+        subcommands: [List.self, Revert.self],
+        defaultSubcommand: List.self
+    )
+
+    /// `docctl pending [list]`.
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "list",
+            abstract: "List the writes not yet committed by the server (oldest first).",
+            discussion: """
+                Example:
+                  docctl pending --tenant acme --uid alice --json
+                  {"batchId":3,"paths":["rooms/r1"],"kinds":["set"],"localTime":"2026-11-22T09:00:00.000000Z","attempts":0,"lastError":null}
+                """
+        )
+
+        @OptionGroup var client: ClientOptions
+
+        func run() async throws {
+            try await ClientSession.with(client) { session in
+                let writes: [PendingWrite]
+                do {
+                    writes = try await session.store.pendingWrites()
+                } catch {
+                    throw CommandFailure(error, json: client.json)
+                }
+                for write in writes {
+                    if client.json {
+                        Output.line(PendingRendering.json(write))
+                    } else {
+                        Output.line(PendingRendering.human(write))
+                    }
+                }
+                if !client.json { Output.line("\(writes.count) pending batch\(writes.count == 1 ? "" : "es")") }
+            }
+        }
+    }
+
+    /// `docctl pending revert BATCH_ID`.
+    struct Revert: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "revert",
+            abstract: "Drop a pending batch and restore the local view (it is never sent).",
+            discussion: """
+                Example:
+                  docctl pending revert 3 --tenant acme --uid alice
+
+                Exit status 1 when no pending batch has that id.
+                """
+        )
+
+        @Argument(help: "The batch id (from `docctl pending`).")
+        var batchID: Int
+        @OptionGroup var client: ClientOptions
+
+        func run() async throws {
+            try await ClientSession.with(client) { session in
+                do {
+                    try await session.store.revert(batchID)
+                } catch {
+                    throw CommandFailure(error, json: client.json)
+                }
+                Output.line(client.json ? JSONLine.object([("batchId", .int(Int64(batchID))), ("reverted", .bool(true))]).text
+                                        : "batch \(batchID) reverted")
+            }
+        }
+    }
+}
+
+enum PendingRendering {
+    static func json(_ write: PendingWrite) -> JSONLine {
+        .object([
+            ("batchId", .int(Int64(write.batchID))),
+            ("paths", .array(write.paths.map { .string($0) })),
+            ("kinds", .array(write.kinds.map { .string($0.rawValue) })),
+            ("localTime", .string(write.localWriteTime.rfc3339)),
+                    ])
+    }
+
+    static func human(_ write: PendingWrite) -> String {
+        let items = zip(write.kinds, write.paths).map { "\($0.rawValue) \($1)" }.joined(separator: ", ")
+        let line = "batch \(write.batchID)  \(write.localWriteTime.rfc3339)  \(items)"
+        return line
+    }
+}
