@@ -38,7 +38,10 @@ public final class DocServerCore: Sendable {
     public let configuration: ServerConfiguration
     /// The store every tenant's data lives in.
     public let store: any ServerStore
+    /// The request handlers, by request type (see docs/request-documents.md).
+    public let requests = RequestRegistry()
     let logger: Logger
+    let requestProcessor: RequestProcessor
     private let hubs = Mutex<[TenantID: TenantHub]>([:])
     private let connections = Mutex<[String: ServerConnection]>([:])
     private let nextConnection = Atomic<Int>(1)
@@ -51,17 +54,22 @@ public final class DocServerCore: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.decoder = FrameDecoder(limits: configuration.frameLimits)
+        self.requestProcessor = RequestProcessor(registry: requests, logger: logger)
     }
 
     func hub(for tenant: TenantID) async throws(DocError) -> TenantHub {
         if let hub = hubs.withLock({ $0[tenant] }) { return hub }
         let tenantStore = try await store.tenant(tenant)
         let created = TenantHub(tenant: tenant, store: tenantStore, configuration: configuration, logger: logger)
-        return hubs.withLock { hubs in
-            if let existing = hubs[tenant] { return existing }
+        let (hub, isNew) = hubs.withLock { hubs in
+            if let existing = hubs[tenant] { return (existing, false) }
             hubs[tenant] = created
-            return created
+            return (created, true)
         }
+        // A tenant opened for the first time in this process may have requests left pending by
+        // a crash: process them.
+        if isNew { scheduleRequestSweep(tenant: tenant, hub: hub) }
+        return hub
     }
 
     // MARK: Handshake and close
@@ -247,6 +255,8 @@ public final class DocServerCore: Sendable {
         case .success(let outcome):
             switch outcome.result {
             case .committed(let version, let results):
+                let requestKeys = mutations.map(\.key).filter(RequestDocument.isRequest)
+                if !requestKeys.isEmpty { scheduleRequests(requestKeys, tenant: tenant, hub: hub) }
                 return .writeResult(.init(clientID: clientID, batchID: batchID, commitVersion: version, results: results,
                                           streamToken: token))
             case .rejected(let error):
@@ -255,6 +265,53 @@ public final class DocServerCore: Sendable {
         case .failure(let error):
             return .writeError(.init(clientID: clientID, batchID: batchID, error: error, streamToken: token))
         }
+    }
+
+    // MARK: Request documents
+
+    /// The processor's view of a tenant: the hub's reads and commits (authored by the server).
+    func requestAccess(_ hub: TenantHub) -> RequestStoreAccess {
+        RequestStoreAccess(
+            read: { keys throws(DocError) in try await hub.documents(keys) },
+            commit: { key, mutations in await hub.commit(key, mutations: mutations, uid: RequestDocument.serverAuthor) },
+            pending: { () throws(DocError) in
+                let query = try DocModel.Query(collection: RequestDocument.collection)
+                    .filter("status", .equal, .string("pending"))
+                    .limit(to: 500)
+                return try await hub.query(try query.toTarget()).documents.map(\.key)
+            })
+    }
+
+    private func scheduleRequests(_ keys: [DocumentKey], tenant: TenantID, hub: TenantHub) {
+        let access = requestAccess(hub)
+        let processor = requestProcessor
+        Task { await processor.process(keys, tenant: tenant.rawValue, access: access) }
+    }
+
+    private func scheduleRequestSweep(tenant: TenantID, hub: TenantHub) {
+        let access = requestAccess(hub)
+        let processor = requestProcessor
+        Task { await processor.sweep(tenant: tenant.rawValue, access: access) }
+    }
+
+    /// Processes the pending request documents of every tenant in the store (call at start:
+    /// requests committed before a crash and not yet processed are picked up). Returns how
+    /// many were processed.
+    @discardableResult
+    public func recoverPendingRequests() async -> Int {
+        let tenants: [TenantID]
+        do {
+            tenants = try await store.tenantIDs()
+        } catch {
+            logger.error("cannot list tenants to recover pending requests", metadata: ["error": "\(error)"])
+            return 0
+        }
+        var processed = 0
+        for tenant in tenants {
+            guard let hub = try? await hub(for: tenant) else { continue }
+            processed += await requestProcessor.sweep(tenant: tenant.rawValue, access: requestAccess(hub))
+        }
+        return processed
     }
 
     // MARK: Reads (request/response)

@@ -16,9 +16,16 @@ struct CoreService: Service {
 
     func run() async throws {
         await cancelWhenGracefulShutdown { [core, settings, logger] in
+            // Requests committed before a crash and never processed: process them now.
+            let recovered = await core.recoverPendingRequests()
+            if recovered > 0 { logger.info("processed requests left pending", metadata: ["requests": "\(recovered)"]) }
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     while await Self.sleep(settings.tickInterval) { await core.tick() }
+                }
+                group.addTask {
+                    // A request whose processing failed for a transient reason is retried.
+                    while await Self.sleep(Self.requestSweepInterval) { await core.recoverPendingRequests() }
                 }
                 group.addTask {
                     while await Self.sleep(settings.maintenanceInterval) {
@@ -34,6 +41,8 @@ struct CoreService: Service {
         logger.info("shutting down: committing queued writes, closing streams")
         await core.shutdown()
     }
+
+    static let requestSweepInterval: Duration = .seconds(60)
 
     /// Sleeps; false when the task was cancelled.
     private static func sleep(_ duration: Duration) async -> Bool {

@@ -84,6 +84,30 @@ public final class LevelDBServerStore: ServerStore {
         }
     }
 
+    /// Walks the tenant prefixes: one seek per tenant (past all of a tenant's keys at once).
+    public func tenantIDs() async throws(DocError) -> [TenantID] {
+        guard !database.isClosed else { throw DocError(.unavailable, "the store is closed") }
+        var found: [TenantID] = []
+        do {
+            let cursor = try database.cursor()
+            try cursor.seek(to: [TenantKeys.tenantMarker])
+            while let entry = try cursor.entry(), entry.key.first == TenantKeys.tenantMarker {
+                var decoder = KeyDecoder(entry.key, offset: 1)
+                let name = try decoder.readString()
+                if let tenant = try? TenantID(name) { found.append(tenant) }
+                guard let next = OrderedCode.prefixSuccessor(TenantKeys(try TenantID(name)).prefix) else { break }
+                try cursor.seek(to: next)
+            }
+        } catch let error as LevelDBError {
+            throw Self.map(error)
+        } catch let error as DocError {
+            throw DocError(.dataLoss, "a tenant key cannot be read: \(error.message)")
+        } catch {
+            throw DocError(.internal, "\(error)")
+        }
+        return found
+    }
+
     public func checkHealth() async throws(DocError) {
         guard !database.isClosed else { throw DocError(.unavailable, "the store is closed") }
         do {

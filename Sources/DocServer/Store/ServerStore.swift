@@ -9,6 +9,9 @@ public import DocModel
 public protocol ServerStore: Sendable {
     /// The database of `tenant`, created (empty) on first use.
     func tenant(_ tenant: TenantID) async throws(DocError) -> any TenantStore
+    /// Every tenant that has a database in the store (for work that must resume after a
+    /// restart, such as pending request documents).
+    func tenantIDs() async throws(DocError) -> [TenantID]
     /// Checks that the store can serve requests; throws `unavailable` when it cannot.
     func checkHealth() async throws(DocError)
     /// Closes the store; calls made afterwards throw `unavailable`.

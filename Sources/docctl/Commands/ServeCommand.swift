@@ -15,6 +15,7 @@ struct ServeCommand: AsyncParsableCommand {
             Examples:
               docctl serve
               docctl serve --port 0 --data /tmp/doccache-data --log-level debug
+              docctl serve --examples     (with the transfer and setTaxRate request handlers)
             """
     )
 
@@ -26,6 +27,8 @@ struct ServeCommand: AsyncParsableCommand {
     var data: String?
     @Option(help: "The token secret file (env DOCCTL_SECRET; default ~/.docctl/dev-secret, created when missing).")
     var secret: String?
+    @Flag(help: "Register the example request handlers, transfer and setTaxRate (docs/request-documents.md).")
+    var examples = false
     @Option(help: "The largest limit a query listener may have (default 1000).")
     var maxListenLimit: Int = 1_000
     @Option(help: "Seconds between global snapshots to idle listeners (default 5).")
@@ -68,6 +71,7 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = ServerConfiguration()
         configuration.maxListenLimit = maxListenLimit
         let core = DocServerCore(store: store, configuration: configuration, logger: logger)
+        if examples { core.requests.registerExamples() }
         let server = DocServerHTTP(
             core: core, verifier: await TokenVerifier(secret: secret),
             settings: HTTPServerSettings(host: host, port: port, tickInterval: .seconds(tickSeconds)), logger: logger)

@@ -1,0 +1,74 @@
+public import DocModel
+
+/// The `setTaxRate` example handler: changes an invoice's tax rate and recomputes its tax
+/// and total from its lines, all in one commit.
+///
+/// Params: `{"invoice": "invoices/x", "taxRateBasisPoints": 1900}` (19.00 %). Invoices are
+/// `invoices/{id}` with `lines` (an array of maps with an integer `net`, minor units),
+/// integer `taxRateBasisPoints`, `tax` and `total`. Each line gets `tax` (its net × rate,
+/// rounded half away from zero) and `total`; the invoice's `tax` is the sum of line taxes and
+/// `total` = net sum + tax. A stale base version (the invoice changed since the user saw it)
+/// is rejected before this runs. Result: `{"tax": …, "total": …}`.
+public enum SetTaxRateHandler {
+    public static let type = "setTaxRate"
+    public static let scope: Set<String> = ["invoices"]
+
+    public static func decide(_ context: RequestContext) async throws(DocError) -> RequestDecision {
+        let params = context.request.params
+        guard case .string(let path)? = params["invoice"], let key = try? DocumentKey(path), key.path.count == 2,
+              key.path.firstSegment == "invoices" else {
+            throw DocError(.invalidArgument, "params.invoice must be an invoice path like \"invoices/x\"", at: "params.invoice")
+        }
+        guard case .integer(let rate)? = params["taxRateBasisPoints"], (0...100_000).contains(rate) else {
+            throw DocError(.invalidArgument, "params.taxRateBasisPoints must be an integer 0…100000 (basis points)",
+                           at: "params.taxRateBasisPoints")
+        }
+        guard let invoice = try await context.document(key), !invoice.isTombstone else {
+            throw DocError(.notFound, "the invoice \(path) does not exist")
+        }
+        guard case .array(let lines)? = invoice.data.fields["lines"] else {
+            throw DocError(.failedPrecondition, "the invoice \(path) has no lines array")
+        }
+        var newLines: [Value] = []
+        var netSum: Int64 = 0
+        var taxSum: Int64 = 0
+        for (index, line) in lines.enumerated() {
+            guard case .map(var fields) = line, case .integer(let net)? = fields["net"] else {
+                throw DocError(.failedPrecondition, "line \(index) of \(path) has no integer net")
+            }
+            let tax = roundedTax(net: net, basisPoints: rate)
+            fields["tax"] = .integer(tax)
+            fields["total"] = .integer(net + tax)
+            newLines.append(.map(fields))
+            netSum += net
+            taxSum += tax
+        }
+        return .apply([
+            .update(path, [
+                "lines": .array(newLines), "taxRateBasisPoints": .integer(rate),
+                "tax": .integer(taxSum), "total": .integer(netSum + taxSum),
+            ]),
+        ], result: .map(["tax": .integer(taxSum), "total": .integer(netSum + taxSum)]))
+    }
+
+    /// net × basisPoints / 10,000, rounded half away from zero, in integer arithmetic.
+    static func roundedTax(net: Int64, basisPoints: Int64) -> Int64 {
+        let product = net * basisPoints
+        let (quotient, remainder) = product.quotientAndRemainder(dividingBy: 10_000)
+        if abs(remainder) * 2 >= 10_000 { return quotient + (product < 0 ? -1 : 1) }
+        return quotient
+    }
+}
+
+extension RequestRegistry {
+    /// Registers the built-in example handlers, `transfer` and `setTaxRate`
+    /// (`docctl serve --examples`).
+    public func registerExamples() {
+        register(TransferHandler.type, scope: TransferHandler.scope) { context throws(DocError) in
+            try await TransferHandler.decide(context)
+        }
+        register(SetTaxRateHandler.type, scope: SetTaxRateHandler.scope) { context throws(DocError) in
+            try await SetTaxRateHandler.decide(context)
+        }
+    }
+}

@@ -1,0 +1,239 @@
+internal import DocModel
+internal import Logging
+
+/// What the processor needs of a tenant's database: consistent reads and exactly-once
+/// commits (the hub's, with the server as the author: rules do not apply to handlers).
+struct RequestStoreAccess: Sendable {
+    let read: @Sendable ([DocumentKey]) async throws(DocError) -> DocumentsRead
+    let commit: @Sendable (BatchKey, [Mutation]) async -> Result<BatchOutcome, DocError>
+    let pending: @Sendable () async throws(DocError) -> [DocumentKey]
+}
+
+/// Processes request documents: for a `pending` request, checks its base versions, runs its
+/// handler and commits the handler's writes together with the request's new `status`,
+/// `result` or `error`, and `processedAt` — one atomic commit.
+///
+/// Exactly once, by construction rather than by memory:
+/// - the final commit carries the precondition "the request document is still the pending
+///   version that was read", so two processors (or a re-run after a crash) can never both
+///   finalize it — the second sees it is no longer pending and stops;
+/// - every document the handler read is verified in the same commit (its version, or its
+///   absence), so a handler never acts on a state that changed before its writes landed (the
+///   request is then processed again on the new state);
+/// - work is found from the store: after a commit that creates requests, and by a sweep of
+///   `requests` with `status == "pending"` when a tenant is opened (after a crash) and on
+///   the server's tick.
+actor RequestProcessor {
+    let registry: RequestRegistry
+    let logger: Logger
+    private var inFlight: Set<String> = []
+    /// How often a request is re-run after its reads changed under it, before it is rejected
+    /// with `aborted`.
+    static let maxAttempts = 8
+
+    init(registry: RequestRegistry, logger: Logger) {
+        self.registry = registry
+        self.logger = logger
+    }
+
+    /// Processes the pending requests among `keys` (others are skipped). Returns how many
+    /// were finalized by this call.
+    @discardableResult
+    func process(_ keys: [DocumentKey], tenant: String, access: RequestStoreAccess) async -> Int {
+        var finalized = 0
+        for key in keys where RequestDocument.isRequest(key) {
+            let flight = tenant + "/" + key.description
+            guard inFlight.insert(flight).inserted else { continue }
+            defer { inFlight.remove(flight) }
+            if await processOne(key, tenant: tenant, access: access) { finalized += 1 }
+        }
+        return finalized
+    }
+
+    /// Finds the tenant's pending requests in the store and processes them.
+    @discardableResult
+    func sweep(tenant: String, access: RequestStoreAccess) async -> Int {
+        do {
+            return await process(try await access.pending(), tenant: tenant, access: access)
+        } catch {
+            logger.warning("request sweep failed", metadata: ["tenant": "\(tenant)", "error": "\(error)"])
+            return 0
+        }
+    }
+
+    /// One request, start to end. Returns whether this call finalized it.
+    private func processOne(_ key: DocumentKey, tenant: String, access: RequestStoreAccess) async -> Bool {
+        var metadata: Logger.Metadata = ["tenant": "\(tenant)", "request": "\(key.documentID)"]
+        for attempt in 1...Self.maxAttempts {
+            let step: Step
+            do {
+                step = try await run(key, tenant: tenant, access: access, attempt: attempt)
+            } catch {
+                // A transient failure (storage unavailable): leave it pending for the next sweep.
+                metadata["error"] = "\(error)"
+                logger.warning("request processing failed; it stays pending", metadata: metadata)
+                return false
+            }
+            switch step {
+            case .notPending: return false
+            case .finalized(let status):
+                metadata["status"] = "\(status)"
+                logger.info("request processed", metadata: metadata)
+                return true
+            case .retry: continue
+            }
+        }
+        // Contention: the documents kept changing under the handler.
+        do {
+            guard let request = try await pendingRequest(key, access: access) else { return false }
+            let error = DocError(.aborted, "the request's documents kept changing while it was processed; create a new request to retry")
+            return try await finalize(request, .reject(error), reads: [:], access: access, attempt: Self.maxAttempts + 1) == .finalized("rejected")
+        } catch {
+            return false
+        }
+    }
+
+    enum Step: Equatable {
+        case notPending
+        case finalized(String)
+        case retry
+    }
+
+    private func pendingRequest(_ key: DocumentKey, access: RequestStoreAccess) async throws(DocError) -> RequestDocument? {
+        guard let document = try await access.read([key]).documents[key], !document.isTombstone else { return nil }
+        guard case .string("pending")? = document.data.fields["status"] else { return nil }
+        do {
+            return try RequestDocument(document)
+        } catch {
+            // Malformed: record the problem on the request itself.
+            var stub = RequestDocument.stub(document)
+            stub.status = "pending"
+            _ = try await finalize(stub, .reject(error), reads: [:], access: access, attempt: 0)
+            return nil
+        }
+    }
+
+    private func run(_ key: DocumentKey, tenant: String, access: RequestStoreAccess, attempt: Int) async throws(DocError) -> Step {
+        guard let request = try await pendingRequest(key, access: access) else { return .notPending }
+        guard let handler = registry.handler(for: request.type) else {
+            let known = registry.types
+            let error = DocError(.invalidArgument, "unknown request type \"\(request.type)\"; this server handles \(known.isEmpty ? "no request types" : known.joined(separator: ", "))",
+                                 at: "\(key).type")
+            return try await finalize(request, .reject(error), reads: [:], access: access, attempt: attempt)
+        }
+        let reader = RequestReader { key throws(DocError) in try await access.read([key]).documents[key] }
+        // Base versions: what the user saw must still be current.
+        var stale: [String] = []
+        for (baseKey, version) in request.base.sorted(by: { $0.key < $1.key }) {
+            let current = try await reader.read(baseKey)
+            if (current?.version ?? .none) != version { stale.append(baseKey.description) }
+        }
+        if !stale.isEmpty {
+            let error = DocError(.failedPrecondition, "stale: \(stale.joined(separator: ", ")) changed since the request was made",
+                                 at: "\(key).base")
+            return try await finalize(request, .reject(error), reads: reader.recorded, access: access, attempt: attempt)
+        }
+        let decision: RequestDecision
+        do {
+            decision = try await handler.decide(RequestContext(request: request, tenant: tenant, reader: reader))
+        } catch {
+            if !CommitProcessor.isPermanent(error.code) { throw error }
+            decision = .reject(error)
+        }
+        if case .apply(let writes, _) = decision {
+            for write in writes {
+                let writeKey: DocumentKey
+                do { writeKey = try DocumentKey(write.path) } catch {
+                    return try await finalize(request, .reject(DocError(.internal, "the handler wrote to an invalid path: \(error.message)")),
+                                              reads: [:], access: access, attempt: attempt)
+                }
+                guard handler.allows(writeKey), !RequestDocument.isRequest(writeKey) else {
+                    let error = DocError(.permissionDenied, "the \(request.type) handler may not write \(writeKey) (its scope: \(handler.scope.sorted().joined(separator: ", ")))")
+                    return try await finalize(request, .reject(error), reads: [:], access: access, attempt: attempt)
+                }
+            }
+        }
+        return try await finalize(request, decision, reads: reader.recorded, access: access, attempt: attempt)
+    }
+
+    /// Commits the decision: verifications of every read, the handler's writes (when
+    /// applying) and the request's new state, atomically.
+    private func finalize(_ request: RequestDocument, _ decision: RequestDecision, reads: [DocumentKey: SnapshotVersion?],
+                          access: RequestStoreAccess, attempt: Int) async throws(DocError) -> Step {
+        let requestKey = try DocumentKey(RequestDocument.collection + "/" + request.id)
+        var mutations: [Mutation] = []
+        for (key, version) in reads.sorted(by: { $0.key < $1.key }) where key != requestKey {
+            mutations.append(.verify(key, version.map { .updateTime($0) } ?? .exists(false)))
+        }
+        var fields: [String: Value]
+        let status: String
+        switch decision {
+        case .apply(let writes, let result):
+            for write in writes { mutations.append(try Self.mutation(for: write)) }
+            status = "applied"
+            fields = ["status": .string(status), "result": result, "error": .null]
+        case .reject(let error):
+            mutations = mutations.filter { if case .verify = $0.kind { true } else { false } }
+            status = "rejected"
+            var errorFields: [String: Value] = ["code": .string(error.code.name), "message": .string(error.message)]
+            if let location = error.location { errorFields["location"] = .string(location) }
+            fields = ["status": .string(status), "result": .null, "error": .map(errorFields)]
+        }
+        var data = ObjectValue()
+        for (name, value) in fields { data.fields[name] = value }
+        var paths: [FieldPath] = []
+        for name in fields.keys { paths.append(try FieldPath(segments: [name])) }
+        mutations.append(Mutation(
+            key: requestKey, kind: .patch(data, FieldMask(paths)),
+            fieldTransforms: [.serverTimestamp(try FieldPath(segments: ["processedAt"]))],
+            precondition: .updateTime(request.version)))
+        let batch = BatchKey(clientID: "request:" + request.id, batchID: attempt * 2 + (status == "applied" ? 0 : 1))
+        switch await access.commit(batch, mutations) {
+        case .success(let outcome):
+            switch outcome.result {
+            case .committed: return .finalized(status)
+            case .rejected(let error) where error.code == .failedPrecondition:
+                return .retry   // something read (or the request itself) changed: look again
+            case .rejected(let error):
+                guard status == "applied" else { throw error }
+                // The handler's writes are invalid (too large, bad values): reject the request.
+                return try await finalize(request, .reject(DocError(error.code, "the \(request.type) handler's writes were refused: \(error.message)")),
+                                          reads: reads, access: access, attempt: attempt)
+            }
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    static func mutation(for write: RequestWrite) throws(DocError) -> Mutation {
+        switch write {
+        case .set(let path, let fields):
+            return .set(try DocumentKey(path), ObjectValue(fields))
+        case .update(let path, let fields):
+            var byPath: [FieldPath: Value] = [:]
+            for (field, value) in fields { byPath[try FieldPath(field)] = value }
+            return .update(try DocumentKey(path), fields: byPath)
+        case .delete(let path):
+            return .tombstone(try DocumentKey(path))
+        }
+    }
+}
+
+extension RequestDocument {
+    /// A request document that could not be read, with enough to record its rejection.
+    static func stub(_ document: Document) -> RequestDocument {
+        RequestDocument(id: document.key.documentID, type: "", params: [:], base: [:], createdBy: nil, status: "",
+                        version: document.version)
+    }
+
+    init(id: String, type: String, params: [String: Value], base: [DocumentKey: SnapshotVersion], createdBy: String?,
+         status: String, version: SnapshotVersion) {
+        self.id = id
+        self.type = type
+        self.params = params
+        self.base = base
+        self.createdBy = createdBy
+        self.status = status
+        self.version = version
+    }
+}

@@ -1,0 +1,195 @@
+import DocModel
+import DocProtocol
+import Foundation
+import Testing
+@testable import DocServer
+
+/// Request documents in the server core: base checks, handlers, all-or-nothing commits,
+/// exactly-once processing (also across a restart).
+@Suite("Request documents")
+struct RequestTests {
+    static func account(_ id: String, _ balance: Int64) -> Mutation { T.set("accounts/\(id)", ["balance": .integer(balance)]) }
+
+    static func request(_ id: String, type: String, params: [String: Value], base: [String: Int64] = [:]) -> Mutation {
+        T.set("requests/\(id)", [
+            "type": .string(type), "params": .map(params), "status": "pending", "createdBy": "u1",
+            "base": .map(base.mapValues { .integer($0) }),
+        ])
+    }
+
+    static func transfer(_ from: String, _ to: String, _ amount: Int64) -> [String: Value] {
+        ["from": .string("accounts/\(from)"), "to": .string("accounts/\(to)"), "amount": .integer(amount)]
+    }
+
+    func server() -> TestServer {
+        let server = TestServer()
+        server.core.requests.registerExamples()
+        return server
+    }
+
+    func document(_ server: TestServer, _ path: String) async throws -> Document? {
+        let connection = try await server.connect(client: "reader-\(UUID().uuidString)")
+        defer { Task { await server.core.close(connection) } }
+        return try await server.core.documents([T.key(path)], on: connection).first
+    }
+
+    func status(_ server: TestServer, _ id: String) async throws -> String? {
+        guard case .string(let status)? = try await document(server, "requests/\(id)")?.data["status"] else { return nil }
+        return status
+    }
+
+    func settled(_ server: TestServer, _ id: String) async throws -> Document {
+        let done = await eventually { (try? await status(server, id)).map { $0 != "pending" } ?? false }
+        #expect(done, "request \(id) was never processed")
+        return try await document(server, "requests/\(id)")!
+    }
+
+    func balance(_ server: TestServer, _ id: String) async throws -> Int64? {
+        guard case .integer(let balance)? = try await document(server, "accounts/\(id)")?.data["balance"] else { return nil }
+        return balance
+    }
+
+    @Test func aTransferMovesMoneyAndWritesALedgerEntry() async throws {
+        let server = server()
+        let c = try await server.connect()
+        await server.write(c, batch: 1, [Self.account("a", 1_000), Self.account("b", 50)])
+        await server.write(c, batch: 2, [Self.request("r1", type: "transfer", params: Self.transfer("a", "b", 300))])
+        let request = try await settled(server, "r1")
+        #expect(request.data["status"] == "applied")
+        #expect(request.data["result"] == .map(["from": 700, "to": 350]))
+        guard case .timestamp? = request.data["processedAt"] else { Issue.record("no processedAt"); return }
+        #expect(try await balance(server, "a") == 700)
+        #expect(try await balance(server, "b") == 350)
+        let ledger = try await document(server, "ledger/r1")
+        #expect(ledger?.data["amount"] == 300)
+        #expect(ledger?.data["requestId"] == "r1")
+    }
+
+    @Test func rejectionsChangeNothingButTheRequest() async throws {
+        let server = server()
+        let c = try await server.connect()
+        await server.write(c, batch: 1, [Self.account("a", 100), Self.account("b", 0)])
+        let cases: [(String, Mutation, DocError.Code, String)] = [
+            ("poor", Self.request("poor", type: "transfer", params: Self.transfer("a", "b", 500)), .failedPrecondition, "insufficient"),
+            ("same", Self.request("same", type: "transfer", params: Self.transfer("a", "a", 5)), .invalidArgument, "two different"),
+            ("neg", Self.request("neg", type: "transfer", params: Self.transfer("a", "b", -5)), .invalidArgument, "positive"),
+            ("ghost", Self.request("ghost", type: "transfer", params: Self.transfer("a", "zz", 5)), .notFound, "accounts/zz"),
+            ("bad", Self.request("bad", type: "transfer", params: ["from": 3]), .invalidArgument, "params.from"),
+            ("what", Self.request("what", type: "teleport", params: [:]), .invalidArgument, "unknown request type"),
+        ]
+        for (i, (id, mutation, code, fragment)) in cases.enumerated() {
+            await server.write(c, batch: 10 + i, [mutation])
+            let request = try await settled(server, id)
+            #expect(request.data["status"] == "rejected", "\(id)")
+            guard case .map(let error)? = request.data["error"], case .string(let message)? = error["message"] else {
+                Issue.record("\(id): no error recorded"); continue
+            }
+            #expect(error["code"] == .string(code.name), "\(id): \(message)")
+            #expect(message.contains(fragment), "\(id): \(message)")
+        }
+        #expect(try await balance(server, "a") == 100)
+        #expect(try await balance(server, "b") == 0)
+        #expect(try await document(server, "ledger/poor") == nil)
+    }
+
+    @Test func aStaleBaseIsRejectedAndRacingRequestsApplyOnce() async throws {
+        let server = server()
+        let c = try await server.connect()
+        guard case .writeResult(let seeded) = await server.write(c, batch: 1, [Self.account("a", 1_000), Self.account("b", 0)]) else {
+            Issue.record("seed failed"); return
+        }
+        let seen = seeded.commitVersion.microseconds
+        // Two clients saw the same version of `a` and both ask to move 600.
+        await server.write(c, batch: 2, [
+            Self.request("first", type: "transfer", params: Self.transfer("a", "b", 600), base: ["accounts/a": seen]),
+            Self.request("second", type: "transfer", params: Self.transfer("a", "b", 600), base: ["accounts/a": seen]),
+        ])
+        let first = try await settled(server, "first")
+        let second = try await settled(server, "second")
+        let statuses = [first.data["status"], second.data["status"]].compactMap { $0 }
+        #expect(statuses.filter { $0 == "applied" }.count == 1)
+        #expect(statuses.filter { $0 == "rejected" }.count == 1)
+        let rejected = first.data["status"] == "rejected" ? first : second
+        guard case .map(let error)? = rejected.data["error"], case .string(let message)? = error["message"] else {
+            Issue.record("no error"); return
+        }
+        #expect(error["code"] == "failedPrecondition")
+        #expect(message.contains("stale"))
+        #expect(message.contains("accounts/a"))
+        #expect(try await balance(server, "a") == 400)
+        #expect(try await balance(server, "b") == 600)
+    }
+
+    @Test func setTaxRateRecomputesTheInvoice() async throws {
+        let server = server()
+        let c = try await server.connect()
+        let lines: Value = .array([.map(["net": 1_000]), .map(["net": 2_345])])
+        await server.write(c, batch: 1, [T.set("invoices/i1", ["lines": lines, "taxRateBasisPoints": 0, "tax": 0, "total": 3_345])])
+        await server.write(c, batch: 2, [Self.request("tax1", type: "setTaxRate",
+                                                        params: ["invoice": "invoices/i1", "taxRateBasisPoints": 1_900])])
+        let request = try await settled(server, "tax1")
+        #expect(request.data["status"] == "applied")
+        let invoice = try await document(server, "invoices/i1")
+        // 1000 × 19 % = 190; 2345 × 19 % = 445.55 → 446.
+        #expect(invoice?.data["tax"] == 636)
+        #expect(invoice?.data["total"] == 3_981)
+        #expect(invoice?.data["taxRateBasisPoints"] == 1_900)
+        guard case .array(let newLines)? = invoice?.data["lines"], case .map(let second) = newLines[1] else {
+            Issue.record("no lines"); return
+        }
+        #expect(second["tax"] == 446)
+        #expect(second["total"] == 2_791)
+        #expect(SetTaxRateHandler.roundedTax(net: -2_345, basisPoints: 1_900) == -446)
+    }
+
+    @Test func aHandlerCannotWriteOutsideItsScope() async throws {
+        let server = server()
+        server.core.requests.register("sneaky", scope: ["notes"]) { _ in
+            .apply([.set("accounts/a", ["balance": 1_000_000])], result: .null)
+        }
+        let c = try await server.connect()
+        await server.write(c, batch: 1, [Self.account("a", 1)])
+        await server.write(c, batch: 2, [Self.request("s1", type: "sneaky", params: [:])])
+        let request = try await settled(server, "s1")
+        #expect(request.data["status"] == "rejected")
+        guard case .map(let error)? = request.data["error"] else { Issue.record("no error"); return }
+        #expect(error["code"] == "permissionDenied")
+        #expect(try await balance(server, "a") == 1)
+    }
+
+    @Test func pendingRequestsLeftByACrashAreProcessedOnceAtStart() async throws {
+        let server = TestServer()   // no handlers registered and no hook: a request stays pending
+        let tenant = try server.tenantStore("acme")
+        let processor = CommitProcessor(store: tenant, clock: server.clock.serverClock, logger: .discarding)
+        _ = try await processor.process(batch: BatchKey(clientID: "c", batchID: 1),
+                                        mutations: [Self.account("a", 500), Self.account("b", 0)], uid: "u1")
+        _ = try await processor.process(batch: BatchKey(clientID: "c", batchID: 2),
+                                        mutations: [Self.request("crash1", type: "transfer", params: Self.transfer("a", "b", 200))], uid: "u1")
+        // A new server process on the same store: its start-up recovery finds the request.
+        let restarted = DocServerCore(store: server.store, logger: .discarding)
+        restarted.requests.registerExamples()
+        #expect(await restarted.recoverPendingRequests() == 1)
+        #expect(await restarted.recoverPendingRequests() == 0)   // nothing twice
+        let c = try await restarted.handshake(tenant: "acme", uid: "u1", clientID: "check")
+        let docs = try await restarted.documents([T.key("accounts/a"), T.key("accounts/b"), T.key("requests/crash1")], on: c)
+        #expect(docs[0].data["balance"] == 300)
+        #expect(docs[1].data["balance"] == 200)
+        #expect(docs[2].data["status"] == "applied")
+    }
+
+    @Test func requestDocumentsAreReadStrictly() throws {
+        let good = Document(key: T.key("requests/x"), data: ObjectValue([
+            "type": "transfer", "params": .map(["a": 1]), "base": .map(["accounts/a": 5]), "status": "pending", "createdBy": "u",
+        ]), version: SnapshotVersion(microseconds: 9))
+        let parsed = try RequestDocument(good)
+        #expect(parsed.id == "x")
+        #expect(parsed.base == [T.key("accounts/a"): SnapshotVersion(microseconds: 5)])
+        for (field, value) in [("type", Value.integer(1)), ("params", "nope"), ("base", .map(["odd": 1])), ("base", .map(["a/b": "v"]))] {
+            var bad = good
+            bad.data.fields[field] = value
+            #expect(throws: DocError.self) { try RequestDocument(bad) }
+        }
+        #expect(RequestDocument.isRequest(T.key("requests/x")))
+        #expect(!RequestDocument.isRequest(T.key("users/u/requests/x")))
+    }
+}
