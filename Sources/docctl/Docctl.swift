@@ -21,7 +21,8 @@ struct Docctl: AsyncParsableCommand {
             """,
         subcommands: [
             ServeCommand.self, TokenCommand.self, GetCommand.self, SetCommand.self, UpdateCommand.self,
-            DeleteCommand.self, PurgeCommand.self, QueryCommand.self, ListenCommand.self, PendingCommand.self,
+            DeleteCommand.self, PurgeCommand.self, QueryCommand.self, ListenCommand.self, RequestCommand.self,
+            PendingCommand.self,
             RulesCommand.self,
         ]
     )
