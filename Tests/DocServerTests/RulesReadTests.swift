@@ -128,11 +128,22 @@ import Testing
             of: "&& request.resource.data.owner == resource.data.owner;", with: ";"))
         try await server.seed(["notes/n1": ["owner": "ann"]])
         let ann = try await server.connect(uid: "ann", claims: [:])
-        let watcher = try await server.connect(uid: "ann", claims: [:], client: "ann-2")
-        _ = await listen(server, watcher, 1, Self.document("notes/n1"))
+        // Watchers with the same claims (decided once per commit) and with other claims.
+        var watchers: [ServerConnection] = []
+        for (client, claims) in [("ann-2", [:]), ("ann-3", [:]), ("ann-4", ["team": "x"])] as [(String, [String: Value])] {
+            let watcher = try await server.connect(uid: "ann", claims: claims, client: client)
+            _ = await listen(server, watcher, 1, Self.document("notes/n1"))
+            watchers.append(watcher)
+        }
+        let bystander = try await server.connect(uid: "bob", claims: [:], client: "bob-1")
+        _ = await listen(server, bystander, 2, Self.document("public/none"))
         #expect(await server.write(ann, batch: 1, [.update(T.key("notes/n1"), fields: [T.field("owner"): "bob"])]).writeResult != nil)
-        let messages = watcher.outbound.drain()
-        #expect(messages.count == 2)
-        #expect(messages.first?.targetChange?.state == .removed && messages.first?.targetChange?.cause?.code == .permissionDenied)
+        for watcher in watchers {
+            let messages = watcher.outbound.drain()
+            #expect(messages.count == 2)
+            #expect(messages.first?.targetChange?.state == .removed && messages.first?.targetChange?.cause?.code == .permissionDenied)
+        }
+        #expect(bystander.outbound.drain().isEmpty)
+        #expect(await server.core.health().targets == 1)
     }
 }

@@ -140,6 +140,9 @@ actor TenantHub {
         for change in changes { changeMap[change.key] = change }
         let token = await streamToken()
         let ruleSet = rules.current
+        // Document targets are checked again for their document's new state; callers with the
+        // same claims get the same answer for the same document, so each is decided once.
+        var decided: [ReadDecisionKey: DocError?] = [:]
         for id in connections.keys.sorted() {
             guard var watch = connections[id], !watch.targets.isEmpty else { continue }
             if watch.connection.outbound.isFinished {
@@ -152,10 +155,18 @@ actor TenantHub {
                 var target = watch.targets[targetID]!
                 if let ruleSet, let key = target.documentKey, let change = changeMap[key] {
                     // A document target stays only while the rules allow reading its new state.
-                    let access = AccessControl(context: AccessContext(rules: ruleSet, auth: watch.connection.rulesAuth), store: store)
+                    let auth = watch.connection.rulesAuth
                     do {
-                        if let denial = try await access.denial(get: key, document: change.document, time: version.timestamp,
-                                                                 location: "target \(target.target.path)") {
+                        let denial: DocError?
+                        if let known = decided[ReadDecisionKey(key: key, auth: auth)] {
+                            denial = known
+                        } else {
+                            let access = AccessControl(context: AccessContext(rules: ruleSet, auth: auth), store: store)
+                            denial = try await access.denial(get: key, document: change.document, time: version.timestamp,
+                                                             location: "target \(target.target.path)")
+                            decided.updateValue(denial, forKey: ReadDecisionKey(key: key, auth: auth))
+                        }
+                        if let denial {
                             watch.targets[targetID] = nil
                             removals.append(.targetChange(.init(state: .removed, targetIDs: [targetID], cause: denial)))
                             logger.debug("target removed: the rules deny its document's new state", metadata: [
@@ -195,6 +206,12 @@ actor TenantHub {
             }
             connections[id] = watch
         }
+    }
+
+    /// A `get` decision within one fan-out: the document and the caller.
+    struct ReadDecisionKey: Hashable {
+        let key: DocumentKey
+        let auth: RulesAuth
     }
 
     /// Records how documents moved between a target's old and new window.
