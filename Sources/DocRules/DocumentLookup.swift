@@ -52,6 +52,8 @@ final class LookupBudget {
 
     let limit: Int
     let parent: LookupBudget?
+    /// Whether this is the budget of a whole batch (for messages).
+    let isBatch: Bool
     private var cache: [CacheKey: Document?] = [:]
 
     private struct CacheKey: Hashable {
@@ -59,9 +61,10 @@ final class LookupBudget {
         var after: Bool
     }
 
-    init(limit: Int, parent: LookupBudget? = nil) {
+    init(limit: Int, parent: LookupBudget? = nil, isBatch: Bool = false) {
         self.limit = limit
         self.parent = parent
+        self.isBatch = isBatch
     }
 
     /// Distinct documents read so far.
@@ -71,7 +74,7 @@ final class LookupBudget {
         let ck = CacheKey(key: key, after: after)
         if let hit = cache[ck] { return hit }
         guard cache.count < limit else {
-            throw EvalError("more than \(limit) document lookups (get/exists/getAfter/existsAfter)\(parent == nil ? " in one request" : " in one batch")")
+            throw EvalError("more than \(limit) document lookups (get/exists/getAfter/existsAfter) in one \(isBatch ? "batch" : "request")")
         }
         let doc: Document?
         if let parent {

@@ -14,6 +14,7 @@ struct Lexer {
     private var line: Int
     private var column: Int
     private let file: String
+    private let meter = ParseMeter.current
 
     init(bytes: [UInt8], start: Int, end: Int, location: SourceLocation, file: String) {
         self.bytes = bytes
@@ -33,6 +34,7 @@ struct Lexer {
     private var location: SourceLocation { SourceLocation(line: line, column: column, offset: i) }
 
     private func peek(_ ahead: Int = 0) -> UInt8? {
+        if let meter, !meter.step() { return nil }
         let j = i + ahead
         return j < end ? bytes[j] : nil
     }
@@ -365,7 +367,10 @@ struct Lexer {
     private func looksLikeWildcard(at j0: Int) -> Bool {
         var j = j0 + 1
         guard j < end, isIdentifierStart(bytes[j]) else { return false }
-        while j < end, isIdentifierPart(bytes[j]) { j += 1 }
+        while j < end, isIdentifierPart(bytes[j]) {
+            _ = meter?.step()
+            j += 1
+        }
         if j + 2 < end, bytes[j] == UInt8(ascii: "="), bytes[j + 1] == UInt8(ascii: "*"), bytes[j + 2] == UInt8(ascii: "*") { j += 3 }
         return j < end && bytes[j] == UInt8(ascii: "}")
     }
@@ -410,7 +415,10 @@ struct Lexer {
     /// The index of the `)` closing a `(` at `j` when only segment characters lie between.
     private func balancedGroupEnd(from j: Int) -> Int? {
         var k = j + 1
-        while k < end, isSegmentByte(bytes[k]) { k += 1 }
+        while k < end, isSegmentByte(bytes[k]) {
+            _ = meter?.step()
+            k += 1
+        }
         return k < end && k > j + 1 && bytes[k] == UInt8(ascii: ")") ? k : nil
     }
 

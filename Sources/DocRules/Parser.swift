@@ -31,6 +31,7 @@ struct Parser {
     private var nesting: Int
     private var version: RulesVersion = .v1
     private var warnings: [RulesError] = []
+    private let meter = ParseMeter.current
 
     private init(bytes: [UInt8], tokens: [Token], file: String, nesting: Int) {
         self.bytes = bytes
@@ -42,6 +43,24 @@ struct Parser {
     /// Parses a whole rules file and runs the static checks (function resolution, recursion,
     /// `let` limits).
     static func parse(source: String, file: String) throws(RulesError) -> ParsedRules {
+        guard let meter = ParseMeter.current else { return try parseFile(source: source, file: file) }
+        let parsed: ParsedRules
+        do {
+            parsed = try parseFile(source: source, file: file)
+        } catch {
+            throw meter.isExhausted ? exhausted(meter, file: file) : error
+        }
+        if meter.isExhausted { throw exhausted(meter, file: file) }
+        return parsed
+    }
+
+    /// The error of a parse a ``ParseMeter`` cut short (the tokens and errors seen then are not
+    /// the file's).
+    private static func exhausted(_ meter: ParseMeter, file: String) -> RulesError {
+        RulesError(.tooComplex, "parsing took more than \(meter.budget) steps", file: file, line: 1, column: 1)
+    }
+
+    private static func parseFile(source: String, file: String) throws(RulesError) -> ParsedRules {
         let bytes = Array(source.utf8)
         let tokens = try Lexer.tokenize(bytes, start: 0, end: bytes.count,
                                         location: SourceLocation(line: 1, column: 1, offset: 0), file: file)
@@ -67,7 +86,10 @@ struct Parser {
 
     // MARK: - Token helpers
 
-    private var current: Token { tokens[pos] }
+    private var current: Token {
+        if let meter, !meter.step() { return tokens[tokens.count - 1] }   // the end token: every loop ends
+        return tokens[pos]
+    }
 
     private func peekToken(_ ahead: Int = 1) -> Token { tokens[min(pos + ahead, tokens.count - 1)] }
 

@@ -39,7 +39,7 @@ public struct RuleSet: Sendable {
     /// documents and the batch 20 together; lookups are shared. `lookup.documentAfter(at:)`
     /// should answer with the state after the whole batch.
     public func evaluate(batch requests: [RulesRequest], lookup: some DocumentLookup) -> [RulesDecision] {
-        let shared = LookupBudget(limit: LookupBudget.batchLimit)
+        let shared = LookupBudget(limit: LookupBudget.batchLimit, isBatch: true)
         return requests.map { request in
             decide(request, lookup: lookup, budget: LookupBudget(limit: LookupBudget.singleRequestLimit, parent: shared))
         }

@@ -88,6 +88,16 @@ public struct RulesQuery: Sendable {
         self.init(limit: query.limit.map(Int64.init), orderBy: query.explicitOrderBys, filters: query.filters,
                   collectionGroup: query.collectionGroup != nil)
     }
+
+    /// The rules' view of a target (the form in which a server runs a query): its limit,
+    /// filters and order. A target's order is normalized and always ends with `__name__`; that
+    /// last key is left out of ``orderBy`` unless it is the only one.
+    public init(_ target: Target) {
+        var orderBy = target.orderBys
+        if orderBy.count > 1, orderBy.last?.field == FieldPath.documentID { orderBy.removeLast() }
+        self.init(limit: target.limit.map(Int64.init), orderBy: orderBy, filters: target.filters,
+                  collectionGroup: target.collectionGroup != nil)
+    }
 }
 
 extension RulesRequest {
@@ -96,5 +106,12 @@ extension RulesRequest {
     public init(listing query: Query, auth: RulesAuth?, time: Timestamp, database: String = "(default)") {
         let path = query.collectionGroup.map { query.path.appending(ResourcePath(unchecked: [$0])) } ?? query.path
         self.init(method: .list, path: path, auth: auth, time: time, query: RulesQuery(query), database: database)
+    }
+
+    /// A `list` request for a query target, as a server receives it (the path is the
+    /// collection, or for a collection-group target the parent followed by the collection id).
+    public init(listing target: Target, auth: RulesAuth?, time: Timestamp, database: String = "(default)") {
+        let path = target.collectionGroup.map { target.path.appending(ResourcePath(unchecked: [$0])) } ?? target.path
+        self.init(method: .list, path: path, auth: auth, time: time, query: RulesQuery(target), database: database)
     }
 }

@@ -12,7 +12,17 @@ typealias SeededGenerator = SplitMix64
 
 /// The parser and evaluator must turn any text into a rule set or a positioned error —
 /// never crash or hang.
+///
+/// "Never hang" is checked without clocks: every parse runs under a ``ParseMeter`` whose budget
+/// is proportional to the input's size (``stepsPerByte`` steps per byte), so an input that
+/// made the lexer or parser loop, or take super-linear time, would exhaust it and fail the
+/// test instead of stalling it.
 @Suite struct FuzzTests {
+    /// Lexer and parser steps allowed per byte of input. Ordinary files take a few; nested path
+    /// interpolations are lexed once per level (at most ``Parser/maxNesting`` levels): about
+    /// 60 for the deepest.
+    static let stepsPerByte = 128
+
     static let tokens = [
         "{", "}", "(", ")", "[", "]", "match", "/", "$(", "'", "\"", "/*", "*/", "//", "**", "=", "==", "allow", "if",
         "function", "let", "return", "&&", "||", "?", ":", ".", ",", ";", "\n", "{x=**}", "{id}", "42", "1.5", "é", "\\",
@@ -22,8 +32,20 @@ typealias SeededGenerator = SplitMix64
         "/databases/$(database)/documents", "get(/a/$(b))", "0x", "9999999999999999999999", "'\\u12'", "r'", "😀",
     ]
 
+    /// The backend's own rules files: `Rules/*.rules` and `Rules/examples/*.rules`.
+    static func projectRulesFiles() -> [String] {
+        let fm = FileManager.default
+        var out: [String] = []
+        for folder in [packageRoot + "/Rules", packageRoot + "/Rules/examples"] {
+            for name in ((try? fm.contentsOfDirectory(atPath: folder)) ?? []).sorted() where name.hasSuffix(".rules") {
+                if let data = fm.contents(atPath: folder + "/" + name) { out.append(String(decoding: data, as: UTF8.self)) }
+            }
+        }
+        return out
+    }
+
     static func corpus() -> [String] {
-        var out: [String] = [
+        var out: [String] = projectRulesFiles() + [
             rulesSource("match /a/{b} { allow read: if request.auth.uid == b && resource.data.x in [1, 2]; }"),
             rulesSource("function f(x) { let y = x + 1; return y > 2 ? true : false; }\nmatch /{p=**} { allow write: if f(1); }"),
         ]
@@ -80,12 +102,33 @@ typealias SeededGenerator = SplitMix64
             .joined(separator: Bool.random(using: &rng) ? " " : "")
     }
 
-    /// Parses; on success evaluates a few requests. Returns whether it parsed.
+    /// Parses under a meter of ``stepsPerByte`` steps per byte; true when the parse stayed
+    /// within it.
+    static func parseWithinBudget(_ source: String) -> (Result<RuleSet, RulesError>, withinBudget: Bool, steps: Int) {
+        let bytes = source.utf8.count + 1
+        let meter = ParseMeter(budget: stepsPerByte * bytes)
+        let result = ParseMeter.$current.withValue(meter) {
+            Result { () throws(RulesError) in try RuleSet.parse(source: source, file: "fuzz.rules") }
+        }
+        return (result, !meter.isExhausted, meter.steps)
+    }
+
+    /// Parses (within the step budget); on success evaluates a few requests. Returns whether it
+    /// parsed.
     @discardableResult
     static func exercise(_ source: String) -> Bool {
+        var worst = 0.0
+        return exercise(source, worstRatio: &worst)
+    }
+
+    /// ``exercise(_:)``, raising `worstRatio` to the parse's steps per byte.
+    static func exercise(_ source: String, worstRatio: inout Double) -> Bool {
         let lines = source.split(separator: "\n", omittingEmptySubsequences: false).count
+        let (result, withinBudget, steps) = parseWithinBudget(source)
+        #expect(withinBudget, "parsing \(source.utf8.count) bytes took more than \(stepsPerByte) steps per byte:\n\(source.prefix(2_000))")
+        worstRatio = max(worstRatio, Double(steps) / Double(source.utf8.count + 1))
         do {
-            let rules = try RuleSet.parse(source: source, file: "fuzz.rules")
+            let rules = try result.get()
             let lookup = InMemoryDocumentLookup(documents: [key("a/b"): doc("a/b", ["x": 1])])
             let stored = doc("projects/1", ["title": "t", "authors": ["abc"], "members": ["abc"]])
             for request in [
@@ -111,21 +154,38 @@ typealias SeededGenerator = SplitMix64
         var rng = SeededGenerator(seed: 0xD0C_CA5E)
         let corpus = Self.corpus()
         #expect(corpus.count >= 10)
+        #expect(corpus.count >= Self.projectRulesFiles().count + 10 && Self.projectRulesFiles().count >= 3)
         var parsed = 0
         var total = 0
-        let clock = ContinuousClock()
-        let elapsed = clock.measure {
-            for _ in 0..<250 {
-                for source in corpus {
-                    total += 1
-                    if Self.exercise(Self.mutate(source, &rng)) { parsed += 1 }
-                }
+        var worst = 0.0
+        for _ in 0..<250 {
+            for source in corpus {
+                total += 1
+                if Self.exercise(Self.mutate(source, &rng), worstRatio: &worst) { parsed += 1 }
             }
         }
         #expect(total >= 2_500)
         // Some mutations still parse (e.g. inside comments), most do not.
         #expect(parsed > 0 && parsed < total)
-        #expect(elapsed < .seconds(120))
+        print("rules fuzz: \(total) mutated files, \(parsed) parsed; at most \(Int(worst.rounded(.up))) steps per byte")
+    }
+
+    @Test func theMeterCutsARunawayParseShort() {
+        // The meter works: a budget far below what a real file needs ends the parse with
+        // `tooComplex` instead of a truncated rule set.
+        let source = Self.projectRulesFiles()[0]
+        let meter = ParseMeter(budget: source.utf8.count / 4)
+        let result = ParseMeter.$current.withValue(meter) {
+            Result { () throws(RulesError) in try RuleSet.parse(source: source, file: "cut.rules") }
+        }
+        #expect(meter.isExhausted)
+        guard case .failure(let error) = result else { Issue.record("a cut parse must fail"); return }
+        #expect(error.code == .tooComplex && error.message.contains("steps"))
+        // The real files parse well within the budget of the fuzz tests.
+        for file in Self.projectRulesFiles() {
+            let (parsed, within, _) = Self.parseWithinBudget(file)
+            #expect(within && (try? parsed.get()) != nil)
+        }
     }
 
     @Test func tokenSoup() {
@@ -139,6 +199,7 @@ typealias SeededGenerator = SplitMix64
 
     @Test func pathologicalNesting() {
         let n = 20_000
+        var worst = 0.0
         for s in [
             String(repeating: "(", count: n), String(repeating: "[", count: n), String(repeating: "{", count: n),
             String(repeating: "!", count: n) + "true", String(repeating: "-", count: n) + "1",
@@ -147,11 +208,15 @@ typealias SeededGenerator = SplitMix64
             String(repeating: "/a/$(", count: 2_000) + "1" + String(repeating: ")", count: 2_000),
             String(repeating: "'", count: n), String(repeating: "/*", count: n), String(repeating: "[1,", count: n),
         ] {
-            #expect(!Self.exercise(rulesSource("match /a/{b} { allow read: if \(s); }")))
+            #expect(!Self.exercise(rulesSource("match /a/{b} { allow read: if \(s); }"), worstRatio: &worst))
         }
         let blocks = String(repeating: "match /a/{b} {", count: n) + String(repeating: "}", count: n)
-        #expect(!Self.exercise(rulesSource(blocks)))
+        #expect(!Self.exercise(rulesSource(blocks), worstRatio: &worst))
         let functions = String(repeating: "function f() { return ", count: n)
-        #expect(!Self.exercise(rulesSource(functions)))
+        #expect(!Self.exercise(rulesSource(functions), worstRatio: &worst))
+        // Interpolations nested as deep as allowed are lexed once per level, and still parse.
+        let deep = String(repeating: "/a/$(", count: 60) + "'x'" + String(repeating: ")", count: 60)
+        #expect(Self.exercise(rulesSource("match /a/{b} { allow read: if exists(\(deep)); }"), worstRatio: &worst))
+        print("rules fuzz: pathological inputs take at most \(Int(worst.rounded(.up))) steps per byte")
     }
 }

@@ -104,7 +104,7 @@ final class CountingLookup: DocumentLookup {
         #expect(rules.evaluate(batch: [write(1), write(2)], lookup: lookup).allSatisfy { $0.isAllowed })
         let three = rules.evaluate(batch: [write(1), write(2), write(3)], lookup: lookup)
         #expect(three.map(\.isAllowed) == [true, true, false])
-        #expect(three[2].firstError?.contains("more than 20 document lookups") == true)
+        #expect(three[2].firstError?.contains("more than 20 document lookups (get/exists/getAfter/existsAfter) in one batch") == true)
         // The same documents again do not count twice.
         #expect(rules.evaluate(batch: [write(1), write(1), write(1), write(2)], lookup: lookup).allSatisfy { $0.isAllowed })
     }

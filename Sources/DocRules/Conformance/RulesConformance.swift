@@ -65,10 +65,15 @@ public enum RulesConformance {
         /// Whether nothing failed.
         public var succeeded: Bool { failures.isEmpty }
 
-        /// One line per failing case, then the summary line.
-        public var description: String {
-            (failures.map(\.description) + [summary]).joined(separator: "\n")
-        }
+        /// The process exit status for the CLI: 0 when nothing failed, 1 otherwise.
+        public var exitStatus: Int32 { succeeded ? 0 : 1 }
+
+        /// The lines to print: one per failing case (`FAIL suite › case: expected allow, got
+        /// deny — error`), then the summary line.
+        public var lines: [String] { failures.map(\.description) + [summary] }
+
+        /// ``lines``, joined with line breaks.
+        public var description: String { lines.joined(separator: "\n") }
 
         mutating func merge(_ other: Report) {
             passed += other.passed

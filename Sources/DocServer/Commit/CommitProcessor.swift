@@ -14,12 +14,20 @@ public import Logging
 ///    `alreadyExists`, `failedPrecondition`), transforms (server timestamps are the commit
 ///    time; increments; array union and remove), tombstones (`deletedAt` and `updatedAt` =
 ///    commit time), document size and depth limits (`invalidArgument`).
-/// 4. All or nothing: the first failing mutation rejects the whole batch and no document is
+/// 4. With rules (an ``AccessContext``), every write is authorized (``AccessControl``): the
+///    method follows from the document before the write (`create`, `update`, `delete`; a
+///    tombstone is a `delete`), `request.resource` is the document after the write and its
+///    transforms, `request.time` the commit time, `getAfter()` sees the whole batch applied and
+///    `get()` the state before it. A denied write rejects the batch with `permissionDenied`.
+///    The rules are checked before failed preconditions are reported, so a caller the rules
+///    refuse cannot learn from `notFound` / `alreadyExists` / `failedPrecondition` whether a
+///    document exists.
+/// 5. All or nothing: the first failing mutation rejects the whole batch and no document is
 ///    written. A rejection with a permanent code is *remembered* as the batch's outcome, so
 ///    a re-sent rejected batch gets the same rejection (and is not applied later, when it
 ///    might succeed: the client has already reverted it). Transient failures (`unavailable`,
 ///    `aborted`, `internal`, …) are not remembered: the client retries them.
-/// 5. One atomic store commit: the changed documents, their change log entries, the outcome
+/// 6. One atomic store commit: the changed documents, their change log entries, the outcome
 ///    and the new version.
 ///
 /// The caller serializes calls for one tenant (``DocServerCore`` does: one commit at a time
@@ -63,9 +71,12 @@ public struct CommitProcessor: Sendable {
         }
     }
 
-    /// Processes one batch sent by `uid`. Throws only for transient failures (storage
-    /// unavailable, a lost race); every permanent failure is a rejected outcome.
-    public func process(batch key: BatchKey, mutations: [Mutation], uid: String) async throws(DocError) -> Processed {
+    /// Processes one batch sent by `uid`, authorizing every write against `access` (`nil`: no
+    /// rules, tenant isolation only). Throws only for transient failures (storage unavailable,
+    /// a lost race); every permanent failure, a rules denial included, is a rejected outcome.
+    public func process(
+        batch key: BatchKey, mutations: [Mutation], uid: String, access: AccessContext? = nil
+    ) async throws(DocError) -> Processed {
         var logger = logger
         logger[metadataKey: "batch"] = "\(key)"
         let digest = BatchDigest.of(mutations)
@@ -91,7 +102,7 @@ public struct CommitProcessor: Sendable {
         let now = clock.nowMicros()
         let result: Result<([DocumentWrite], SnapshotVersion, [MutationResult]), DocError>
         do {
-            result = .success(try await apply(mutations, now: now))
+            result = .success(try await apply(mutations, now: now, access: access))
         } catch {
             guard Self.isPermanent(error.code) else { throw error }
             result = .failure(error)
@@ -120,9 +131,12 @@ public struct CommitProcessor: Sendable {
         }
     }
 
-    /// Applies the mutations in order on the stored documents at a fresh commit version;
-    /// returns the documents to write (only those that changed), the version and the results.
-    private func apply(_ mutations: [Mutation], now: Int64) async throws(DocError) -> ([DocumentWrite], SnapshotVersion, [MutationResult]) {
+    /// Applies the mutations in order on the stored documents at a fresh commit version and
+    /// authorizes them against `access`; returns the documents to write (only those that
+    /// changed), the version and the results.
+    private func apply(
+        _ mutations: [Mutation], now: Int64, access: AccessContext?
+    ) async throws(DocError) -> ([DocumentWrite], SnapshotVersion, [MutationResult]) {
         guard mutations.count <= maxWritesPerBatch else {
             throw DocError(.invalidArgument, "a batch has at most \(maxWritesPerBatch) writes, this one has \(mutations.count)")
         }
@@ -137,22 +151,58 @@ public struct CommitProcessor: Sendable {
         var changed = Set<DocumentKey>()
         var results: [MutationResult] = []
         results.reserveCapacity(mutations.count)
+        var planned: [PlannedWrite] = []
+        var deferred: DocError?
         for (i, mutation) in mutations.enumerated() {
+            let before = documents[mutation.key]
+            let after: MaybeDocument?
             do {
-                let (after, result) = try mutation.applyOnServer(documents[mutation.key], commitVersion: version)
-                if case .verify = mutation.kind {} else {
-                    // A delete of a missing document changes nothing.
-                    if after?.document != nil || documents[mutation.key]?.document != nil || changed.contains(mutation.key) {
-                        changed.insert(mutation.key)
-                    }
-                }
-                documents[mutation.key] = after
+                let (applied, result) = try mutation.applyOnServer(before, commitVersion: version)
+                after = applied
                 results.append(result)
             } catch {
-                throw DocError(error.code, error.message, at: "write \(i): " + (error.location ?? mutation.key.description))
+                let located = DocError(error.code, error.message, at: "write \(i): " + (error.location ?? mutation.key.description))
+                guard access != nil, Self.isPreconditionFailure(error.code) else { throw located }
+                // Reported after the rules allowed the batch; until then the write is decided
+                // as if it had no precondition.
+                deferred = deferred ?? located
+                var unconditional = mutation
+                unconditional.precondition = .none
+                do {
+                    after = try unconditional.applyOnServer(before, commitVersion: version).0
+                } catch {
+                    throw DocError(error.code, error.message, at: "write \(i): " + (error.location ?? mutation.key.description))
+                }
+            }
+            if case .verify = mutation.kind {} else {
+                // A delete of a missing document changes nothing.
+                if after?.document != nil || before?.document != nil || changed.contains(mutation.key) {
+                    changed.insert(mutation.key)
+                }
+            }
+            documents[mutation.key] = after
+            if access != nil {
+                planned.append(PlannedWrite(index: i, mutation: mutation, before: before?.document, after: after?.document))
             }
         }
+        if let access {
+            var stored: [DocumentKey: Document?] = [:]
+            var final: [DocumentKey: Document?] = [:]
+            for key in keys {
+                stored.updateValue(read.documents[key], forKey: key)
+                final.updateValue(documents[key]?.document, forKey: key)
+            }
+            try await AccessControl(context: access, store: store)
+                .authorize(writes: planned, stored: stored, after: final, time: version.timestamp)
+        }
+        if let deferred { throw deferred }
         let writes = keys.filter(changed.contains).map { key in DocumentWrite(key: key, document: documents[key]?.document) }
         return (writes, version, results)
+    }
+
+    /// The codes of failed preconditions, which must not tell a caller the rules refuse
+    /// whether (or in which version) a document exists.
+    static func isPreconditionFailure(_ code: DocError.Code) -> Bool {
+        code == .notFound || code == .alreadyExists || code == .failedPrecondition
     }
 }

@@ -1,5 +1,6 @@
 public import DocModel
 public import DocProtocol
+public import DocRules
 public import Logging
 internal import Synchronization
 
@@ -9,8 +10,8 @@ internal import Synchronization
 ///
 /// ```swift
 /// let hello = try FrameDecoder().decodeClientMessage(firstFrame)       // must be `hello`
-/// let auth = try verifier.verify(hello.token)                          // tenant and uid
-/// let connection = try await core.handshake(hello, tenant: auth.tenant, uid: auth.uid)
+/// let auth = try await verifier.verify(hello.token)                    // tenant, uid, claims
+/// let connection = try await core.handshake(hello, auth: auth)
 /// async let sending: Void = { for await message in connection.outbound { try await socket.send(FrameEncoder.string(message)) } }()
 /// for try await frame in socket.inbound { await core.receive(frame: frame, on: connection) }
 /// await core.close(connection)
@@ -26,9 +27,16 @@ internal import Synchronization
 /// order. The methods that answer a request also return what they delivered, for logs,
 /// tests, and request/response transports.
 ///
-/// Tenancy: a connection's tenant is set at ``handshake(tenant:uid:clientID:protocolVersion:)``
+/// Tenancy: a connection's tenant is set at ``handshake(auth:clientID:protocolVersion:)``
 /// from the verified token, and every request on it is served from that tenant's database
 /// alone; nothing in the API names another tenant's data.
+///
+/// Security rules: with a rule set (``ServerConfiguration/rules``, ``reloadRules(from:)``,
+/// ``replaceRules(with:)``), every write of a batch, every listen target (when added, and a
+/// document target again whenever its document changes) and every read is authorized for the
+/// connection's caller (`request.auth`: its uid and token claims); a denial is a
+/// `permissionDenied` error naming the operation, the path and the rules tried. Without one
+/// only tenant isolation applies. See docs/rules.md, "Enforcement in the server".
 ///
 /// The transport also calls ``tick()`` on a timer (e.g. every few seconds: idle listeners get
 /// a global snapshot, so their resume tokens advance) and ``runMaintenance()`` now and then
@@ -47,6 +55,7 @@ public final class DocServerCore: Sendable {
     private let nextConnection = Atomic<Int>(1)
     private let closing = Atomic<Bool>(false)
     private let decoder: FrameDecoder
+    private let ruleHolder: RulesHolder
 
     public init(store: any ServerStore, configuration: ServerConfiguration = ServerConfiguration(),
                 logger: Logger = Logger(label: "doccache.server")) {
@@ -55,12 +64,13 @@ public final class DocServerCore: Sendable {
         self.logger = logger
         self.decoder = FrameDecoder(limits: configuration.frameLimits)
         self.requestProcessor = RequestProcessor(registry: requests, logger: logger)
+        self.ruleHolder = RulesHolder(configuration.rules)
     }
 
     func hub(for tenant: TenantID) async throws(DocError) -> TenantHub {
         if let hub = hubs.withLock({ $0[tenant] }) { return hub }
         let tenantStore = try await store.tenant(tenant)
-        let created = TenantHub(tenant: tenant, store: tenantStore, configuration: configuration, logger: logger)
+        let created = TenantHub(tenant: tenant, store: tenantStore, configuration: configuration, rules: ruleHolder, logger: logger)
         let (hub, isNew) = hubs.withLock { hubs in
             if let existing = hubs[tenant] { return (existing, false) }
             hubs[tenant] = created
@@ -74,15 +84,57 @@ public final class DocServerCore: Sendable {
 
     // MARK: Handshake and close
 
-    /// Opens a connection for a client whose token the caller has verified: `tenant` and `uid`
-    /// come from the token. Delivers `welcome` on the connection's outbound frames.
+    /// Opens a connection for a client whose bearer token the caller has verified
+    /// (``TokenVerifier/verify(_:)``): the tenant, the uid and the claims the rules see as
+    /// `request.auth` come from `auth`. Delivers `welcome` on the connection's outbound frames.
     ///
     /// - Throws: `failedPrecondition` for a protocol version the server does not speak,
     ///   `invalidArgument` for a bad tenant name or client id, `unavailable` while shutting
     ///   down or when the tenant's database cannot be opened. The transport sends the error
     ///   as a fatal `error` frame and closes.
     public func handshake(
+        auth: AuthContext, clientID: String, protocolVersion: ProtocolVersion = .current
+    ) async throws(DocError) -> ServerConnection {
+        try await open(tenant: auth.tenant, uid: auth.uid, token: auth.token, clientID: clientID,
+                       protocolVersion: protocolVersion)
+    }
+
+    /// ``handshake(auth:clientID:protocolVersion:)`` with the client id and protocol version of
+    /// a `hello` frame (whose token the caller verified).
+    public func handshake(_ hello: ClientMessage.Hello, auth: AuthContext) async throws(DocError) -> ServerConnection {
+        try await handshake(auth: auth, clientID: hello.clientID, protocolVersion: hello.protocolVersion)
+    }
+
+    /// ``handshake(auth:clientID:protocolVersion:)`` for the claims of a verified token.
+    ///
+    /// - Throws: also `unauthenticated` when the claims' times are out of range.
+    public func handshake(_ hello: ClientMessage.Hello, claims: AuthClaims) async throws(DocError) -> ServerConnection {
+        try await handshake(hello, auth: try AuthContext(claims))
+    }
+
+    /// Opens a connection for a verified `tenant` and `uid` without further claims: the rules
+    /// see `request.auth.token` as `{tenant, uid, sub}` only. Prefer
+    /// ``handshake(auth:clientID:protocolVersion:)``, which carries the token's custom claims.
+    public func handshake(
         tenant: String, uid: String, clientID: String, protocolVersion: ProtocolVersion = .current
+    ) async throws(DocError) -> ServerConnection {
+        try await open(tenant: tenant, uid: uid, token: Self.minimalToken(tenant: tenant, uid: uid), clientID: clientID,
+                       protocolVersion: protocolVersion)
+    }
+
+    /// ``handshake(tenant:uid:clientID:protocolVersion:)`` with the client id and protocol
+    /// version of a `hello` frame (whose token the caller verified).
+    public func handshake(_ hello: ClientMessage.Hello, tenant: String, uid: String) async throws(DocError) -> ServerConnection {
+        try await handshake(tenant: tenant, uid: uid, clientID: hello.clientID, protocolVersion: hello.protocolVersion)
+    }
+
+    /// `request.auth.token` of a caller known only by tenant and uid.
+    static func minimalToken(tenant: String, uid: String) -> [String: Value] {
+        ["tenant": .string(tenant), "uid": .string(uid), "sub": .string(uid)]
+    }
+
+    private func open(
+        tenant: String, uid: String, token: [String: Value], clientID: String, protocolVersion: ProtocolVersion
     ) async throws(DocError) -> ServerConnection {
         guard !closing.load(ordering: .relaxed) else { throw DocError(.unavailable, "the server is shutting down") }
         guard ProtocolVersion.supported.contains(protocolVersion) else {
@@ -97,7 +149,8 @@ public final class DocServerCore: Sendable {
         let hub = try await hub(for: tenantID)
         let number = nextConnection.wrappingAdd(1, ordering: .relaxed).oldValue
         let connection = ServerConnection(
-            id: "c-\(number)", tenant: tenantID, uid: uid, clientID: clientID, outboxCapacity: configuration.outboxCapacity)
+            id: "c-\(number)", tenant: tenantID, uid: uid, authToken: token, clientID: clientID,
+            outboxCapacity: configuration.outboxCapacity)
         await hub.attach(connection)
         connections.withLock { $0[connection.id] = connection }
         connection.outbound.send([.welcome(.init(protocolVersion: protocolVersion, connectionID: connection.id))])
@@ -105,12 +158,6 @@ public final class DocServerCore: Sendable {
             "tenant": "\(tenantID)", "connection": "\(connection.id)", "uid": "\(uid)", "client": "\(clientID)",
         ])
         return connection
-    }
-
-    /// ``handshake(tenant:uid:clientID:protocolVersion:)`` with the client id and protocol
-    /// version of a `hello` frame (whose token the caller verified).
-    public func handshake(_ hello: ClientMessage.Hello, tenant: String, uid: String) async throws(DocError) -> ServerConnection {
-        try await handshake(tenant: tenant, uid: uid, clientID: hello.clientID, protocolVersion: hello.protocolVersion)
     }
 
     /// Closes a connection: its targets are dropped and its outbound frames end.
@@ -180,8 +227,13 @@ public final class DocServerCore: Sendable {
 
     /// Starts listening to a target: delivers `added`, the documents (all, or since the resume
     /// token), `current` with a resume token and a global snapshot — or a `removed` target
-    /// change with an `invalidArgument` cause for a query target without a limit or with a
-    /// limit above ``ServerConfiguration/maxListenLimit``. Returns what it delivered.
+    /// change with a cause: `invalidArgument` for a query target without a limit or with a
+    /// limit above ``ServerConfiguration/maxListenLimit``, `permissionDenied` when the rules do
+    /// not allow it (a document target needs `get` of its document, a query target `list` for
+    /// every document it could return). Returns what it delivered.
+    ///
+    /// While it listens, a document target is checked again whenever its document changes: if
+    /// the rules deny its new state, the target is removed with a `permissionDenied` cause.
     @discardableResult
     public func watch(_ request: ClientMessage.AddTarget, on connection: ServerConnection) async -> [ServerMessage] {
         guard let hub = await liveHub(for: connection) else { return [] }
@@ -221,24 +273,37 @@ public final class DocServerCore: Sendable {
             answer = .writeError(.init(clientID: batch.clientID, batchID: batch.batchID, error: DocError(.invalidArgument,
                 "the batch's client id \"\(batch.clientID)\" is not the connection's (\"\(connection.clientID)\")", at: "write.clientId")))
         } else {
-            answer = await commit(tenant: connection.tenant, uid: connection.uid, clientID: batch.clientID,
+            answer = await commit(tenant: connection.tenant, auth: connection.rulesAuth, clientID: batch.clientID,
                                   batchID: batch.batchID, mutations: batch.mutations)
         }
         connection.outbound.send([answer])
         return answer
     }
 
-    /// Commits a batch outside any connection (for request/response transports and tools):
-    /// the same exactly-once processing as ``write(_:on:)``; the answer is only returned.
-    public func commit(tenant: String, uid: String, clientID: String, batchID: Int, mutations: [Mutation]) async -> ServerMessage {
+    /// Commits a batch outside any connection (for request/response transports and tools) for
+    /// a verified caller: the same exactly-once processing and rules as ``write(_:on:)``; the
+    /// answer is only returned.
+    public func commit(auth: AuthContext, clientID: String, batchID: Int, mutations: [Mutation]) async -> ServerMessage {
         do {
-            return await commit(tenant: try TenantID(tenant), uid: uid, clientID: clientID, batchID: batchID, mutations: mutations)
+            return await commit(tenant: try TenantID(auth.tenant), auth: RulesAuth(uid: auth.uid, token: auth.token),
+                                clientID: clientID, batchID: batchID, mutations: mutations)
         } catch {
             return .writeError(.init(clientID: clientID, batchID: batchID, error: error))
         }
     }
 
-    private func commit(tenant: TenantID, uid: String, clientID: String, batchID: Int, mutations: [Mutation]) async -> ServerMessage {
+    /// ``commit(auth:clientID:batchID:mutations:)`` for a caller known only by tenant and uid
+    /// (the rules see `request.auth.token` as `{tenant, uid, sub}`).
+    public func commit(tenant: String, uid: String, clientID: String, batchID: Int, mutations: [Mutation]) async -> ServerMessage {
+        do {
+            return await commit(tenant: try TenantID(tenant), auth: RulesAuth(uid: uid, token: Self.minimalToken(tenant: tenant, uid: uid)),
+                                clientID: clientID, batchID: batchID, mutations: mutations)
+        } catch {
+            return .writeError(.init(clientID: clientID, batchID: batchID, error: error))
+        }
+    }
+
+    private func commit(tenant: TenantID, auth: RulesAuth, clientID: String, batchID: Int, mutations: [Mutation]) async -> ServerMessage {
         guard !closing.load(ordering: .relaxed) else {
             return .writeError(.init(clientID: clientID, batchID: batchID, error: DocError(.unavailable, "the server is shutting down")))
         }
@@ -249,7 +314,7 @@ public final class DocServerCore: Sendable {
         } catch {
             return .writeError(.init(clientID: clientID, batchID: batchID, error: error))
         }
-        let result = await hub.commit(key, mutations: mutations, uid: uid)
+        let result = await hub.commit(key, mutations: mutations, auth: auth)
         let token = await hub.streamToken()
         switch result {
         case .success(let outcome):
@@ -272,13 +337,13 @@ public final class DocServerCore: Sendable {
     /// The processor's view of a tenant: the hub's reads and commits (authored by the server).
     func requestAccess(_ hub: TenantHub) -> RequestStoreAccess {
         RequestStoreAccess(
-            read: { keys throws(DocError) in try await hub.documents(keys) },
-            commit: { key, mutations in await hub.commit(key, mutations: mutations, uid: RequestDocument.serverAuthor) },
+            read: { keys throws(DocError) in try await hub.documents(keys, auth: nil) },
+            commit: { key, mutations in await hub.commitAsServer(key, mutations: mutations, author: RequestDocument.serverAuthor) },
             pending: { () throws(DocError) in
                 let query = try DocModel.Query(collection: RequestDocument.collection)
                     .filter("status", .equal, .string("pending"))
                     .limit(to: 500)
-                return try await hub.query(try query.toTarget()).documents.map(\.key)
+                return try await hub.query(try query.toTarget(), auth: nil).documents.map(\.key)
             })
     }
 
@@ -318,15 +383,65 @@ public final class DocServerCore: Sendable {
 
     /// The documents with these keys that exist in the connection's tenant (tombstones
     /// included).
+    ///
+    /// - Throws: `permissionDenied` (located at the document) when the rules do not allow a
+    ///   `get` of one of them, present or not.
     public func documents(_ keys: [DocumentKey], on connection: ServerConnection) async throws(DocError) -> [Document] {
-        let read = try await hub(for: connection.tenant).documents(keys)
+        let read = try await hub(for: connection.tenant).documents(keys, auth: connection.rulesAuth)
         return keys.compactMap { read.documents[$0] }
     }
 
     /// The results of a bounded target in the connection's tenant (refused like an unbounded
     /// listen).
+    ///
+    /// - Throws: `invalidArgument` for an unbounded query, `permissionDenied` when the rules do
+    ///   not allow the query as a `list` (decided from its constraints: rules are not filters).
     public func query(_ target: Target, on connection: ServerConnection) async throws(DocError) -> QueryRead {
-        try await hub(for: connection.tenant).query(target)
+        try await hub(for: connection.tenant).query(target, auth: connection.rulesAuth)
+    }
+
+    // MARK: Rules
+
+    /// The security rules in force, or `nil` when only tenant isolation applies.
+    public var rules: RuleSet? { ruleHolder.current }
+
+    /// Loads the rules file at `path` and, only if it loads, puts it in force atomically (every
+    /// operation is decided by the rules in force when it started) and checks every listen
+    /// target again under it (targets it denies are removed with `permissionDenied`).
+    ///
+    /// On failure the rules in force stay, and the error is logged and thrown.
+    ///
+    /// - Returns: the new rule set (its ``RuleSet/warnings`` are logged too).
+    /// - Throws: ``RulesError`` with the file, line and column and what was expected (`io` when
+    ///   the file cannot be read).
+    @discardableResult
+    public func reloadRules(from path: String) async throws(RulesError) -> RuleSet {
+        let loaded: RuleSet
+        do {
+            loaded = try RuleSet.load(path: path)
+        } catch {
+            logger.error("rules not reloaded: the file does not load; the rules in force stay", metadata: [
+                "file": "\(path)", "error": "\(error)",
+            ])
+            throw error
+        }
+        for warning in loaded.warnings {
+            logger.warning("rules warning", metadata: ["warning": "\(warning)"])
+        }
+        await replaceRules(with: loaded)
+        logger.info("rules reloaded", metadata: ["file": "\(path)", "version": "\(loaded.version.rawValue)"])
+        return loaded
+    }
+
+    /// Puts `rules` in force (`nil`: no rules, tenant isolation only) and checks every listen
+    /// target again under them; returns how many targets they removed.
+    @discardableResult
+    public func replaceRules(with rules: RuleSet?) async -> Int {
+        ruleHolder.replace(with: rules)
+        var removed = 0
+        for hub in hubs.withLock({ Array($0.values) }) { removed += await hub.revalidateTargets() }
+        if removed > 0 { logger.info("targets removed by the new rules", metadata: ["targets": "\(removed)"]) }
+        return removed
     }
 
     // MARK: Periodic work

@@ -1,4 +1,5 @@
 public import DocProtocol
+public import DocRules
 
 /// The server core's settings.
 public struct ServerConfiguration: Sendable {
@@ -19,6 +20,12 @@ public struct ServerConfiguration: Sendable {
     public var frameLimits: FrameLimits
     /// The clock of commit versions.
     public var clock: ServerClock
+    /// The security rules the server starts with (e.g. `RuleSet.load(path:
+    /// "Rules/firestore.rules")`): every write, read and listen target is authorized against
+    /// them. `nil` (the default): no rules are enforced, only tenant isolation — for tests and
+    /// tools; a served backend always has rules. ``DocServerCore/reloadRules(from:)`` and
+    /// ``DocServerCore/replaceRules(with:)`` change them while the server runs.
+    public var rules: RuleSet?
 
     public init(
         maxListenLimit: Int = 1_000,
@@ -27,7 +34,8 @@ public struct ServerConfiguration: Sendable {
         maxResumeChanges: Int = 10_000,
         outboxCapacity: Int = 100_000,
         frameLimits: FrameLimits = .default,
-        clock: ServerClock = .system
+        clock: ServerClock = .system,
+        rules: RuleSet? = nil
     ) {
         self.maxListenLimit = maxListenLimit
         self.outcomeRetentionMicros = outcomeRetentionMicros
@@ -36,5 +44,6 @@ public struct ServerConfiguration: Sendable {
         self.outboxCapacity = outboxCapacity
         self.frameLimits = frameLimits
         self.clock = clock
+        self.rules = rules
     }
 }

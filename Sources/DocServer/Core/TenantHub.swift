@@ -1,5 +1,6 @@
 internal import DocModel
 internal import DocProtocol
+internal import DocRules
 internal import Logging
 
 /// Everything live about one tenant: its commits and its listeners (the watch hub).
@@ -10,11 +11,19 @@ internal import Logging
 /// guarantee): a commit and its fan-out to every listener finish before the next request
 /// starts, so each connection receives changes in commit order, and a target added at
 /// version V receives exactly the commits after V.
+///
+/// With rules (``RulesHolder``), the hub authorizes what it serves: each write of a batch (in
+/// the ``CommitProcessor``), each target when it is added (document targets `get`, query
+/// targets `list`), each document target again whenever its document changes (a document
+/// whose new state the rules deny removes the target with `permissionDenied`), every target
+/// again when the rules are replaced, and request/response reads. Rule lookups read the store
+/// inside the hub's serialization, so they see the same state as the operation they decide.
 actor TenantHub {
     let tenant: TenantID
     let store: any TenantStore
     let configuration: ServerConfiguration
     let processor: CommitProcessor
+    let rules: RulesHolder
     let logger: Logger
 
     /// A connection's listening state.
@@ -29,10 +38,11 @@ actor TenantHub {
     private var busy = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
-    init(tenant: TenantID, store: any TenantStore, configuration: ServerConfiguration, logger: Logger) {
+    init(tenant: TenantID, store: any TenantStore, configuration: ServerConfiguration, rules: RulesHolder, logger: Logger) {
         self.tenant = tenant
         self.store = store
         self.configuration = configuration
+        self.rules = rules
         var logger = logger
         logger[metadataKey: "tenant"] = "\(tenant)"
         self.logger = logger
@@ -93,12 +103,27 @@ actor TenantHub {
 
     // MARK: Writes
 
-    /// Commits a batch (exactly once) and fans its changes out to the listeners.
-    func commit(_ key: BatchKey, mutations: [Mutation], uid: String) async -> Result<BatchOutcome, DocError> {
+    /// The time of a request that is not a commit (`request.time` of reads and targets).
+    private func now() -> Timestamp { Timestamp(microseconds: configuration.clock.nowMicros()) }
+
+    /// Commits a batch (exactly once), authorized for `auth` under the current rules, and fans
+    /// its changes out to the listeners.
+    func commit(_ key: BatchKey, mutations: [Mutation], auth: RulesAuth) async -> Result<BatchOutcome, DocError> {
+        await commit(key, mutations: mutations, uid: auth.uid, access: rules.context(for: auth))
+    }
+
+    /// Commits a batch the server itself makes (request processing): exactly once, not
+    /// subject to the rules, fanned out like any other.
+    func commitAsServer(_ key: BatchKey, mutations: [Mutation], author: String) async -> Result<BatchOutcome, DocError> {
+        await commit(key, mutations: mutations, uid: author, access: nil)
+    }
+
+    private func commit(_ key: BatchKey, mutations: [Mutation], uid: String, access: AccessContext?) async -> Result<BatchOutcome, DocError> {
         await acquire()
         defer { release() }
         do {
-            let processed = try await processor.process(batch: key, mutations: mutations, uid: uid)
+            let processed = try await processor.process(
+                batch: key, mutations: mutations, uid: uid, access: access)
             if processed.applied, let version = processed.outcome.commitVersion {
                 await fanOut(processed.changes, version: version)
             }
@@ -124,6 +149,10 @@ actor TenantHub {
         var changeMap: [DocumentKey: MaybeDocument] = [:]
         for change in changes { changeMap[change.key] = change }
         let token = await streamToken()
+        let ruleSet = rules.current
+        // Document targets are checked again for their document's new state; callers with the
+        // same claims get the same answer for the same document, so each is decided once.
+        var decided: [ReadDecisionKey: DocError?] = [:]
         for id in connections.keys.sorted() {
             guard var watch = connections[id], !watch.targets.isEmpty else { continue }
             if watch.connection.outbound.isFinished {
@@ -131,8 +160,35 @@ actor TenantHub {
                 continue
             }
             var collected = ConnectionChanges()
+            var removals: [ServerMessage] = []
             targets: for targetID in watch.targets.keys.sorted() {
                 var target = watch.targets[targetID]!
+                if let ruleSet, let key = target.documentKey, let change = changeMap[key] {
+                    // A document target stays only while the rules allow reading its new state.
+                    let auth = watch.connection.rulesAuth
+                    do {
+                        let denial: DocError?
+                        if let known = decided[ReadDecisionKey(key: key, auth: auth)] {
+                            denial = known
+                        } else {
+                            let access = AccessControl(context: AccessContext(rules: ruleSet, auth: auth), store: store)
+                            denial = try await access.denial(get: key, document: change.document, time: version.timestamp,
+                                                             location: "target \(target.target.path)")
+                            decided.updateValue(denial, forKey: ReadDecisionKey(key: key, auth: auth))
+                        }
+                        if let denial {
+                            watch.targets[targetID] = nil
+                            removals.append(.targetChange(.init(state: .removed, targetIDs: [targetID], cause: denial)))
+                            logger.debug("target removed: the rules deny its document's new state", metadata: [
+                                "connection": "\(id)", "target": "\(targetID)", "error": "\(denial.message)",
+                            ])
+                            continue
+                        }
+                    } catch {
+                        _ = fail(watch.connection, error)
+                        break targets
+                    }
+                }
                 let newWindow: [Document]
                 switch target.update(with: changeMap) {
                 case .unchanged:
@@ -152,14 +208,20 @@ actor TenantHub {
                 watch.targets[targetID] = target
             }
             guard connections[id] != nil else { continue }
-            if !collected.isEmpty {
+            if !collected.isEmpty || !removals.isEmpty {
                 let snapshot = ServerMessage.targetChange(.init(
                     state: .noChange, targetIDs: [], resumeToken: token, snapshotVersion: version))
-                watch.connection.outbound.send(collected.messages(version: version) + [snapshot])
+                watch.connection.outbound.send(collected.messages(version: version) + removals + [snapshot])
                 watch.snapshotVersion = version
             }
             connections[id] = watch
         }
+    }
+
+    /// A `get` decision within one fan-out: the document and the caller.
+    struct ReadDecisionKey: Hashable {
+        let key: DocumentKey
+        let auth: RulesAuth
     }
 
     /// Records how documents moved between a target's old and new window.
@@ -190,7 +252,15 @@ actor TenantHub {
         logger[metadataKey: "connection"] = "\(connection.id)"
         logger[metadataKey: "target"] = "\(targetID)"
 
-        if let refusal = refusal(of: target) {
+        var refusal = refusal(of: target)
+        if refusal == nil, let access = rules.context(for: connection.rulesAuth) {
+            do {
+                refusal = try await AccessControl(context: access, store: store).denial(listen: target, time: now())
+            } catch {
+                return fail(connection, error)
+            }
+        }
+        if let refusal {
             watch.targets[targetID] = nil
             connections[connection.id] = watch
             logger.debug("target refused", metadata: ["error": "\(refusal.message)"])
@@ -333,14 +403,74 @@ actor TenantHub {
         return (outcomes, changes)
     }
 
-    /// Reads documents (for request/response transports).
-    func documents(_ keys: [DocumentKey]) async throws(DocError) -> DocumentsRead {
-        try await store.documents(keys)
+    /// Reads documents (for request/response transports), each authorized as a `get` for
+    /// `auth`: one denied document refuses the whole read with `permissionDenied`. A nil
+    /// `auth` is the server itself (request processing): no rules apply.
+    func documents(_ keys: [DocumentKey], auth: RulesAuth?) async throws(DocError) -> DocumentsRead {
+        await acquire()
+        defer { release() }
+        let read = try await store.documents(keys)
+        if let auth, let access = rules.context(for: auth) {
+            let control = AccessControl(context: access, store: store)
+            let time = now()
+            for key in keys {
+                if let denial = try await control.denial(get: key, document: read.documents[key], time: time,
+                                                         location: key.description) {
+                    throw denial
+                }
+            }
+        }
+        return read
     }
 
-    /// Runs a query (for request/response transports): bounded like listeners.
-    func query(_ target: Target) async throws(DocError) -> QueryRead {
+    /// Runs a query (for request/response transports): bounded like listeners, and authorized
+    /// as a `list` for `auth` (from its constraints: rules are not filters). A nil `auth` is
+    /// the server itself: no rules apply.
+    func query(_ target: Target, auth: RulesAuth?) async throws(DocError) -> QueryRead {
         if let refusal = refusal(of: target) { throw refusal }
+        await acquire()
+        defer { release() }
+        if let auth, let access = rules.context(for: auth) {
+            let control = AccessControl(context: access, store: store)
+            if let denial = try await control.denial(listen: target, time: now()) { throw denial }
+        }
         return try await store.query(target, limit: target.limit)
+    }
+
+    /// Checks every target again under the current rules (after they were replaced): a target
+    /// the rules now deny is removed with a `permissionDenied` cause. Returns how many were
+    /// removed.
+    @discardableResult
+    func revalidateTargets() async -> Int {
+        await acquire()
+        defer { release() }
+        guard let ruleSet = rules.current else { return 0 }
+        let time = now()
+        var removed = 0
+        for id in connections.keys.sorted() {
+            guard var watch = connections[id], !watch.targets.isEmpty else { continue }
+            let control = AccessControl(context: AccessContext(rules: ruleSet, auth: watch.connection.rulesAuth), store: store)
+            var messages: [ServerMessage] = []
+            for targetID in watch.targets.keys.sorted() {
+                let target = watch.targets[targetID]!.target
+                let denial: DocError?
+                do {
+                    denial = try await control.denial(listen: target, time: time)
+                } catch {
+                    _ = fail(watch.connection, error)
+                    messages = []
+                    break
+                }
+                if let denial {
+                    watch.targets[targetID] = nil
+                    messages.append(.targetChange(.init(state: .removed, targetIDs: [targetID], cause: denial)))
+                    removed += 1
+                }
+            }
+            guard connections[id] != nil else { continue }
+            connections[id] = watch
+            if !messages.isEmpty { watch.connection.outbound.send(messages) }
+        }
+        return removed
     }
 }

@@ -83,6 +83,6 @@ struct ListenSession: Sendable {
             throw DocError(.failedPrecondition, "the first frame of a connection must be hello, not \(message.type)", at: message.type)
         }
         let auth = try await verifier.verify(hello.token)
-        return try await core.handshake(hello, tenant: auth.tenant, uid: auth.uid)
+        return try await core.handshake(hello, auth: auth)
     }
 }

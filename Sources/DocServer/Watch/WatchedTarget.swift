@@ -8,12 +8,15 @@ internal import DocModel
 struct WatchedTarget: Sendable {
     let id: Int32
     let target: Target
+    /// The document of a document target (``Target/isDocumentQuery``); `nil` for a query.
+    let documentKey: DocumentKey?
     private(set) var window: [Document]
     private(set) var keys: Set<DocumentKey>
 
     init(id: Int32, target: Target, window: [Document]) {
         self.id = id
         self.target = target
+        self.documentKey = target.isDocumentQuery ? try? DocumentKey(path: target.path) : nil
         self.window = window
         self.keys = Set(window.map(\.key))
     }

@@ -27,20 +27,9 @@ struct RulesCommand: AsyncParsableCommand {
         var file: String
 
         func run() async throws {
-            let source: String
-            do {
-                source = try String(contentsOfFile: file, encoding: .utf8)
-            } catch {
-                throw CommandFailure(code: "notFound", message: "cannot read \(file): \(error.localizedDescription)")
-            }
-            do {
-                let rules = try RuleSet.parse(source: source, file: file)
-                for warning in rules.warnings { Output.standardError("warning: \(warning)") }
-                Output.line("\(file): ok (rules_version \(rules.version))")
-            } catch {
-                Output.line("\(error)")
-                throw ExitCode(CommandFailure.failed)
-            }
+            let report = RulesCheck.run(file: file)
+            for line in report.lines { Output.line(line) }
+            if !report.succeeded { throw ExitCode(report.exitStatus) }
         }
     }
 
@@ -69,10 +58,9 @@ struct RulesCommand: AsyncParsableCommand {
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
                 throw CommandFailure(code: "notFound", message: "\(path) is not a folder")
             }
-            let report = RulesConformance.run(path: path)
-            for failure in report.failures { Output.line(failure.description) }
-            Output.line(report.summary)
-            if !report.succeeded { throw ExitCode(CommandFailure.failed) }
+            let report = RulesTest.run(path: path)
+            for line in report.lines { Output.line(line) }
+            if !report.succeeded { throw ExitCode(report.exitStatus) }
         }
     }
 }

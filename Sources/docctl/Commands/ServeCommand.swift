@@ -1,4 +1,5 @@
 import ArgumentParser
+import DocRules
 import DocServer
 import Logging
 
@@ -16,6 +17,7 @@ struct ServeCommand: AsyncParsableCommand {
               docctl serve
               docctl serve --port 0 --data /tmp/doccache-data --log-level debug
               docctl serve --examples     (with the transfer and setTaxRate request handlers)
+              docctl serve --rules Rules/examples/finance.rules
             """
     )
 
@@ -27,6 +29,8 @@ struct ServeCommand: AsyncParsableCommand {
     var data: String?
     @Option(help: "The token secret file (env DOCCTL_SECRET; default ~/.docctl/dev-secret, created when missing).")
     var secret: String?
+    @Option(help: "The rules file (env DOCCTL_RULES; default Rules/firestore.rules). Edits are picked up while running; a file that does not parse is not loaded (the last good rules stay).")
+    var rules: String?
     @Flag(help: "Register the example request handlers, transfer and setTaxRate (docs/request-documents.md).")
     var examples = false
     @Option(help: "The largest limit a query listener may have (default 1000).")
@@ -68,14 +72,27 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure(error)
         }
+        let rulesPath = Environment.value(self.rules, "DOCCTL_RULES") ?? "Rules/firestore.rules"
+        let ruleSet: RuleSet
+        do {
+            ruleSet = try RuleSet.load(path: rulesPath)
+        } catch {
+            await store.close()
+            throw CommandFailure(code: "failedPrecondition",
+                message: "cannot load the rules \(rulesPath): \(error) (run from the repository root, or pass --rules FILE)")
+        }
         var configuration = ServerConfiguration()
         configuration.maxListenLimit = maxListenLimit
+        configuration.rules = ruleSet
         let core = DocServerCore(store: store, configuration: configuration, logger: logger)
         if examples { core.requests.registerExamples() }
         let server = DocServerHTTP(
             core: core, verifier: await TokenVerifier(secret: secret),
             settings: HTTPServerSettings(host: host, port: port, tickInterval: .seconds(tickSeconds)), logger: logger)
-        logger.info("starting", metadata: ["data": "\(dataDirectory)", "secret": "\(secret.path)"])
+        logger.info("starting", metadata: ["data": "\(dataDirectory)", "secret": "\(secret.path)", "rules": "\(rulesPath)"])
+        let watcher = RulesFileWatcher(path: rulesPath, core: core, logger: logger)
+        let watching = Task { await watcher.run() }
+        defer { watching.cancel() }
         do {
             try await server.run { address in Output.line(address.description) }
         } catch {
