@@ -1,0 +1,97 @@
+import DocModel
+import DocServer
+import Foundation
+
+/// `docctl serve` as a real child process: started on a data directory, read until it prints
+/// `listening on …`, killed with SIGKILL or stopped with SIGTERM, started again on the same
+/// data and port.
+final class ServerProcess: @unchecked Sendable {
+    // One test drives a ServerProcess at a time (its methods are called in sequence).
+    let dataDirectory: String
+    let secretFile: String
+    let extraArguments: [String]
+    private(set) var process: Process?
+    private(set) var port: Int = 0
+
+    /// The built executables live next to the test bundle's binary.
+    static func executable(_ name: String) throws -> URL {
+        let exe = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                      ?? CommandLine.arguments[0])
+        let candidate = exe.deletingLastPathComponent().appendingPathComponent(name)
+        guard FileManager.default.isExecutableFile(atPath: candidate.path) else {
+            throw DocError(.notFound, "\(name) is not built next to the test binary", at: candidate.path)
+        }
+        return candidate
+    }
+
+    /// The repository root (for Rules/).
+    static var repositoryRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    init(arguments: [String] = []) throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("doccache-proc-\(UUID().uuidString)")
+        dataDirectory = base.appendingPathComponent("data").path
+        secretFile = base.appendingPathComponent("secret").path
+        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+        extraArguments = arguments
+    }
+
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    /// Starts the server (on the previous port after the first start) and waits for its
+    /// `listening on` line.
+    func start() throws {
+        let process = Process()
+        process.executableURL = try Self.executable("docctl")
+        process.arguments = ["serve", "--port", String(port), "--data", dataDirectory, "--secret", secretFile,
+                             "--rules", Self.repositoryRoot.appendingPathComponent("Rules/firestore.rules").path,
+                             "--log-level", "warning", "--tick-seconds", "1"] + extraArguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        var buffer = Data()
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            buffer.append(chunk)
+            let text = String(decoding: buffer, as: UTF8.self)
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on http://") }),
+               let colon = line.lastIndex(of: ":"), let port = Int(line[line.index(after: colon)...]) {
+                self.port = port
+                return
+            }
+        }
+        process.terminate()
+        throw DocError(.unavailable, "docctl serve did not print its address; output: \(String(decoding: buffer, as: UTF8.self))")
+    }
+
+    /// SIGKILL: no shutdown, no flush beyond what was already synced.
+    func kill() {
+        guard let process else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    /// SIGTERM: a graceful shutdown.
+    func stop() {
+        guard let process else { return }
+        process.terminate()
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    func token(tenant: String = "acme", uid: String, claims: [String: Value] = [:]) async throws -> String {
+        let secret = try DevelopmentSecret.load(from: secretFile)
+        return try await TokenMinter(secret: secret).mint(tenant: tenant, uid: uid, claims: claims)
+    }
+
+    func removeData() {
+        try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: dataDirectory).deletingLastPathComponent().path)
+    }
+}
