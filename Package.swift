@@ -77,6 +77,7 @@ let package = Package(
             dependencies: [
                 "DocModel", "DocProtocol", "LevelDB",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
@@ -135,6 +136,13 @@ let package = Package(
         .testTarget(
             name: "DocServerTests",
             dependencies: ["DocServer", "DocProtocol", "DocModel", "LevelDB"],
+            swiftSettings: strict
+        ),
+        // The client against the real server core in the same process: sync, exactly once,
+        // reconnects, resume, auth (only the socket is skipped; see Tests/SyncTests).
+        .testTarget(
+            name: "SyncTests",
+            dependencies: ["DocCache", "DocServer", "DocProtocol", "DocModel", "DocTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
