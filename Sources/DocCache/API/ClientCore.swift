@@ -89,11 +89,13 @@ package actor ClientCore {
             self.assumeIsolated { $0.publishWriteError(batch, error) }
         }
         syncEngine.onBatchSettled = { [unowned self] in self.assumeIsolated { $0.adjustPendingWriteCount(by: -1) } }
+        remoteStore.start()
+        if network == nil { remoteStore.disableNetwork() }
+        // Set after the network state above: the initializer is not isolated to the actor, and
+        // nobody can observe the state before it returns.
         syncEngine.onOnlineStateChanged = { [unowned self] state in
             self.assumeIsolated { $0.publishOnlineState(state) }
         }
-        remoteStore.start()
-        if network == nil { remoteStore.disableNetwork() }
         if settings.cacheSizeBytes != StoreSettings.unlimited {
             _ = scheduler.schedule(.garbageCollection, after: Self.initialGarbageCollectionDelay) { [unowned self] in
                 self.assumeIsolated { $0.collectGarbageAndReschedule() }

@@ -92,7 +92,11 @@ package final class NetworkWriteStream: WriteStream {
             delegate?.writeStreamDidReceiveResult(commitVersion: result.commitVersion, results: result.results)
         case .received(.writeError(let answer)):
             if let token = answer.streamToken { lastStreamToken = token }
-            if answer.error.code.isTransient { activity.batchesFailed([answer.batchID], answer.error) }
+            if answer.error.code.isTransient {
+                // Not a rejection: the server could not decide now (e.g. it is shutting down).
+                activity.streamFailed(.write, answer.error)
+                activity.batchesFailed([answer.batchID], answer.error)
+            }
             fail(answer.error)
         case .received:
             // Watch messages and non-fatal errors carry nothing for the write stream.
