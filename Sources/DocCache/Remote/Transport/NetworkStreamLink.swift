@@ -47,6 +47,12 @@ final class NetworkStreamLink {
         }
     }
 
+    deinit {
+        // The store went away without closing: end the connection task with it.
+        outgoing?.finish()
+        session?.cancel()
+    }
+
     /// Starts connecting (a new generation). Starting a started stream does nothing.
     func start() {
         guard !isStarted else { return }
