@@ -135,4 +135,44 @@ struct WriteSyncTests {
             #expect(try await device.document("stock/bolts").getDocument(source: .cache).int("count") == 45)
         }
     }
+
+    @Test func revertingABatchInFlightIgnoresTheServersLateAnswer() async throws {
+        try await SyncHarness.run { harness in
+            let deviceTransport = InProcessTransport(host: harness.host)
+            let device = try await harness.openStore(device: "device", transport: deviceTransport)
+            let events = Recorder<QuerySnapshot>()
+            let listener = try await device.collection("drafts").limit(to: 10).addSnapshotListener(includeMetadataChanges: true) {
+                events.record($0)
+            }
+            defer { listener.remove() }
+
+            // The batch reaches the server, but its answer is lost and the device stays cut off.
+            try await device.disableNetwork()
+            let handle = try await device.document("drafts/d1").setData(["text": "sent, then reverted"])
+            deviceTransport.dropAfterNextCommit(thenRefuse: true)
+            try await device.enableNetwork()
+            #expect(await eventually { deviceTransport.stats.refused > 0 })
+
+            try await device.revert(handle.batchID)
+            let reverted = await #expect(throws: DocError.self) { _ = try await handle.committed }
+            #expect(reverted?.code == .cancelled)
+            // The local write is gone at once (the listener shows the cache's server state: nothing,
+            // or the committed document if watch delivered it already).
+            #expect(events.last?.metadata.hasPendingWrites == false)
+            #expect(await device.pendingWriteCount == 0)
+
+            // Reconnected, the batch still in flight is answered; the answer is ignored, and the
+            // server's document (it did commit the batch) arrives through the listener.
+            deviceTransport.acceptConnections()
+            #expect(await eventually { events.last?.ids == ["d1"] })
+            #expect(await device.pendingWriteCount == 0)
+            try await device.waitForPendingWrites()
+            let next = try await device.document("drafts/d2").setData(["text": "later"])
+            _ = try await next.committed
+            #expect(await eventually { events.last?.ids == ["d1", "d2"] })
+            // d2's answer comes after the late answer for the reverted batch (answers are in order).
+            #expect(deviceTransport.stats.writesSent[handle.batchID] == 2, "the reverted batch was in flight and answered again")
+            #expect(events.errors.isEmpty, "the late answer for a reverted batch is ignored, not an error: \(events.errors)")
+        }
+    }
 }
