@@ -139,10 +139,15 @@ let package = Package(
             swiftSettings: strict
         ),
         // The client against the real server core in the same process: sync, exactly once,
-        // reconnects, resume, auth (only the socket is skipped; see Tests/SyncTests).
+        // reconnects, resume, auth (only the socket is skipped; see Tests/SyncTests). A small
+        // Hummingbird bridge in the tests also runs the real WebSocket transport on loopback.
         .testTarget(
             name: "SyncTests",
-            dependencies: ["DocCache", "DocServer", "DocProtocol", "DocModel", "DocTestSupport"],
+            dependencies: [
+                "DocCache", "DocServer", "DocProtocol", "DocModel", "DocTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
