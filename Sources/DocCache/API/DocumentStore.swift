@@ -8,11 +8,16 @@ import Foundation
 /// (tenant, user): each has its own directory, so tenants and users never see each other's data.
 ///
 /// ```swift
-/// let store = try await DocumentStore.open(directory: appSupport, tenant: "acme", user: "u1")
+/// let server = try ServerEndpoint(url: "https://sync.example.com") { try await auth.token() }
+/// let store = try await DocumentStore.open(directory: appSupport, tenant: "acme", user: "u1", server: server)
 /// let rooms = try store.collection("rooms")
 /// let handle = try await rooms.addDocument(data: ["name": "Lobby", "created": .serverTimestamp()])
 /// for try await snapshot in try rooms.order(by: "name").limit(to: 50).snapshots() { … }
 /// ```
+///
+/// Sync is visible: ``onlineState``, ``lastSyncError``, ``pendingWriteCount`` and
+/// ``pendingWrites()``, and ``writeErrors()`` for writes the server rejects. Without a server
+/// the store works offline only.
 ///
 /// `DocumentStore` is `Sendable`; every method may be called from any task.
 public final class DocumentStore: Sendable {

@@ -61,7 +61,9 @@ final class WebSocketFrameConnection: FrameConnection {
     }
 
     private func run(maxFrameBytes: Int, logger: Logger) async {
-        var configuration = WebSocketClientConfiguration(maxFrameSize: maxFrameBytes)
+        // Pings find connections that died silently (a dropped Wi-Fi, a NAT that forgot us):
+        // an unanswered ping closes the connection, and the remote store reconnects.
+        var configuration = WebSocketClientConfiguration(maxFrameSize: maxFrameBytes, autoPing: .enabled(timePeriod: .seconds(30)))
         configuration.closeTimeout = .seconds(5)
         var failure: DocError?
         do {
