@@ -84,6 +84,7 @@ let package = Package(
             dependencies: [
                 "DocModel", "DocProtocol", "LevelDB",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
@@ -166,6 +167,17 @@ let package = Package(
                 "DocTestSupport", "DocCache", "DocServer", "DocProtocol", "DocModel", "docctl",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // The client against the real server core in the same process: sync, exactly once,
+        // reconnects, resume, auth (only the socket is skipped; see Tests/SyncTests).
+        .testTarget(
+            name: "SyncTests",
+            dependencies: [
+                "DocCache", "DocServer", "DocProtocol", "DocModel", "DocTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             ],
             swiftSettings: strict
         ),

@@ -33,18 +33,23 @@ package actor ClientCore {
     private let syncEngine: SyncEngine
     private let eventManager: EventManager
     private let scheduler: ActorScheduler
+    private let streamRouter: StreamEventRouter
+    private let activity: SyncActivity
+    /// The store was opened with a server (it can go online).
+    package let hasServer: Bool
     private var isClosed = false
     private var listeners: [Int: ListenerEntry] = [:]
     private var detachedScopes: Set<Int> = []
     private var nextID = 0
     private var pendingCountObservers: [Int: AsyncStream<Int>.Continuation] = [:]
     private var writeErrorObservers: [Int: AsyncStream<WriteError>.Continuation] = [:]
+    private var onlineStateObservers: [Int: AsyncStream<OnlineState>.Continuation] = [:]
     package private(set) var pendingWriteCount: Int
 
-    /// - Parameter datastore: the transport; `nil` opens the store without a server: the
-    ///   network is disabled, so the store is offline (listeners answer from the cache at once)
-    ///   and writes wait in the queue.
-    package init(directory: String, user: String, settings: StoreSettings, datastore: (any Datastore)?) throws(DocError) {
+    /// - Parameter network: how to reach the server; `nil` opens the store without a server:
+    ///   the network is disabled, so the store is offline (listeners answer from the cache at
+    ///   once) and writes wait in the queue.
+    package init(directory: String, user: String, settings: StoreSettings, network: NetworkConfiguration?) throws(DocError) {
         self.directory = directory
         self.settings = settings
         let persistence = try Persistence.open(directory: directory)
@@ -56,8 +61,13 @@ package actor ClientCore {
             throw error
         }
         let scheduler = ActorScheduler()
+        let router = StreamEventRouter()
+        let activity = SyncActivity()
+        let datastore: any Datastore = network.map {
+            NetworkDatastore(configuration: $0, clientID: persistence.clientID, router: router, scheduler: scheduler, activity: activity)
+        } ?? OfflineDatastore()
         let adapter = LocalStoreRemoteAdapter(localStore: localStore, onError: { _ in })
-        let remoteStore = RemoteStore(localStore: adapter, datastore: datastore ?? OfflineDatastore(), scheduler: scheduler)
+        let remoteStore = RemoteStore(localStore: adapter, datastore: datastore, scheduler: scheduler)
         let syncEngine = SyncEngine(localStore: localStore, remoteStore: remoteStore)
         let eventManager = EventManager(source: syncEngine)
         syncEngine.sink = eventManager
@@ -65,18 +75,27 @@ package actor ClientCore {
         self.persistence = persistence
         self.localStore = localStore
         self.scheduler = scheduler
+        self.streamRouter = router
+        self.activity = activity
+        self.hasServer = network != nil
         self.remoteStore = remoteStore
         self.syncEngine = syncEngine
         self.eventManager = eventManager
         self.pendingWriteCount = try localStore.pendingBatchCount()
         scheduler.core = self
+        router.core = self
         // The engine calls these synchronously on this actor.
         syncEngine.onWriteRejected = { [unowned self] batch, error in
             self.assumeIsolated { $0.publishWriteError(batch, error) }
         }
         syncEngine.onBatchSettled = { [unowned self] in self.assumeIsolated { $0.adjustPendingWriteCount(by: -1) } }
         remoteStore.start()
-        if datastore == nil { remoteStore.disableNetwork() }
+        if network == nil { remoteStore.disableNetwork() }
+        // Set after the network state above: the initializer is not isolated to the actor, and
+        // nobody can observe the state before it returns.
+        syncEngine.onOnlineStateChanged = { [unowned self] state in
+            self.assumeIsolated { $0.publishOnlineState(state) }
+        }
         if settings.cacheSizeBytes != StoreSettings.unlimited {
             _ = scheduler.schedule(.garbageCollection, after: Self.initialGarbageCollectionDelay) { [unowned self] in
                 self.assumeIsolated { $0.collectGarbageAndReschedule() }
@@ -95,6 +114,12 @@ package actor ClientCore {
         _ = scheduler.schedule(.garbageCollection, after: Self.garbageCollectionInterval) { [weak self] in
             self?.assumeIsolated { $0.collectGarbageAndReschedule() }
         }
+    }
+
+    /// An event of a network stream's connection task (see ``StreamEventRouter``).
+    func deliverStreamEvent(_ stream: Int, generation: Int, _ event: StreamEvent) {
+        guard !isClosed else { return }
+        streamRouter.deliver(stream: stream, generation: generation, event)
     }
 
     func fireTimer(_ token: Int) {
@@ -119,8 +144,10 @@ package actor ClientCore {
         listeners = [:]
         for continuation in pendingCountObservers.values { continuation.finish() }
         for continuation in writeErrorObservers.values { continuation.finish() }
+        for continuation in onlineStateObservers.values { continuation.finish() }
         pendingCountObservers = [:]
         writeErrorObservers = [:]
+        onlineStateObservers = [:]
         persistence.close()
     }
 
@@ -140,12 +167,15 @@ package actor ClientCore {
     package func revert(_ batchID: BatchID) throws(DocError) {
         try checkOpen()
         try syncEngine.revert(batchID)
+        activity.forget(batchID)
         adjustPendingWriteCount(by: -1)
     }
 
     package func pendingWrites() throws(DocError) -> [PendingWrite] {
         try checkOpen()
-        return try localStore.pendingBatches().map(PendingWrite.init)
+        let batches = try localStore.pendingBatches()
+        activity.retain(only: Set(batches.map(\.batchID)))
+        return batches.map { PendingWrite($0, attempts: activity.attempts(of: $0.batchID), lastError: activity.lastError(of: $0.batchID)) }
     }
 
     package func waitForPendingWrites() async throws(DocError) {
@@ -185,6 +215,59 @@ package actor ClientCore {
     private func publishWriteError(_ batch: MutationBatch?, _ error: DocError) {
         let event = WriteError(batchID: batch?.batchID, paths: batch?.mutations.map(\.key.description) ?? [], error: error)
         for continuation in writeErrorObservers.values { continuation.yield(event) }
+    }
+
+    // MARK: - Network
+
+    /// The online state as last decided by the remote store.
+    package var onlineState: OnlineState { remoteStore.onlineState }
+
+    /// The error that most recently interrupted syncing, while the failing stream has not
+    /// connected again.
+    package var lastSyncError: DocError? { activity.lastSyncError }
+
+    /// Whether the store may talk to its server now (it has one and the network is enabled).
+    package var canUseNetwork: Bool { hasServer && remoteStore.canUseNetwork }
+
+    package func enableNetwork() throws(DocError) {
+        try checkOpen()
+        guard hasServer else {
+            throw DocError(.failedPrecondition,
+                "the store was opened without a server; open it with DocumentStore.open(…, server: ServerEndpoint(…)) to sync",
+                at: directory)
+        }
+        guard !remoteStore.canUseNetwork else { return }
+        remoteStore.enableNetwork()
+    }
+
+    package func disableNetwork() throws(DocError) {
+        try checkOpen()
+        guard remoteStore.canUseNetwork else { return }
+        remoteStore.disableNetwork()
+    }
+
+    /// Discards every pending write and listens to every active target again from scratch.
+    package func resetFromServer() throws(DocError) {
+        try checkOpen()
+        let discarded = try syncEngine.discardPendingWrites()
+        for id in discarded {
+            activity.forget(id)
+            adjustPendingWriteCount(by: -1)
+        }
+        remoteStore.relistenFromScratch()
+    }
+
+    package func observeOnlineState(_ continuation: AsyncStream<OnlineState>.Continuation) -> Int {
+        nextID += 1
+        continuation.yield(remoteStore.onlineState)
+        if isClosed { continuation.finish() } else { onlineStateObservers[nextID] = continuation }
+        return nextID
+    }
+
+    package func removeOnlineStateObserver(_ id: Int) { onlineStateObservers[id] = nil }
+
+    private func publishOnlineState(_ state: OnlineState) {
+        for continuation in onlineStateObservers.values { continuation.yield(state) }
     }
 
     // MARK: - Listeners

@@ -6,7 +6,8 @@ import Synchronization
 ///
 /// Listeners must be bounded: a query listener needs `limit(to:)` or `limit(toLast:)` no
 /// larger than ``StoreSettings/maxListenLimit`` (default 1,000); an unbounded listen is refused
-/// with `invalidArgument`. One-time reads (``getDocuments(source:)``) may be unbounded.
+/// with `invalidArgument`. One-time reads from the cache (``getDocuments(source:)``) may be
+/// unbounded; reads from the server are listens too, and need the same bound.
 public struct DocumentQuery: Sendable {
     public let store: DocumentStore
     /// The query in the data model's terms.
@@ -70,27 +71,50 @@ public struct DocumentQuery: Sendable {
     // MARK: - Reads
 
     /// Runs the query once.
+    ///
+    /// - `.server`: a fresh result from the server (a one-off listen that waits until the
+    ///   server marks it current). The server only runs bounded listens, so the query needs a
+    ///   limit within ``StoreSettings/maxListenLimit`` (else `invalidArgument`); `unavailable`
+    ///   while offline.
+    /// - `.cache`: the cache only, at once; any query.
+    /// - `.default`: the server while the store is online and the query is bounded, the cache
+    ///   otherwise.
     public func getDocuments(source: Source = .default) async throws(DocError) -> QuerySnapshot {
-        let online = await store.core.isOnline
-        if source == .server || (source == .default && online) {
-            return QuerySnapshot(try await serverSnapshot(), includeMetadataChanges: false)
+        let fromServer: Bool
+        switch source {
+        case .server:
+            try checkBounded()
+            fromServer = true
+        case .default:
+            let bounded = (try? checkBounded()) != nil
+            fromServer = bounded ? await store.core.isOnline : false
+        case .cache:
+            fromServer = false
         }
+        if fromServer { return QuerySnapshot(try await serverSnapshot(), includeMetadataChanges: false) }
         return QuerySnapshot(try await store.core.runQuery(query), includeMetadataChanges: false)
     }
 
-    /// The first snapshot the server has confirmed (`isFromCache == false`); `unavailable`
-    /// when offline.
+    /// A snapshot the server has just confirmed (`isFromCache == false`), as Firestore reads
+    /// from the server: a one-off listen that waits for the server to mark the target current.
+    /// Fails with `unavailable` when the store has no server, its network is disabled, or it
+    /// is (or goes) offline before the server answers.
     func serverSnapshot() async throws(DocError) -> ViewSnapshot {
-        guard await store.core.isOnline else {
-            throw DocError(.unavailable, "the server is not reachable; read with source: .cache for cached data")
+        guard await store.core.canUseNetwork else {
+            throw DocError(.unavailable,
+                "the store is offline (no server, or the network is disabled); read with source: .cache for cached data")
         }
         let box = OneShot<Result<ViewSnapshot, DocError>>()
+        // Waiting for sync while online, the first event is from the server, or from the
+        // cache only once the store is offline.
         let id = try await store.core.addListener(
             query: query, options: ListenOptions(includeMetadataChanges: true, waitForSyncWhenOnline: true), scopeID: nil
         ) { result in
             switch result {
             case .success(let snapshot) where !snapshot.isFromCache: box.fulfil(.success(snapshot))
-            case .success: break
+            case .success:
+                box.fulfil(.failure(DocError(.unavailable,
+                    "the server could not be reached; read with source: .cache for cached data")))
             case .failure(let error): box.fulfil(.failure(error))
             }
         }

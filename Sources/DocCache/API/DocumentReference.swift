@@ -64,6 +64,11 @@ public struct DocumentReference: Sendable, Hashable {
     // MARK: - Reads
 
     /// Reads the document once.
+    ///
+    /// - `.server`: the document as the server has it now (a one-off listen that waits until
+    ///   the server marks it current); `unavailable` while offline.
+    /// - `.cache`: the cache only, at once.
+    /// - `.default`: the server while the store is online, the cache otherwise.
     public func getDocument(source: Source = .default) async throws(DocError) -> DocumentSnapshot {
         let core = store.core
         let online = await core.isOnline

@@ -8,11 +8,16 @@ import Foundation
 /// (tenant, user): each has its own directory, so tenants and users never see each other's data.
 ///
 /// ```swift
-/// let store = try await DocumentStore.open(directory: appSupport, tenant: "acme", user: "u1")
+/// let server = try ServerEndpoint(url: "https://sync.example.com") { try await auth.token() }
+/// let store = try await DocumentStore.open(directory: appSupport, tenant: "acme", user: "u1", server: server)
 /// let rooms = try store.collection("rooms")
 /// let handle = try await rooms.addDocument(data: ["name": "Lobby", "created": .serverTimestamp()])
 /// for try await snapshot in try rooms.order(by: "name").limit(to: 50).snapshots() { … }
 /// ```
+///
+/// Sync is visible: ``onlineState``, ``lastSyncError``, ``pendingWriteCount`` and
+/// ``pendingWrites()``, and ``writeErrors()`` for writes the server rejects. Without a server
+/// the store works offline only.
 ///
 /// `DocumentStore` is `Sendable`; every method may be called from any task.
 public final class DocumentStore: Sendable {
@@ -32,14 +37,31 @@ public final class DocumentStore: Sendable {
 
     /// Opens (creating if needed) the store of `user` in `tenant` under `directory`.
     ///
+    /// With a `server`, the store syncs with it: pending writes are sent, listeners listen on
+    /// the server, and ``onlineState`` follows the connection. Without one (the default) the
+    /// store works offline only: everything is answered from the cache and writes wait in
+    /// the queue until the store is opened with a server.
+    ///
     /// Fails with `failedPrecondition` if the store is already open (by this or another
-    /// process) or was written by a newer version of doccache.
+    /// process) or was written by a newer version of doccache, and with `invalidArgument` for
+    /// empty names or bad settings.
     public static func open(
-        directory: String, tenant: String, user: String, settings: StoreSettings = StoreSettings()
+        directory: String, tenant: String, user: String, settings: StoreSettings = StoreSettings(),
+        server: ServerEndpoint? = nil
+    ) async throws(DocError) -> DocumentStore {
+        let network = server.map { NetworkConfiguration(transport: WebSocketTransport(server: $0.serverURL), token: $0.token) }
+        return try await open(directory: directory, tenant: tenant, user: user, settings: settings, network: network)
+    }
+
+    /// Opens a store that reaches its server through `network` (tests pass an in-process
+    /// transport; `nil` opens it offline).
+    package static func open(
+        directory: String, tenant: String, user: String, settings: StoreSettings = StoreSettings(),
+        network: NetworkConfiguration?
     ) async throws(DocError) -> DocumentStore {
         try settings.validate()
         let path = try storeDirectory(directory, tenant: tenant, user: user)
-        let core = try ClientCore(directory: path, user: user, settings: settings, datastore: nil)
+        let core = try ClientCore(directory: path, user: user, settings: settings, network: network)
         return DocumentStore(core: core, tenant: tenant, user: user, settings: settings)
     }
 
@@ -122,8 +144,9 @@ public final class DocumentStore: Sendable {
     /// of its documents is restored; its `committed` throws `cancelled`.
     public func revert(_ batchID: Int) async throws(DocError) { try await core.revert(batchID) }
 
-    /// Returns once every batch pending now has been acknowledged or rejected. While offline it
-    /// waits.
+    /// Returns once every batch pending now has been acknowledged or rejected by the server.
+    /// While offline it waits; it throws `cancelled` if the batches are discarded by
+    /// ``resetFromServer()``.
     public func waitForPendingWrites() async throws(DocError) { try await core.waitForPendingWrites() }
 
     /// Every write the server rejects, as it happens (the store-wide error stream).

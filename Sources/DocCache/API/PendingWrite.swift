@@ -15,8 +15,18 @@ public struct PendingWrite: Sendable, Hashable {
     public let kinds: [Kind]
     /// When the batch was written on this device.
     public let localWriteTime: Timestamp
+    /// How many times the batch was sent to the server since the store was opened (it is
+    /// sent again after a connection failure; the server applies it at most once). Kept in
+    /// memory only: it starts at 0 again when the store is reopened.
+    public let attempts: Int
+    /// The last transient error the batch met since the store was opened (a dropped
+    /// connection, an unavailable server, …): it stays queued and is sent again. `nil` when
+    /// none happened, and again after the store is reopened.
+    public let lastError: DocError?
 
-    init(_ batch: MutationBatch) {
+    init(_ batch: MutationBatch, attempts: Int = 0, lastError: DocError? = nil) {
+        self.attempts = attempts
+        self.lastError = lastError
         batchID = batch.batchID
         paths = batch.mutations.map(\.key.description)
         kinds = batch.mutations.map { mutation in

@@ -24,13 +24,3 @@ package enum QueryPurpose: Int, Sendable, Hashable {
     /// Resolving a document in limbo: a single-document target.
     case limboResolution = 2
 }
-
-/// The network state as the sync engine sees it.
-package enum OnlineState: Sendable, Hashable {
-    /// Not yet known whether the backend is reachable (events are still raised from cache).
-    case unknown
-    /// Connected: the watch stream is healthy.
-    case online
-    /// Not reachable (or the network is disabled): snapshots are raised with `isFromCache`.
-    case offline
-}

@@ -42,6 +42,8 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     package var onWriteRejected: ((MutationBatch?, DocError) -> Void)?
     /// Called after a batch left the queue (acknowledged or rejected).
     package var onBatchSettled: (() -> Void)?
+    /// Called with every new online state.
+    package var onOnlineStateChanged: ((OnlineState) -> Void)?
     package let maxConcurrentLimboResolutions: Int
 
     private var queryViews: [Query: QueryView] = [:]
@@ -55,6 +57,9 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     private var limboReferences: [DocumentKey: Set<TargetID>] = [:]
     private var writeCallbacks: [String: [BatchID: WriteCallback]] = [:]
     private var pendingWritesCallbacks: [BatchID: [(Result<Void, DocError>) -> Void]] = [:]
+    /// Batches reverted by the user while the remote store had them in flight: the server may
+    /// still answer them, and that answer is ignored (the batch already left the queue).
+    private var revertedInFlight: Set<BatchID> = []
     private var currentUser: String
 
     package init(localStore: LocalStore, remoteStore: RemoteStore, maxConcurrentLimboResolutions: Int = 100) {
@@ -159,9 +164,22 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     /// the local view. The batch's callback hears `cancelled`.
     package func revert(_ batchID: BatchID) throws(DocError) {
         let (_, changes) = try localStore.rejectBatch(batchID)
+        if remoteStore.writePipeline.contains(where: { $0.batchID == batchID }) {
+            revertedInFlight.insert(batchID)
+        }
         notifyUser(batchID, .failure(DocError(.cancelled, "the pending write \(batchID) was reverted")))
         triggerPendingWritesCallbacks(upTo: batchID)
         emitNewSnapshots(changes: changes, remoteEvent: nil)
+    }
+
+    /// Drops every pending batch (each callback hears `cancelled`), after stopping the write
+    /// stream so that none is in flight any more. Returns the dropped batch ids.
+    package func discardPendingWrites() throws(DocError) -> [BatchID] {
+        remoteStore.discardWritePipeline()
+        revertedInFlight.removeAll()
+        let ids = try localStore.pendingBatches().map(\.batchID)
+        for id in ids { try revert(id) }
+        return ids
     }
 
     /// Calls back once every batch pending now is acknowledged or rejected.
@@ -246,6 +264,8 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
 
     package func applySuccessfulWrite(_ result: MutationBatchResult) {
         let batchID = result.batch.batchID
+        // Reverted while in flight: the batch is gone locally; watch brings the server's state.
+        if revertedInFlight.remove(batchID) != nil { return }
         notifyUser(batchID, .success(result.commitVersion))
         triggerPendingWritesCallbacks(upTo: batchID)
         do {
@@ -257,6 +277,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     }
 
     package func rejectFailedWrite(batchID: BatchID, error: DocError) {
+        if revertedInFlight.remove(batchID) != nil { return }
         do {
             let (batch, changes) = try localStore.rejectBatch(batchID)
             notifyUser(batchID, .failure(error))
@@ -276,6 +297,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
         }
         sink?.onViewSnapshots(snapshots)
         sink?.onOnlineStateChange(state)
+        onOnlineStateChanged?(state)
     }
 
     package func remoteKeys(for targetID: TargetID) -> Set<DocumentKey> {

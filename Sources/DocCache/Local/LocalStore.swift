@@ -315,11 +315,12 @@ package final class LocalStore {
     private func recomputeOverlays(_ keys: Set<DocumentKey>, in txn: PersistenceTransaction) throws(DocError) {
         guard !keys.isEmpty else { return }
         let batches = try queue.batchesAffecting(keys, in: txn)
+        let batchKeys = batches.map(\.keys)
         let remote = try persistence.remoteDocuments.getAll(keys, in: txn)
         for key in keys {
             var document = remote[key]
             var largest: BatchID?
-            for batch in batches where batch.keys.contains(key) {
+            for (index, batch) in batches.enumerated() where batchKeys[index].contains(key) {
                 document = batch.applyToLocalView(document, for: key)
                 largest = batch.batchID
             }

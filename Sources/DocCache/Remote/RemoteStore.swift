@@ -39,6 +39,10 @@ package final class RemoteStore {
     private let callbacks: Callbacks
     /// Collects watch messages while the watch stream is started.
     private var watchAggregator: WatchChangeAggregator?
+    /// Targets re-listened without a resume token by ``relistenFromScratch()``: once the
+    /// server acknowledges the new listen, the target is reset (its documents are forgotten
+    /// until the server sends them again).
+    private var targetsToReset: Set<TargetID> = []
     private var isNetworkEnabled = false
     /// The current write stream completed its handshake (writes may be sent).
     private var writeHandshakeComplete = false
@@ -174,6 +178,7 @@ package final class RemoteStore {
     /// Stops listening to a target (nothing happens for a target not listened to). Without
     /// targets left, the watch stream is marked idle.
     package func stopListening(_ targetID: TargetID) {
+        targetsToReset.remove(targetID)
         guard listenTargets.removeValue(forKey: targetID) != nil else {
             logger.debug("stopListening: target \(targetID) is not listened to")
             return
@@ -188,6 +193,25 @@ package final class RemoteStore {
             // Without a listen to send, a closed stream cannot prove it healthy: the state
             // cannot be known.
             onlineStateTracker.updateState(.unknown)
+        }
+    }
+
+    /// Forgets what the client knows of every listened target and listens again from scratch:
+    /// no resume token, and once the server acknowledges the listen the target is reset, as if
+    /// the server had sent `reset`. Documents the server no longer sends leave the target at
+    /// the next snapshot (views then resolve them as limbo documents).
+    package func relistenFromScratch() {
+        for (targetID, targetData) in listenTargets {
+            listenTargets[targetID] = TargetData(
+                target: targetData.target, targetID: targetID, purpose: targetData.purpose,
+                sequenceNumber: targetData.sequenceNumber)
+            targetsToReset.insert(targetID)
+        }
+        // A closed stream sends the fresh targets when it opens.
+        guard watchConnection.isOpen else { return }
+        for targetID in listenTargets.keys.sorted() {
+            sendUnwatchRequest(targetID)
+            if let targetData = listenTargets[targetID] { sendWatchRequest(targetData) }
         }
     }
 
@@ -238,6 +262,14 @@ package final class RemoteStore {
             return
         }
         aggregator.handle(change)
+        if !targetsToReset.isEmpty, case .target(let targetChange) = change, targetChange.state == .added {
+            for targetID in targetChange.targetIDs where targetsToReset.contains(targetID) {
+                // Reset only once the server answers the newest request for the target.
+                guard aggregator.targetState(for: targetID)?.isPending == false else { continue }
+                targetsToReset.remove(targetID)
+                aggregator.handle(.target(.init(state: .reset, targetIDs: [targetID])))
+            }
+        }
 
         // Only a `noChange` for all targets carries a global snapshot version.
         guard snapshotVersion != .none, case .target(let targetChange) = change, targetChange.state == .noChange,
@@ -280,6 +312,7 @@ package final class RemoteStore {
     private func processTargetError(targetIDs: [TargetID], cause: DocError) {
         for targetID in targetIDs where listenTargets[targetID] != nil {
             listenTargets[targetID] = nil
+            targetsToReset.remove(targetID)
             watchAggregator?.removeTarget(targetID)
             syncer?.rejectListen(targetID: targetID, error: cause)
         }
@@ -328,6 +361,15 @@ package final class RemoteStore {
         if shouldStartWriteStream {
             startWriteStream()
         }
+    }
+
+    /// Stops the write stream and empties the pipeline (the batches stay in the local queue):
+    /// for discarding pending writes, so that none of them is in flight afterwards. The stream
+    /// starts again with the next batch to send.
+    package func discardWritePipeline() {
+        writeConnection.stop()
+        writeHandshakeComplete = false
+        writePipeline.removeAll()
     }
 
     private var canAddToWritePipeline: Bool {

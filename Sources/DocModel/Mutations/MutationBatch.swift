@@ -27,7 +27,10 @@ public struct MutationBatch: Sendable, Hashable, CustomStringConvertible {
     /// (``Mutation/applyToLocalView(_:localWriteTime:)``).
     public func applyToLocalView(_ document: MaybeDocument?, for key: DocumentKey) -> MaybeDocument? {
         var document = document
-        for mutation in baseMutations + mutations where mutation.key == key {
+        for mutation in baseMutations where mutation.key == key {
+            document = mutation.applyToLocalView(document, localWriteTime: localWriteTime)
+        }
+        for mutation in mutations where mutation.key == key {
             document = mutation.applyToLocalView(document, localWriteTime: localWriteTime)
         }
         return document

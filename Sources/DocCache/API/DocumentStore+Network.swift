@@ -1,0 +1,63 @@
+public import DocModel
+
+extension DocumentStore {
+    // MARK: - Network
+
+    /// Whether the server is reachable, as decided from the store's connection.
+    ///
+    /// `unknown` while connecting or while nothing is listened to; `offline` after a failed
+    /// connection, 10 seconds without an answer, ``disableNetwork()``, or for a store opened
+    /// without a server.
+    public var onlineState: OnlineState { get async { await core.onlineState } }
+
+    /// The online state now and after every change. Ending the iteration (or cancelling its
+    /// task) stops the observation; the sequence ends when the store closes.
+    public func onlineStateUpdates() -> AsyncStream<OnlineState> {
+        AsyncStream { continuation in
+            let core = self.core
+            let registration = Task { await core.observeOnlineState(continuation) }
+            continuation.onTermination = { _ in
+                Task { await core.removeOnlineStateObserver(await registration.value) }
+            }
+        }
+    }
+
+    /// The error that most recently interrupted syncing — the connection could not be opened
+    /// (`unavailable`), the server refused the token (`unauthenticated`), the server closed the
+    /// connection (its error) — or `nil` once the failing connection works again. Rejected
+    /// writes are not sync errors: they are reported on ``writeErrors()`` and by the write's
+    /// ``WriteHandle/committed``.
+    public var lastSyncError: DocError? { get async { await core.lastSyncError } }
+
+    /// Lets the store use the network again after ``disableNetwork()``: listeners resume from
+    /// their resume tokens and pending writes are sent, in order, each applied once by the
+    /// server. Does nothing when the network is enabled.
+    ///
+    /// - Throws: `failedPrecondition` for a store opened without a server; `failedPrecondition`
+    ///   when the store is closed.
+    public func enableNetwork() async throws(DocError) { try await core.enableNetwork() }
+
+    /// Stops using the network until ``enableNetwork()``: connections close, the store is
+    /// `offline`, listeners show the cache (`isFromCache`), and writes are accepted and queued
+    /// as usual. Does nothing when the network is disabled already.
+    ///
+    /// - Throws: `failedPrecondition` when the store is closed.
+    public func disableNetwork() async throws(DocError) { try await core.disableNetwork() }
+
+    /// Throws away local changes and starts over from the server's data. **Destructive: ask
+    /// the user to confirm first.**
+    ///
+    /// - Every pending write is discarded: its local effect is undone at once, its
+    ///   ``WriteHandle/committed`` throws `cancelled`, and it is never sent again. A batch that
+    ///   was already on its way may still have been applied by the server; the fresh data below
+    ///   shows it either way.
+    /// - Every active listener's target forgets what the cache knows of it and listens again
+    ///   without a resume token: the server sends its full results, documents it no longer has
+    ///   leave the listeners, and the listeners end up showing exactly the server's data.
+    ///
+    /// Works offline too: the fresh listens happen when the store is next online.
+    ///
+    /// - Throws: `failedPrecondition` when the store is closed; a storage error if the queue
+    ///   cannot be read.
+    public func resetFromServer() async throws(DocError) { try await core.resetFromServer() }
+}

@@ -1,0 +1,107 @@
+import DocModel
+import DocProtocol
+import DocServer
+import Synchronization
+@testable import DocCache
+
+/// A ``FrameTransport`` that hands the client's frames to the real ``DocServerCore`` of a
+/// ``TestServerHost`` in the same process, as the WebSocket server will: the first frame must
+/// be `hello`, whose token is verified (`TokenVerifier`); then every frame goes to
+/// `receive(frame:on:)` in order and every server message comes back as a text frame, in
+/// order. Only the socket is skipped.
+///
+/// Tests count what crossed it (``stats``) and inject faults (``dropAfterNextCommit()``).
+final class InProcessTransport: FrameTransport {
+    /// What crossed the transport, counted as the frames pass.
+    struct Stats: Sendable {
+        /// Connections that said `hello`.
+        var connections = 0
+        /// Connection attempts refused because the server was stopped.
+        var refused = 0
+        /// Frames by type, both directions (client frames prefixed with `→`).
+        var frames: [String: Int] = [:]
+        /// `write` frames the client sent, by batch id.
+        var writesSent: [Int: Int] = [:]
+        /// The batch ids of the `write` frames, in the order they were sent.
+        var writeOrder: [Int] = []
+        /// `addTarget` frames with a resume token (resumed listens).
+        var resumedListens = 0
+        /// `addTarget` frames without a resume token (full listens).
+        var freshListens = 0
+    }
+
+    private struct Faults {
+        var dropsPending = 0
+        /// Refuse connections after the next drop.
+        var refuseAfterDrop = false
+        var refusing = false
+    }
+
+    let host: TestServerHost
+    private let state = Mutex((stats: Stats(), faults: Faults()))
+
+    init(host: TestServerHost) {
+        self.host = host
+    }
+
+    /// A snapshot of the counters.
+    var stats: Stats { state.withLock { $0.stats } }
+
+    /// The number of frames of `type` the server sent (`documentChange`, `writeResult`, …).
+    func received(_ type: String) -> Int { stats.frames[type] ?? 0 }
+
+    /// The next `write` frame is committed by the server, then the connection drops before
+    /// the client can read the answer; with `thenRefuse`, connections are refused from then on
+    /// until ``acceptConnections()``.
+    func dropAfterNextCommit(thenRefuse: Bool = false) {
+        state.withLock {
+            $0.faults.dropsPending += 1
+            $0.faults.refuseAfterDrop = thenRefuse
+        }
+    }
+
+    /// Lets connections through again.
+    func acceptConnections() {
+        state.withLock { $0.faults.refusing = false }
+    }
+
+    func connect() async throws(DocError) -> any FrameConnection {
+        guard let core = host.core, !state.withLock({ $0.faults.refusing }) else {
+            state.withLock { $0.stats.refused += 1 }
+            throw DocError(.unavailable, "connection refused: the test server is stopped")
+        }
+        return InProcessConnection(core: core, verifier: host.verifier, transport: self)
+    }
+
+    func record(received message: ServerMessage) {
+        state.withLock { $0.stats.frames[message.type, default: 0] += 1 }
+    }
+
+    func record(sent message: ClientMessage) {
+        state.withLock { state in
+            state.stats.frames["→" + message.type, default: 0] += 1
+            switch message {
+            case .write(let batch):
+                state.stats.writesSent[batch.batchID, default: 0] += 1
+                state.stats.writeOrder.append(batch.batchID)
+            case .hello:
+                state.stats.connections += 1
+            case .addTarget(let request):
+                if request.resumeToken == nil { state.stats.freshListens += 1 } else { state.stats.resumedListens += 1 }
+            case .removeTarget, .writeHandshake:
+                break
+            }
+        }
+    }
+
+    /// Whether to drop the connection after committing this client frame (consumes the fault).
+    func shouldDrop(after message: ClientMessage) -> Bool {
+        guard case .write = message else { return false }
+        return state.withLock { state in
+            guard state.faults.dropsPending > 0 else { return false }
+            state.faults.dropsPending -= 1
+            if state.faults.refuseAfterDrop { state.faults.refusing = true }
+            return true
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import DocModel
+import DocServer
+import Foundation
+import Synchronization
+@testable import DocCache
+
+/// One test's world: a real server core (``TestServerHost``), an in-process transport to it,
+/// and stores opened in their own temporary directories (one per simulated device).
+final class SyncHarness: Sendable {
+    let host: TestServerHost
+    let transport: InProcessTransport
+    let tenant = "acme"
+    private let root = NSTemporaryDirectory() + "doccache-sync-\(UUID().uuidString)"
+    private let stores = Mutex<[DocumentStore]>([])
+
+    private init(host: TestServerHost) {
+        self.host = host
+        transport = InProcessTransport(host: host)
+    }
+
+    /// Runs `body` with a fresh harness; closes every store and removes every directory after.
+    static func run(_ body: (SyncHarness) async throws -> Void) async throws {
+        let harness = SyncHarness(host: try await TestServerHost.start())
+        do {
+            try await body(harness)
+        } catch {
+            await harness.tearDown()
+            throw error
+        }
+        await harness.tearDown()
+    }
+
+    private func tearDown() async {
+        for store in stores.withLock({ $0 }) { await store.close() }
+        await host.remove()
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// Opens the store of `user` on device `device` (its own directory, so its own client id),
+    /// connected through `transport` (the harness's by default) with tokens from `token` (a
+    /// valid token for the user by default).
+    func openStore(
+        device: String, user: String = "u1", transport: (any FrameTransport)? = nil,
+        token: (@Sendable () async throws -> String)? = nil
+    ) async throws -> DocumentStore {
+        let host = self.host
+        let tenant = self.tenant
+        let provider = token ?? { try await host.token(tenant: tenant, uid: user) }
+        let store = try await DocumentStore.open(
+            directory: root + "/" + device, tenant: tenant, user: user,
+            network: NetworkConfiguration(transport: transport ?? self.transport, token: provider))
+        stores.withLock { $0.append(store) }
+        return store
+    }
+}
+
+/// Collects what a listener delivers, for assertions from the test.
+final class Recorder<T: Sendable>: Sendable {
+    private let state = Mutex<[Result<T, DocError>]>([])
+
+    func record(_ result: Result<T, DocError>) { state.withLock { $0.append(result) } }
+
+    var events: [Result<T, DocError>] { state.withLock { $0 } }
+    var values: [T] { events.compactMap { try? $0.get() } }
+    var last: T? { values.last }
+    var errors: [DocError] { events.compactMap { if case .failure(let e) = $0 { return e } else { return nil } } }
+}
+
+/// Polls `condition` until it holds or `seconds` pass (a liveness bound, not a timing
+/// assertion: it returns as soon as the condition holds).
+func eventually(_ seconds: Double = 60, _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return await condition()
+}
+
+extension DocumentSnapshot {
+    /// An integer field, or nil.
+    func int(_ field: String) -> Int64? {
+        if case .integer(let n)? = get(field) { return n }
+        return nil
+    }
+}

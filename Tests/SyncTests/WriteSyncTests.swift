@@ -1,0 +1,178 @@
+import DocModel
+import Testing
+@testable import DocCache
+
+@Suite("Writes reach the server in order, exactly once")
+struct WriteSyncTests {
+    @Test func offlineWritesAllArriveAfterEnableNetworkInOrderExactlyOnce() async throws {
+        try await SyncHarness.run { harness in
+            let device = try await harness.openStore(device: "field-tablet")
+            try await device.disableNetwork()
+            #expect(await device.onlineState == .offline)
+
+            let count = 2_000
+            var last: WriteHandle?
+            for i in 1...count {
+                var batch = device.batch()
+                try batch.setData(["n": .increment(1)], for: device.document("counters/visits"), merge: true)
+                try batch.setData(["seq": .value(.integer(Int64(i)))], for: device.document("counters/last"))
+                last = try await batch.commit()
+            }
+            #expect(await device.pendingWriteCount == count)
+            #expect(harness.transport.stats.writesSent.isEmpty, "nothing is sent while the network is disabled")
+            #expect(try await device.document("counters/visits").getDocument(source: .cache).int("n") == Int64(count),
+                    "the local view already shows every increment")
+
+            try await device.enableNetwork()
+            try await device.waitForPendingWrites()
+            #expect(await device.pendingWriteCount == 0)
+            let lastVersion = try await #require(last).committed
+            #expect(lastVersion > .none)
+
+            // Exactly once, in order, as the server sees it.
+            let stats = harness.transport.stats
+            #expect(stats.writesSent.count == count)
+            #expect(stats.writesSent.values.allSatisfy { $0 == 1 }, "no batch was sent twice on a healthy connection")
+            #expect(stats.writeOrder == stats.writeOrder.sorted(), "batches are sent in queue order")
+            let reader = try await harness.openStore(device: "office-pc")
+            let visits = try await reader.document("counters/visits").getDocument(source: .server)
+            #expect(visits.int("n") == Int64(count), "2,000 increments = 2,000 on the server")
+            #expect(try await reader.document("counters/last").getDocument(source: .server).int("seq") == Int64(count),
+                    "the last write in queue order is the last applied")
+        }
+    }
+
+    @Test func aStalePreconditionIsRejectedRevertedLocallyAndReported() async throws {
+        try await SyncHarness.run { harness in
+            let alice = try await harness.openStore(device: "alice", user: "alice")
+            let bob = try await harness.openStore(device: "bob", user: "bob")
+            let v1 = try await alice.document("accounts/a1").setData(["balance": 100]).committed
+
+            // Bob reads version 1 from the server and keeps a listener on it.
+            let seen = try await bob.document("accounts/a1").getDocument(source: .server)
+            #expect(seen.version == v1)
+            let bobEvents = Recorder<DocumentSnapshot>()
+            let listener = try await bob.document("accounts/a1").addSnapshotListener(includeMetadataChanges: true) {
+                bobEvents.record($0)
+            }
+            defer { listener.remove() }
+            #expect(await eventually { bobEvents.last?.metadata.isFromCache == false })
+            let errors = bob.writeErrors()
+            let firstError = Task { () -> WriteError? in
+                for await error in errors { return error }
+                return nil
+            }
+
+            // Alice commits version 2; Bob, not yet aware, writes on top of version 1.
+            try await bob.disableNetwork()
+            let v2 = try await alice.document("accounts/a1").updateData(["balance": 90]).committed
+            #expect(v2 > v1)
+            let stale = try await bob.document("accounts/a1").updateData(["balance": 50, "note": "bob"], ifVersion: v1)
+            #expect(bobEvents.last?.int("balance") == 50, "the write shows locally at once")
+            #expect(bobEvents.last?.metadata.hasPendingWrites == true)
+            try await bob.enableNetwork()
+
+            let rejection = await #expect(throws: DocError.self) { _ = try await stale.committed }
+            #expect(rejection?.code == .failedPrecondition)
+            let reported = await firstError.value
+            #expect(reported?.batchID == stale.batchID)
+            #expect(reported?.paths == ["accounts/a1"])
+            #expect(reported?.error.code == .failedPrecondition)
+
+            // Reverted: Bob ends up with the server's document, without his change.
+            #expect(await eventually { bobEvents.last?.int("balance") == 90 && bobEvents.last?.metadata.hasPendingWrites == false })
+            #expect(bobEvents.last?.get("note") == nil)
+            #expect(await bob.pendingWriteCount == 0)
+            #expect(await bob.lastSyncError == nil, "a rejected write is not a sync error")
+            let server = try await alice.document("accounts/a1").getDocument(source: .server)
+            #expect(server.int("balance") == 90)
+            #expect(server.get("note") == nil, "nothing of the rejected batch was stored")
+        }
+    }
+
+    @Test func aConnectionDroppedAfterTheCommitDoesNotApplyTheResentBatchTwice() async throws {
+        try await SyncHarness.run { harness in
+            let deviceTransport = InProcessTransport(host: harness.host)
+            let device = try await harness.openStore(device: "van-7", transport: deviceTransport)
+            let reader = try await harness.openStore(device: "office")
+
+            // The server commits the batch, then the connection drops before the client reads
+            // the result, and the client cannot reconnect for a while.
+            try await device.disableNetwork()
+            let handle = try await device.document("stock/bolts").setData(["count": .increment(5)], merge: true)
+            deviceTransport.dropAfterNextCommit(thenRefuse: true)
+            try await device.enableNetwork()
+            #expect(await eventually { deviceTransport.stats.refused > 0 })
+            #expect(await eventually { (try? await reader.document("stock/bolts").getDocument(source: .server).int("count")) == 5 },
+                    "the server committed the batch")
+            #expect(!handle.isCommitted, "the client never read the result")
+            let pending = try await device.pendingWrites()
+            #expect(pending.map(\.batchID) == [handle.batchID])
+            #expect(pending.first?.attempts == 1)
+            #expect(pending.first?.lastError?.code == .unavailable, "the dropped connection is the batch's last error")
+            #expect(await device.lastSyncError?.code == .unavailable)
+
+            // Reconnected, the client sends the batch again and gets the stored result.
+            deviceTransport.acceptConnections()
+            let version = try await handle.committed
+            #expect(version > .none)
+            #expect(deviceTransport.stats.writesSent[handle.batchID] == 2, "the batch was sent twice")
+            #expect(try await reader.document("stock/bolts").getDocument(source: .server).int("count") == 5,
+                    "and applied once")
+            #expect(await device.lastSyncError == nil, "the write stream works again")
+
+            // Many batches, several drops: every increment counts exactly once.
+            for _ in 0..<3 { deviceTransport.dropAfterNextCommit() }
+            var last: WriteHandle?
+            for _ in 0..<40 {
+                last = try await device.document("stock/bolts").setData(["count": .increment(1)], merge: true)
+            }
+            _ = try await #require(last).committed
+            try await device.waitForPendingWrites()
+            let sends = deviceTransport.stats.writesSent.values.reduce(0, +)
+            #expect(sends - deviceTransport.stats.writesSent.count >= 4, "every dropped batch was sent again")
+            #expect(try await reader.document("stock/bolts").getDocument(source: .server).int("count") == 45)
+            #expect(try await device.document("stock/bolts").getDocument(source: .cache).int("count") == 45)
+        }
+    }
+
+    @Test func revertingABatchInFlightIgnoresTheServersLateAnswer() async throws {
+        try await SyncHarness.run { harness in
+            let deviceTransport = InProcessTransport(host: harness.host)
+            let device = try await harness.openStore(device: "device", transport: deviceTransport)
+            let events = Recorder<QuerySnapshot>()
+            let listener = try await device.collection("drafts").limit(to: 10).addSnapshotListener(includeMetadataChanges: true) {
+                events.record($0)
+            }
+            defer { listener.remove() }
+
+            // The batch reaches the server, but its answer is lost and the device stays cut off.
+            try await device.disableNetwork()
+            let handle = try await device.document("drafts/d1").setData(["text": "sent, then reverted"])
+            deviceTransport.dropAfterNextCommit(thenRefuse: true)
+            try await device.enableNetwork()
+            #expect(await eventually { deviceTransport.stats.refused > 0 })
+
+            try await device.revert(handle.batchID)
+            let reverted = await #expect(throws: DocError.self) { _ = try await handle.committed }
+            #expect(reverted?.code == .cancelled)
+            // The local write is gone at once (the listener shows the cache's server state: nothing,
+            // or the committed document if watch delivered it already).
+            #expect(events.last?.metadata.hasPendingWrites == false)
+            #expect(await device.pendingWriteCount == 0)
+
+            // Reconnected, the batch still in flight is answered; the answer is ignored, and the
+            // server's document (it did commit the batch) arrives through the listener.
+            deviceTransport.acceptConnections()
+            #expect(await eventually { events.last?.ids == ["d1"] })
+            #expect(await device.pendingWriteCount == 0)
+            try await device.waitForPendingWrites()
+            let next = try await device.document("drafts/d2").setData(["text": "later"])
+            _ = try await next.committed
+            #expect(await eventually { events.last?.ids == ["d1", "d2"] })
+            // d2's answer comes after the late answer for the reverted batch (answers are in order).
+            #expect(deviceTransport.stats.writesSent[handle.batchID] == 2, "the reverted batch was in flight and answered again")
+            #expect(events.errors.isEmpty, "the late answer for a reverted batch is ignored, not an error: \(events.errors)")
+        }
+    }
+}
