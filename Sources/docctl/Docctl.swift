@@ -22,8 +22,7 @@ struct Docctl: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, TokenCommand.self, GetCommand.self, SetCommand.self, UpdateCommand.self,
             DeleteCommand.self, PurgeCommand.self, QueryCommand.self, ListenCommand.self, RequestCommand.self,
-            PendingCommand.self,
-            RulesCommand.self,
+            PendingCommand.self, SyncCommand.self, StatusCommand.self, RulesCommand.self,
         ]
     )
 }

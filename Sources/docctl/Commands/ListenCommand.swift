@@ -58,6 +58,21 @@ struct ListenCommand: AsyncParsableCommand {
         let session = try await ClientSession.open(options)
         defer { if privateCache, let cache = options.cache { Directories.remove(cache) } }
         let printer = SnapshotPrinter(json: client.json)
+        // Connection status lines on stderr (stdout stays one line per snapshot).
+        let states = session.store.onlineStateUpdates()
+        let serverURL = client.serverURL
+        let statusLines = Task {
+            var last: OnlineState?
+            for await state in states where state != last {
+                switch state {
+                case .online: Output.standardError("docctl: connected to \(serverURL)")
+                case .offline: Output.standardError("docctl: offline (\(serverURL) unreachable); showing the cache, retrying")
+                case .unknown: break
+                }
+                last = state
+            }
+        }
+        defer { statusLines.cancel() }
         let outcome: ListenOutcome = await withTaskGroup(of: ListenOutcome.self) { group in
             group.addTask {
                 do {

@@ -83,12 +83,15 @@ enum PendingRendering {
             ("paths", .array(write.paths.map { .string($0) })),
             ("kinds", .array(write.kinds.map { .string($0.rawValue) })),
             ("localTime", .string(write.localWriteTime.rfc3339)),
+            ("attempts", .int(Int64(write.attempts))),
+            ("lastError", write.lastError.map { .object([("code", .string($0.code.name)), ("message", .string($0.message))]) } ?? .null),
                     ])
     }
 
     static func human(_ write: PendingWrite) -> String {
         let items = zip(write.kinds, write.paths).map { "\($0.rawValue) \($1)" }.joined(separator: ", ")
-        let line = "batch \(write.batchID)  \(write.localWriteTime.rfc3339)  \(items)"
+        var line = "batch \(write.batchID)  \(write.localWriteTime.rfc3339)  \(items)  attempts \(write.attempts)"
+        if let error = write.lastError { line += "  last error: \(error)" }
         return line
     }
 }

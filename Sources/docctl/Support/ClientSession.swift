@@ -37,7 +37,15 @@ struct ClientSession {
 
     private static func openStore(_ directory: String, identity: (tenant: String, uid: String, token: String?),
                                   options: ClientOptions) async throws(DocError) -> DocumentStore {
-        try await DocumentStore.open(directory: directory, tenant: identity.tenant, user: identity.uid)
+        let claims = (try? ClaimsArgument.parse(options.claims)) ?? [:]
+        let secret = options.secret
+        let endpoint = try ServerEndpoint(url: options.serverURL) {
+            if let token = identity.token { return token }
+            // A fresh development token at every (re)connect: a long listen outlives any ttl.
+            return try await DevelopmentToken.mint(tenant: identity.tenant, uid: identity.uid, claims: claims,
+                                                   ttl: .seconds(3_600), secretFile: secret)
+        }
+        return try await DocumentStore.open(directory: directory, tenant: identity.tenant, user: identity.uid, server: endpoint)
     }
 
     func close() async {

@@ -79,6 +79,19 @@ enum WriteReporter {
         }
     }
 
+    /// The value of `body`, or nil when `limit` passes first (the body is not awaited after).
+    static func race<T: Sendable>(within limit: Duration, _ body: @escaping @Sendable () async -> T) async -> T? {
+        let first = FirstOf<T?>()
+        return await withCheckedContinuation { continuation in
+            first.start(continuation)
+            Task { first.finish(await body()) }
+            Task {
+                try? await Task.sleep(for: limit)
+                first.finish(nil)
+            }
+        }
+    }
+
     private static func emit(path: String, handle: WriteHandle, status: String, version: SnapshotVersion?, error: DocError?,
                              client: ClientOptions) {
         if client.json {
