@@ -93,6 +93,25 @@ struct LiveSyncTests {
             #expect(cached.get("vat") == .integer(24))
         }
     }
+
+    @Test func aTargetTheServerRefusesEndsItsListenerWithTheServersError() async throws {
+        try await SyncHarness.run { harness in
+            // The store allows bigger listens than the server (1,000): the server refuses.
+            let store = try await harness.openStore(device: "d", settings: StoreSettings(maxListenLimit: 5_000))
+            let refused = Recorder<QuerySnapshot>()
+            _ = try await store.collection("logs").limit(to: 2_000).addSnapshotListener { refused.record($0) }
+            let fine = Recorder<QuerySnapshot>()
+            let listener = try await store.collection("logs").limit(to: 10).addSnapshotListener(includeMetadataChanges: true) {
+                fine.record($0)
+            }
+            defer { listener.remove() }
+            #expect(await eventually { !refused.errors.isEmpty })
+            #expect(refused.errors.first?.code == .invalidArgument)
+            #expect(refused.errors.first?.message.contains("1000") == true, "the server's reason: \(refused.errors.first?.message ?? "")")
+            #expect(await eventually { fine.last?.metadata.isFromCache == false }, "other targets keep listening")
+            #expect(await store.lastSyncError == nil, "a refused target is not a connection failure")
+        }
+    }
 }
 
 extension QuerySnapshot {

@@ -55,7 +55,10 @@ extension DocumentStore {
     ///   without a resume token: the server sends its full results, documents it no longer has
     ///   leave the listeners, and the listeners end up showing exactly the server's data.
     ///
-    /// Works offline too: the fresh listens happen when the store is next online.
+    /// Works offline too: the fresh listens happen when the store is next online. The
+    /// discarded writes are gone for good at once; the fresh listens are not remembered across
+    /// a close: a store closed before the server answered them resumes its listeners from
+    /// their tokens at the next open, as usual.
     ///
     /// - Throws: `failedPrecondition` when the store is closed; a storage error if the queue
     ///   cannot be read.

@@ -40,14 +40,14 @@ final class SyncHarness: Sendable {
     /// connected through `transport` (the harness's by default) with tokens from `token` (a
     /// valid token for the user by default).
     func openStore(
-        device: String, user: String = "u1", transport: (any FrameTransport)? = nil,
+        device: String, user: String = "u1", settings: StoreSettings = StoreSettings(), transport: (any FrameTransport)? = nil,
         token: (@Sendable () async throws -> String)? = nil
     ) async throws -> DocumentStore {
         let host = self.host
         let tenant = self.tenant
         let provider = token ?? { try await host.token(tenant: tenant, uid: user) }
         let store = try await DocumentStore.open(
-            directory: root + "/" + device, tenant: tenant, user: user,
+            directory: root + "/" + device, tenant: tenant, user: user, settings: settings,
             network: NetworkConfiguration(transport: transport ?? self.transport, token: provider))
         stores.withLock { $0.append(store) }
         return store
