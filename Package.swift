@@ -103,6 +103,7 @@ let package = Package(
         // Shared by the test targets: the seeded random generator of property and fuzz tests.
         .target(
             name: "DocTestSupport",
+            dependencies: ["DocModel"],
             path: "Tests/Support/DocTestSupport",
             swiftSettings: strict
         ),
@@ -157,14 +158,14 @@ let package = Package(
         ),
         .testTarget(
             name: "DocServerTests",
-            dependencies: ["DocServer", "DocProtocol", "DocModel", "LevelDB"],
+            dependencies: ["DocTestSupport", "DocServer", "DocProtocol", "DocModel", "LevelDB"],
             swiftSettings: strict
         ),
         // Client and server on loopback: real sockets, real processes.
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "DocTestSupport", "DocCache", "DocServer", "DocProtocol", "DocModel", "docctl",
+                "DocTestSupport", "DocCache", "DocServer", "DocProtocol", "DocModel", "DocRules", "docctl",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -176,8 +177,6 @@ let package = Package(
             name: "SyncTests",
             dependencies: [
                 "DocCache", "DocServer", "DocProtocol", "DocModel", "DocTestSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             ],
             swiftSettings: strict
         ),

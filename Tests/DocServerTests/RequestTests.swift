@@ -1,4 +1,5 @@
 import DocModel
+import DocTestSupport
 import DocProtocol
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import DocTestSupport
 import DocModel
 import Testing
 @testable import DocCache

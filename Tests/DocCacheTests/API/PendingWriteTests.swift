@@ -1,3 +1,4 @@
+import DocTestSupport
 import Testing
 import DocModel
 @testable import DocCache

@@ -1,3 +1,4 @@
+import DocTestSupport
 import Testing
 @testable import DocCache
 import DocModel

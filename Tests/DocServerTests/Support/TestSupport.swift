@@ -1,3 +1,4 @@
+import DocTestSupport
 import DocModel
 import DocProtocol
 import Foundation
@@ -138,15 +139,4 @@ struct ClientMirror {
     }
 
     func keys(_ target: Int32) -> [String] { (targets[target] ?? [:]).keys.map(\.description).sorted() }
-}
-
-/// Polls `condition` until it holds or `seconds` pass: a liveness bound for a saturated
-/// 2-core machine, not a timing assertion.
-func eventually(_ seconds: Double = 60, _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return await condition()
 }

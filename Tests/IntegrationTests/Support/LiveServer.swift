@@ -1,4 +1,6 @@
+import DocTestSupport
 import DocModel
+import DocRules
 import DocServer
 import Foundation
 import Logging
@@ -19,21 +21,34 @@ final class LiveServer: Sendable {
         let address: ServerAddress
     }
 
-    init(dataDirectory: String? = nil) async throws {
+    init(dataDirectory: String? = nil, rules: RuleSet? = nil, examples: Bool = false) async throws {
         self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("doccache-live-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: self.dataDirectory, withIntermediateDirectories: true)
         self.secret = Array("integration-test-secret-0123456789abcdef".utf8)
+        self.rules = rules
+        self.examples = examples
         try await start(port: 0)
+    }
+
+    let rules: RuleSet?
+    let examples: Bool
+
+    /// The repository's default rules (Rules/firestore.rules).
+    static func defaultRules() throws -> RuleSet {
+        try RuleSet.load(path: ServerProcess.repositoryRoot.appendingPathComponent("Rules/firestore.rules").path)
     }
 
     var address: ServerAddress { state.withLock { $0!.address } }
     var url: String { address.url }
     var core: DocServerCore { state.withLock { $0!.http.core } }
 
-    func start(port: Int, configuration: ServerConfiguration = ServerConfiguration()) async throws {
+    func start(port: Int) async throws {
         let store = try LevelDBServerStore.open(directory: dataDirectory)
+        var configuration = ServerConfiguration()
+        configuration.rules = rules
         let core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
+        if examples { core.requests.registerExamples() }
         let http = DocServerHTTP(
             core: core, verifier: try await TokenVerifier(secret: secret),
             settings: HTTPServerSettings(port: port, tickInterval: .milliseconds(200), shutdownGrace: .seconds(5)),
@@ -71,15 +86,4 @@ final class LiveServer: Sendable {
     }
 
     func removeData() { try? FileManager.default.removeItem(atPath: dataDirectory) }
-}
-
-/// Polls `condition` until it holds or `seconds` pass: a liveness bound for a saturated
-/// 2-core machine, not a timing assertion.
-func eventually(_ seconds: Double = 60, _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return await condition()
 }

@@ -1,3 +1,4 @@
+import DocTestSupport
 import DocModel
 import DocServer
 import Foundation
@@ -52,29 +53,6 @@ final class SyncHarness: Sendable {
         stores.withLock { $0.append(store) }
         return store
     }
-}
-
-/// Collects what a listener delivers, for assertions from the test.
-final class Recorder<T: Sendable>: Sendable {
-    private let state = Mutex<[Result<T, DocError>]>([])
-
-    func record(_ result: Result<T, DocError>) { state.withLock { $0.append(result) } }
-
-    var events: [Result<T, DocError>] { state.withLock { $0 } }
-    var values: [T] { events.compactMap { try? $0.get() } }
-    var last: T? { values.last }
-    var errors: [DocError] { events.compactMap { if case .failure(let e) = $0 { return e } else { return nil } } }
-}
-
-/// Polls `condition` until it holds or `seconds` pass (a liveness bound, not a timing
-/// assertion: it returns as soon as the condition holds).
-func eventually(_ seconds: Double = 60, _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
 }
 
 extension DocumentSnapshot {
