@@ -127,7 +127,7 @@ let package = Package(
         .executableTarget(
             name: "docbench",
             dependencies: [
-                "DocCache", "DocModel", "DocProtocol", "DocServer", "LevelDB",
+                "DocCache", "DocModel", "DocProtocol", "DocRules", "DocServer", "LevelDB",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ],

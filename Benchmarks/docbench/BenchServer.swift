@@ -1,3 +1,4 @@
+import DocCache
 import DocModel
 import DocServer
 import Foundation
@@ -9,6 +10,7 @@ import Logging
 final class BenchServer: Sendable {
     let directory: String
     let store: LevelDBServerStore
+    let core: DocServerCore
     let http: DocServerHTTP
     let task: Task<Void, any Error>
     let address: ServerAddress
@@ -19,6 +21,7 @@ final class BenchServer: Sendable {
         let secret = Array("docbench-secret-0123456789abcdef-0123".utf8)
         store = try LevelDBServerStore.open(directory: directory)
         let core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
+        self.core = core
         let http = DocServerHTTP(core: core, verifier: try await TokenVerifier(secret: secret),
                                  settings: HTTPServerSettings(port: 0), logger: .discarding)
         self.http = http
@@ -33,8 +36,16 @@ final class BenchServer: Sendable {
         self.address = address
     }
 
-    func token(uid: String, tenant: String = "bench") async throws -> String {
-        try await minter.mint(tenant: tenant, uid: uid)
+    func token(uid: String, tenant: String = "bench", claims: [String: Value] = [:]) async throws -> String {
+        try await minter.mint(tenant: tenant, uid: uid, claims: claims)
+    }
+
+    /// The base URL clients connect to (`ServerEndpoint`).
+    var url: String { address.url }
+
+    /// An endpoint for a store of `uid` that gets a fresh token at every connection.
+    func endpoint(uid: String, claims: [String: Value] = [:]) throws -> ServerEndpoint {
+        try ServerEndpoint(url: url) { try await self.token(uid: uid, claims: claims) }
     }
 
     func stop() async {

@@ -17,6 +17,16 @@ struct Result: Sendable {
     var samples: [Double]        // microseconds
     var peer: String?
     var peerSamples: [Double]?
+    /// Single figures a scenario also reports, each as a line of its own after the scenario's.
+    var figures: [Figure] = []
+}
+
+/// One measured value in another unit than µs (e.g. a throughput), printed as its own line
+/// with `median` = the value and `p99` and the peer fields `null`.
+struct Figure: Sendable {
+    var scenario: String
+    var unit: String
+    var value: Double
 }
 
 func percentile(_ sorted: [Double], _ p: Double) -> Double {
@@ -38,6 +48,11 @@ func report(_ name: String, n: Int, _ result: Result) {
         line += "\"peer\":null,\"peerMedian\":null,\"ratio\":null}"
     }
     print(line)
+}
+
+func report(_ figure: Figure, n: Int) {
+    print("{\"scenario\":\"\(figure.scenario)\",\"n\":\(n),\"unit\":\"\(figure.unit)\",\"median\":\(json(figure.value)),"
+          + "\"p99\":null,\"peer\":null,\"peerMedian\":null,\"ratio\":null}")
 }
 
 func micros(_ d: Duration) -> Double {
@@ -186,6 +201,12 @@ let scenarios: [Scenario] = [
     Scenario(name: "fanout", summary: "1,000 WebSocket listeners on one document: commit to the last notification, loopback", defaultN: 50) { n in
         try await fanout(commits: n)
     },
+    Scenario(name: "sync-offline-10k", summary: "10,000 offline writes: enableNetwork to all acknowledged, loopback server; n = runs", defaultN: 3) { n in
+        try await syncOffline(writes: 10_000, runs: n)
+    },
+    Scenario(name: "requests", summary: "transfer requests from 10 concurrent clients: submit to applied, and throughput (requests-throughput)", defaultN: 1_000) { n in
+        try await requests(transfers: n)
+    },
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -216,7 +237,9 @@ for scenario in selected {
         // Off the main actor: top-level code runs on it, and hopping between the main thread
         // and the store's executor on every call would measure thread wake-ups, not the store.
         let run = scenario.run
-        report(scenario.name, n: count, try await Task.detached { try await run(count) }.value)
+        let result = try await Task.detached { try await run(count) }.value
+        report(scenario.name, n: count, result)
+        for figure in result.figures { report(figure, n: count) }
     } catch {
         FileHandle.standardError.write("docbench: \(scenario.name) failed: \(error)\n".data(using: .utf8)!)
         exit(1)

@@ -38,6 +38,7 @@ package final class LocalStore {
     }
 
     private var queue: MutationQueue { persistence.mutationQueue(for: user) }
+    private var overlayMaintenance: OverlayMaintenance { OverlayMaintenance(persistence: persistence, user: user) }
 
     // MARK: - Users
 
@@ -92,17 +93,23 @@ package final class LocalStore {
             let batch = result.batch
             try queue.remove(batch, in: txn)
             if let token = result.streamToken { try queue.setLastStreamToken(token, in: txn) }
-            let remote = try persistence.remoteDocuments.getAll(batch.keys, in: txn)
-            for key in batch.keys {
+            let keys = batch.keys
+            let remote = try persistence.remoteDocuments.getAll(keys, in: txn)
+            for key in keys {
                 let ackVersion = result.docVersions[key] ?? result.commitVersion
                 let existing = remote[key]
-                guard (existing?.version ?? .none) < ackVersion else { continue }
-                if let updated = batch.applyToRemoteDocument(existing, for: key, result: result) {
+                var base = existing
+                if (existing?.version ?? .none) < ackVersion,
+                   let updated = batch.applyToRemoteDocument(existing, for: key, result: result) {
                     try persistence.remoteDocuments.add(updated, readTime: result.commitVersion, in: txn)
+                    base = updated
                 }
+                // The later batches of `key` went on from the local view this batch gave; they
+                // now go on from the remote document with the server's result.
+                try overlayMaintenance.rebase(
+                    key, removing: batch.batchID, from: batch.applyToLocalView(existing, for: key), to: base, in: txn)
             }
-            try recomputeOverlays(batch.keys, in: txn)
-            return try localViews(batch.keys, in: txn)
+            return try localViews(keys, in: txn)
         }
     }
 
@@ -114,8 +121,15 @@ package final class LocalStore {
                 throw DocError(.notFound, "no pending write batch \(batchID)")
             }
             try queue.remove(batch, in: txn)
-            try recomputeOverlays(batch.keys, in: txn)
-            return (batch, try localViews(batch.keys, in: txn))
+            let keys = batch.keys
+            let remote = try persistence.remoteDocuments.getAll(keys, in: txn)
+            for key in keys {
+                // The later batches of `key` went on from the local view this batch gave; they
+                // now go on from the remote document.
+                try overlayMaintenance.rebase(
+                    key, removing: batchID, from: batch.applyToLocalView(remote[key], for: key), to: remote[key], in: txn)
+            }
+            return (batch, try localViews(keys, in: txn))
         }
     }
 
@@ -175,15 +189,21 @@ package final class LocalStore {
             var changed = Set<DocumentKey>()
             for (key, document) in event.documentUpdates {
                 let old = existing[key]
+                var new: MaybeDocument?
                 if case .noDocument(let absent) = document, absent.version == .none {
                     // Synthesized by a rejected limbo resolution: we lost access; forget it.
                     try persistence.remoteDocuments.remove(key, in: txn)
-                    changed.insert(key)
+                    new = nil
                 } else if old == nil || document.version > old!.version
                             || (document.version == old!.version && old!.hasPendingWrites) {
                     try persistence.remoteDocuments.add(document, readTime: event.snapshotVersion, in: txn)
-                    changed.insert(key)
+                    new = document
+                } else {
+                    continue
                 }
+                changed.insert(key)
+                // Every pending batch of `key` now goes on from the new remote document.
+                try overlayMaintenance.rebase(key, from: old, to: new, batchesAfter: nil, in: txn)
             }
 
             if event.snapshotVersion != .none {
@@ -192,7 +212,6 @@ package final class LocalStore {
                 }
                 try persistence.targets.setLastRemoteSnapshotVersion(event.snapshotVersion, in: txn)
             }
-            try recomputeOverlays(changed, in: txn)
             return try localViews(changed, in: txn)
         }
         if event.snapshotVersion != .none { lastRemoteSnapshotVersion = event.snapshotVersion }
@@ -308,27 +327,5 @@ package final class LocalStore {
         var result: [DocumentKey: MaybeDocument?] = [:]
         for key in keys { result[key] = overlays[key]?.document ?? remote[key] }
         return result
-    }
-
-    /// Rebuilds the overlay of each key from its remote document and the pending batches
-    /// that touch it (in batch order); removes it when no batch does.
-    private func recomputeOverlays(_ keys: Set<DocumentKey>, in txn: PersistenceTransaction) throws(DocError) {
-        guard !keys.isEmpty else { return }
-        let batches = try queue.batchesAffecting(keys, in: txn)
-        let batchKeys = batches.map(\.keys)
-        let remote = try persistence.remoteDocuments.getAll(keys, in: txn)
-        for key in keys {
-            var document = remote[key]
-            var largest: BatchID?
-            for (index, batch) in batches.enumerated() where batchKeys[index].contains(key) {
-                document = batch.applyToLocalView(document, for: key)
-                largest = batch.batchID
-            }
-            if let largest, let document {
-                try persistence.overlays.save(Overlay(key: key, largestBatchID: largest, document: document), user: user, in: txn)
-            } else {
-                try persistence.overlays.remove(key, user: user, in: txn)
-            }
-        }
     }
 }

@@ -79,6 +79,40 @@ package final class MutationQueue {
         return try batches(ids, in: txn)
     }
 
+    /// Whether a batch with an id below `id` writes `key` (in its mutations or base
+    /// mutations): one seek in the document → batch index.
+    package func hasBatch(affecting key: DocumentKey, before id: BatchID, in txn: PersistenceTransaction) throws(DocError) -> Bool {
+        let prefix = KeySchema.documentMutationsPrefix(user, key)
+        var iterator = txn.scan(KeyRange(from: prefix, upTo: KeySchema.documentMutation(user, key, id))).makeIterator()
+        let entry = iterator.next()
+        if let failure = txn.failure { throw failure }
+        return entry != nil
+    }
+
+    /// Calls `body` with each batch that writes `key` (in its mutations or base mutations)
+    /// and has an id above `id` (every such batch when `id` is `nil`), in batch-id order,
+    /// until `body` returns `false`. Batches are read one at a time, so stopping early costs
+    /// only the batches read.
+    package func forEachBatch(
+        affecting key: DocumentKey, after id: BatchID?, in txn: PersistenceTransaction,
+        _ body: (MutationBatch) throws(DocError) -> Bool
+    ) throws(DocError) {
+        let prefix = KeySchema.documentMutationsPrefix(user, key)
+        let from = id.map { KeySchema.documentMutation(user, key, $0) } ?? prefix
+        for entry in txn.scan(KeyRange(from: from, upTo: KeySchema.prefixEnd(prefix))) {
+            var d = KeyDecoder(entry.key, offset: prefix.count)
+            let batchID = BatchID(try d.readInt64())
+            if let id, batchID <= id { continue }
+            guard let batch = try batch(batchID, in: txn) else {
+                throw DocError(
+                    .dataLoss, "the document index of the mutation queue of user \"\(user)\" names batch \(batchID), which is missing",
+                    at: state.directory)
+            }
+            guard try body(batch) else { break }
+        }
+        if let failure = txn.failure { throw failure }
+    }
+
     /// The batches that write a document directly in the collection `path` (not in its
     /// sub-collections), in batch-id order, each once.
     package func batchesAffecting(collection path: ResourcePath, in txn: PersistenceTransaction) throws(DocError) -> [MutationBatch] {
