@@ -87,7 +87,6 @@ package final class LocalStore {
                 localWriteTime: localWriteTime, baseMutations: [], mutations: mutations,
                 encodedData: encoded.map { [0: $0] } ?? [:], in: txn)
             var changes: [DocumentKey: MaybeDocument?] = [:]
-            changes.reserveCapacity(keys.count)
             for key in keys {
                 let after = batch.applyToLocalView(before[key] ?? nil, for: key)
                 if let after {

@@ -15,6 +15,13 @@ public enum DocumentLimits {
     /// Checks user data for a document: size, depth, field names. Throws `invalidArgument`
     /// naming the offending field.
     public static func validate(_ data: ObjectValue, for key: DocumentKey) throws(DocError) {
+        try validate(data, for: key, allowingPendingServerTimestamps: true)
+    }
+
+    /// ``validate(_:for:)``; without `allowingPendingServerTimestamps`, a pending server
+    /// timestamp anywhere in the data is refused as well, in the same walk (user data writes
+    /// server timestamps with a transform, never as a value).
+    package static func validate(_ data: ObjectValue, for key: DocumentKey, allowingPendingServerTimestamps: Bool) throws(DocError) {
         // One walk checks every field and adds up the storage size (as `storageSize(of:key:)`).
         // The path of the field being checked is kept in one array (pushed and popped, not
         // copied per field) with its canonical length; it is only formatted when something
@@ -26,7 +33,7 @@ public enum DocumentLimits {
             path.append(name)
             size += name.utf8.count + 1
                 + (try validate(field: name, value: value, path: &path, pathBytes: FieldPath.canonicalByteCount(ofSegment: name),
-                                depth: 1, key: key))
+                                depth: 1, key: key, pendingServerTimestamps: allowingPendingServerTimestamps))
             path.removeLast()
         }
         guard size <= maxDocumentBytes else {
@@ -37,7 +44,8 @@ public enum DocumentLimits {
     /// Checks the field `name` (the last segment of `path`, whose canonical length is
     /// `pathBytes`) holding `value`, and returns the value's storage size.
     private static func validate(
-        field name: String, value: Value, path: inout [String], pathBytes: Int, depth: Int, key: DocumentKey
+        field name: String, value: Value, path: inout [String], pathBytes: Int, depth: Int, key: DocumentKey,
+        pendingServerTimestamps allowed: Bool
     ) throws(DocError) -> Int {
         // The location is only formatted when something is wrong (this runs for every field).
         func at(_ path: [String]) -> String { "\(key) field \(FieldPath(unchecked: path))" }
@@ -50,7 +58,12 @@ public enum DocumentLimits {
         }
         switch value {
         case .map(let m):
-            if value.isServerTimestamp { return storageSize(of: value) }
+            if value.isServerTimestamp {
+                guard allowed else {
+                    throw .invalid("a pending server timestamp cannot be written as data; use a serverTimestamp transform", at: at(path))
+                }
+                return storageSize(of: value)
+            }
             guard depth < maxDepth else {
                 throw .invalid("document nesting is deeper than \(maxDepth) levels", at: at(path))
             }
@@ -59,7 +72,7 @@ public enum DocumentLimits {
                 path.append(k)
                 size += k.utf8.count + 1
                     + (try validate(field: k, value: v, path: &path, pathBytes: pathBytes + 1 + FieldPath.canonicalByteCount(ofSegment: k),
-                                    depth: depth + 1, key: key))
+                                    depth: depth + 1, key: key, pendingServerTimestamps: allowed))
                 path.removeLast()
             }
             return size
@@ -70,7 +83,8 @@ public enum DocumentLimits {
             var size = 0
             for v in a {
                 if case .array = v { throw .invalid("arrays cannot directly contain arrays", at: at(path)) }
-                size += try validate(field: name, value: v, path: &path, pathBytes: pathBytes, depth: depth + 1, key: key)
+                size += try validate(field: name, value: v, path: &path, pathBytes: pathBytes, depth: depth + 1, key: key,
+                                     pendingServerTimestamps: allowed)
             }
             return size
         case .double, .integer, .null, .boolean, .string, .bytes, .timestamp, .geoPoint, .reference:

@@ -14,11 +14,9 @@ extension Mutation {
     public func validate() throws(DocError) {
         switch kind {
         case .set(let data):
-            try DocumentLimits.validate(data, for: key)
-            try Self.rejectPendingServerTimestamps(in: .map(data.fields), path: [], key: key)
+            try DocumentLimits.validate(data, for: key, allowingPendingServerTimestamps: false)
         case .patch(let data, let mask):
-            try DocumentLimits.validate(data, for: key)
-            try Self.rejectPendingServerTimestamps(in: .map(data.fields), path: [], key: key)
+            try DocumentLimits.validate(data, for: key, allowingPendingServerTimestamps: false)
             for (i, path) in mask.paths.enumerated() {
                 try Self.checkWritable(path, key: key, what: "the field mask")
                 if i > 0, mask.paths[i - 1].isPrefix(of: path) {
