@@ -6,9 +6,50 @@ package import DocModel
 package enum UserDataParser {
     /// `setData(data)`: replaces the document.
     package static func set(_ key: DocumentKey, _ data: [String: FieldValue]) throws(DocError) -> Mutation {
-        var parsed = Parsed()
-        try parsed.walk(data, prefix: [], key: key, allowDelete: false, operation: "setData")
-        return .set(key, parsed.object, transforms: parsed.transforms)
+        // The same result as walking with `Parsed` (which also collects a mask, which a set
+        // does not need), built directly: nested maps as values, not field by field.
+        var transforms: [FieldTransform] = []
+        var path: [String] = []
+        let fields = try setFields(data, path: &path, transforms: &transforms, key: key)
+        return .set(key, ObjectValue(fields), transforms: transforms)
+    }
+
+    /// The fields of `data` (at `path`) for a `set`; sentinels become `transforms`.
+    private static func setFields(
+        _ data: [String: FieldValue], path: inout [String], transforms: inout [FieldTransform], key: DocumentKey
+    ) throws(DocError) -> [String: Value] {
+        var fields: [String: Value] = [:]
+        for (name, value) in data {
+            // Plain values: names, depth and size are checked once for the whole document by
+            // `Mutation.validate` (DocumentLimits), so no per-field path validation here.
+            if case .value(let v) = value {
+                fields[name] = v
+                continue
+            }
+            path.append(name)
+            defer { path.removeLast() }
+            let fieldPath = try FieldPath(segments: path)
+            switch value {
+            case .value:
+                break
+            case .map(let m):
+                // A map of only sentinels writes nothing itself; an empty map is a value.
+                let nested = try setFields(m, path: &path, transforms: &transforms, key: key)
+                if !nested.isEmpty || m.isEmpty { fields[name] = .map(nested) }
+            case .serverTimestampSentinel:
+                transforms.append(.serverTimestamp(fieldPath))
+            case .incrementSentinel(let n):
+                transforms.append(.increment(fieldPath, by: n))
+            case .arrayUnionSentinel(let elements):
+                transforms.append(.arrayUnion(fieldPath, elements))
+            case .arrayRemoveSentinel(let elements):
+                transforms.append(.arrayRemove(fieldPath, elements))
+            case .deleteSentinel:
+                throw DocError(.invalidArgument, "FieldValue.delete() is only allowed in updateData and setData(merge: true), not in setData",
+                               at: "\(key) field \(fieldPath)")
+            }
+        }
+        return fields
     }
 
     /// `setData(data, merge: true)`: writes only the given fields (nested maps merge too).

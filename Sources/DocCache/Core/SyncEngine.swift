@@ -314,6 +314,12 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     // MARK: - Snapshots
 
     private func emitNewSnapshots(changes: [DocumentKey: MaybeDocument?], remoteEvent: RemoteEvent?) {
+        guard !queryViews.isEmpty else {
+            // No view to update (e.g. writes with no listener): nothing to compute.
+            sink?.onViewSnapshots([])
+            localStore.notifyLocalViewChanges([])
+            return
+        }
         var documents: [DocumentKey: MaybeDocument] = [:]
         for (key, doc) in changes { documents[key] = doc ?? .noDocument(NoDocument(key: key, version: .none)) }
         var snapshots: [ViewSnapshot] = []

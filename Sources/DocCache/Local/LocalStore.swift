@@ -62,28 +62,48 @@ package final class LocalStore {
         for mutation in mutations { try mutation.validate() }
         let localWriteTime = clock()
         return try persistence.run("Write locally") { txn throws(DocError) in
-            let keys = Set(mutations.map(\.key))
-            // A batch whose first write to a key replaces the document (a set without
-            // transforms) does not depend on the key's previous local view: skip reading it.
-            var replaced = Set<DocumentKey>()
-            var seen = Set<DocumentKey>()
-            for mutation in mutations where seen.insert(mutation.key).inserted {
-                if case .set = mutation.kind, mutation.fieldTransforms.isEmpty, mutation.precondition == .none {
-                    replaced.insert(mutation.key)
+            // The documents written, each once, in order of their first write. A batch whose
+            // first write to a key replaces the document (a set without transforms) does not
+            // depend on the key's previous local view: it is not read. (One write, the usual
+            // case, needs no set of keys.)
+            var keys: [DocumentKey] = []
+            var toRead: [DocumentKey] = []
+            if mutations.count == 1 {
+                keys = [mutations[0].key]
+                if !Self.replacesDocument(mutations[0]) { toRead = keys }
+            } else {
+                var seen = Set<DocumentKey>()
+                for mutation in mutations where seen.insert(mutation.key).inserted {
+                    keys.append(mutation.key)
+                    if !Self.replacesDocument(mutation) { toRead.append(mutation.key) }
                 }
             }
-            let before = try localViews(keys.subtracting(replaced), in: txn)
-            let batch = try queue.addBatch(localWriteTime: localWriteTime, baseMutations: [], mutations: mutations, in: txn)
+            let before = toRead.isEmpty ? [:] : try localViews(toRead, in: txn)
+            // A lone set without transforms writes its data as the document's local view: the
+            // batch and the overlay store the same encoded fields, encoded once.
+            var encoded: [UInt8]?
+            if mutations.count == 1, toRead.isEmpty, case .set(let data) = mutations[0].kind { encoded = data.binaryEncoded() }
+            let batch = try queue.addBatch(
+                localWriteTime: localWriteTime, baseMutations: [], mutations: mutations,
+                encodedData: encoded.map { [0: $0] } ?? [:], in: txn)
             var changes: [DocumentKey: MaybeDocument?] = [:]
             for key in keys {
                 let after = batch.applyToLocalView(before[key] ?? nil, for: key)
                 if let after {
-                    try persistence.overlays.save(Overlay(key: key, largestBatchID: batch.batchID, document: after), user: user, in: txn)
+                    try persistence.overlays.save(
+                        Overlay(key: key, largestBatchID: batch.batchID, document: after), user: user, encodedData: encoded, in: txn)
                 }
                 changes[key] = after
             }
             return LocalWriteResult(batchID: batch.batchID, localWriteTime: localWriteTime, changes: changes)
         }
+    }
+
+    /// Whether `mutation` as the first write of its document in a batch makes the local view
+    /// independent of the previous one.
+    private static func replacesDocument(_ mutation: Mutation) -> Bool {
+        guard case .set = mutation.kind else { return false }
+        return mutation.fieldTransforms.isEmpty && mutation.precondition == .none
     }
 
     /// The server committed the oldest pending batch: apply its result to the remote

@@ -78,14 +78,16 @@ package final class DocumentOverlayCache {
         return out
     }
 
-    /// Stores (replaces) the overlay of `overlay.key` for `user`.
+    /// Stores (replaces) the overlay of `overlay.key` for `user`. `encodedData`, when given, is
+    /// `binaryEncoded()` of the overlay document's data, already made for its batch.
     ///
     /// - Throws: `invalidArgument` when the overlay's document is for another key.
-    package func save(_ overlay: Overlay, user: String, in txn: PersistenceTransaction) throws(DocError) {
+    package func save(_ overlay: Overlay, user: String, encodedData: [UInt8]? = nil, in txn: PersistenceTransaction) throws(DocError) {
         guard overlay.document.key == overlay.key else {
             throw DocError(.invalidArgument, "the overlay of \(overlay.key) holds a document for \(overlay.document.key)")
         }
-        txn.put(KeySchema.overlay(user, overlay.key), DocumentRecord.encode(overlay.document, extra: Int64(overlay.largestBatchID)))
+        txn.put(KeySchema.overlay(user, overlay.key),
+                DocumentRecord.encode(overlay.document, extra: Int64(overlay.largestBatchID), encodedData: encodedData))
     }
 
     /// Removes the overlay of `key` for `user` (nothing happens when there is none).

@@ -13,16 +13,15 @@ enum DocumentRecord {
     /// The flag bit for `NoDocument.hasLocalMutations`.
     static let noDocumentLocalMutations: UInt8 = 0x01
 
-    /// Encodes `document` with the record's integer (`extra`).
-    static func encode(_ document: MaybeDocument, extra: Int64) -> [UInt8] {
-        let body = document.binaryEncoded()
-        var w = ByteWriter(format: format, capacity: body.count + 12)
+    /// Encodes `document` with the record's integer (`extra`). `encodedData`, when given, is
+    /// `binaryEncoded()` of the document's data (see `MaybeDocument.binaryEncoded(after:encodedData:)`).
+    static func encode(_ document: MaybeDocument, extra: Int64, encodedData: [UInt8]? = nil) -> [UInt8] {
+        var w = ByteWriter(format: format, capacity: 12)
         var flags: UInt8 = 0
         if case .noDocument(let d) = document, d.hasLocalMutations { flags |= noDocumentLocalMutations }
         w.byte(flags)
         w.zigzag(extra)
-        w.bytes.append(contentsOf: body)
-        return w.bytes
+        return document.binaryEncoded(after: w.bytes, encodedData: encodedData)
     }
 
     /// Decodes a record: the document and the record's integer.

@@ -25,15 +25,16 @@ enum MutationCoding {
     private enum Op: UInt8 { case serverTimestamp = 0, increment, arrayUnion, arrayRemove }
     private enum Pre: UInt8 { case none = 0, notExists, exists, updateTime }
 
-    /// The stored form of a batch.
-    static func encode(_ batch: MutationBatch) -> [UInt8] {
-        var w = ByteWriter(format: batchFormat, capacity: 128)
+    /// The stored form of a batch. `encodedData` maps the index of a mutation of
+    /// `batch.mutations` to `binaryEncoded()` of its data, where the caller has it already.
+    static func encode(_ batch: MutationBatch, encodedData: [Int: [UInt8]] = [:]) -> [UInt8] {
+        var w = ByteWriter(format: batchFormat, capacity: 128 + (encodedData.values.first?.count ?? 0))
         w.zigzag(Int64(batch.batchID))
         w.timestamp(batch.localWriteTime)
         w.varint(UInt64(batch.baseMutations.count))
         for m in batch.baseMutations { write(m, to: &w) }
         w.varint(UInt64(batch.mutations.count))
-        for m in batch.mutations { write(m, to: &w) }
+        for (i, m) in batch.mutations.enumerated() { write(m, to: &w, encodedData: encodedData.isEmpty ? nil : encodedData[i]) }
         return w.bytes
     }
 
@@ -75,16 +76,16 @@ enum MutationCoding {
 
     // MARK: Parts
 
-    /// Appends one mutation.
-    static func write(_ m: Mutation, to w: inout ByteWriter) {
+    /// Appends one mutation. `encodedData`, when given, is `binaryEncoded()` of its data.
+    static func write(_ m: Mutation, to w: inout ByteWriter, encodedData: [UInt8]? = nil) {
         w.documentKey(m.key)
         switch m.kind {
         case .set(let data):
             w.byte(Kind.set.rawValue)
-            w.lengthPrefixed(data.binaryEncoded())
+            w.lengthPrefixed(encodedData ?? data.binaryEncoded())
         case .patch(let data, let mask):
             w.byte(Kind.patch.rawValue)
-            w.lengthPrefixed(data.binaryEncoded())
+            w.lengthPrefixed(encodedData ?? data.binaryEncoded())
             w.varint(UInt64(mask.paths.count))
             for p in mask.paths { w.fieldPath(p) }
         case .delete: w.byte(Kind.delete.rawValue)

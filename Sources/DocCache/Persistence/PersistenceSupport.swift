@@ -57,12 +57,12 @@ extension LevelDBError {
 /// Runs a LevelDB call, turning its error into a ``DocError`` about the store in `directory`.
 @inline(__always)
 func withLevelDB<T>(
-    _ directory: String, _ operation: String, _ body: () throws(LevelDBError) -> T
+    _ directory: String, _ operation: @autoclosure () -> String, _ body: () throws(LevelDBError) -> T
 ) throws(DocError) -> T {
     do {
         return try body()
     } catch {
-        throw error.docError(directory: directory, operation: operation)
+        throw error.docError(directory: directory, operation: operation())
     }
 }
 

@@ -129,25 +129,36 @@ extension Document {
 extension MaybeDocument {
     /// The storage encoding of what is known about a document key (a document, a deletion,
     /// or an acknowledged write of unknown contents).
-    public func binaryEncoded() -> [UInt8] {
+    public func binaryEncoded() -> [UInt8] { binaryEncoded(after: []) }
+
+    /// ``binaryEncoded()`` appended to `prefix`: records that wrap a document (a header, then
+    /// the document) are written in one buffer, without copying the encoding. `encodedData`,
+    /// when given, must be `data.binaryEncoded()` of the document's data: its fields are
+    /// copied instead of encoded again (a local write stores the same data in its batch and in
+    /// its overlay).
+    package func binaryEncoded(after prefix: [UInt8], encodedData: [UInt8]? = nil) -> [UInt8] {
         switch self {
         case .document(let d):
-            var w = BinaryWriter(kind: .document)
+            var w = BinaryWriter(prefix: prefix, kind: .document, capacity: 32 + (encodedData?.count ?? 16 * d.data.fields.count))
             w.key(d.key)
             w.zigzag(d.version.microseconds)
             w.zigzag(d.createTime.microseconds)
             w.bytes.append((d.hasLocalMutations ? BinaryEncoding.localMutationsFlag : 0)
                 | (d.hasCommittedMutations ? BinaryEncoding.committedMutationsFlag : 0))
-            w.mapBody(d.data.fields)
+            if let encodedData, encodedData.count >= 2, encodedData[1] == BinaryEncoding.Kind.object.rawValue {
+                w.bytes.append(contentsOf: encodedData[2...])   // the map body after the header
+            } else {
+                w.mapBody(d.data.fields)
+            }
             return w.bytes
         case .noDocument(let d):
-            var w = BinaryWriter(kind: .noDocument)
+            var w = BinaryWriter(prefix: prefix, kind: .noDocument)
             w.key(d.key)
             w.zigzag(d.version.microseconds)
             w.bytes.append(d.hasCommittedMutations ? BinaryEncoding.committedMutationsFlag : 0)
             return w.bytes
         case .unknown(let d):
-            var w = BinaryWriter(kind: .unknownDocument)
+            var w = BinaryWriter(prefix: prefix, kind: .unknownDocument)
             w.key(d.key)
             w.zigzag(d.version.microseconds)
             return w.bytes
@@ -182,6 +193,14 @@ struct BinaryWriter {
 
     init(kind: BinaryEncoding.Kind) {
         bytes.reserveCapacity(64)
+        bytes.append(BinaryEncoding.formatVersion)
+        bytes.append(kind.rawValue)
+    }
+
+    /// A writer whose output starts with `prefix`, then the header of `kind`.
+    init(prefix: [UInt8], kind: BinaryEncoding.Kind, capacity: Int = 64) {
+        bytes = prefix
+        bytes.reserveCapacity(prefix.count + capacity)
         bytes.append(BinaryEncoding.formatVersion)
         bytes.append(kind.rawValue)
     }
@@ -247,9 +266,15 @@ struct BinaryWriter {
 
     mutating func mapBody(_ m: [String: Value]) {
         varint(UInt64(m.count))
-        for k in m.keys.sorted(by: { compareUTF8($0, $1) < 0 }) {
+        if m.count == 1, let (k, v) = m.first {
             string(k)
-            value(m[k]!)
+            value(v)
+            return
+        }
+        // Sorted entries, not sorted keys: no second hash lookup per key.
+        for (k, v) in m.sorted(by: { compareUTF8($0.key, $1.key) < 0 }) {
+            string(k)
+            value(v)
         }
     }
 }

@@ -14,11 +14,9 @@ extension Mutation {
     public func validate() throws(DocError) {
         switch kind {
         case .set(let data):
-            try DocumentLimits.validate(data, for: key)
-            try Self.rejectPendingServerTimestamps(in: .map(data.fields), path: [], key: key)
+            try DocumentLimits.validate(data, for: key, allowingPendingServerTimestamps: false)
         case .patch(let data, let mask):
-            try DocumentLimits.validate(data, for: key)
-            try Self.rejectPendingServerTimestamps(in: .map(data.fields), path: [], key: key)
+            try DocumentLimits.validate(data, for: key, allowingPendingServerTimestamps: false)
             for (i, path) in mask.paths.enumerated() {
                 try Self.checkWritable(path, key: key, what: "the field mask")
                 if i > 0, mask.paths[i - 1].isPrefix(of: path) {
@@ -94,15 +92,26 @@ extension Mutation {
     }
 
     static func rejectPendingServerTimestamps(in value: Value, path: [String], key: DocumentKey) throws(DocError) {
-        if value.isServerTimestamp {
-            throw .invalid("a pending server timestamp cannot be written as data; use a serverTimestamp transform",
-                           at: location(key, FieldPath(unchecked: path)))
-        }
+        var path = path
+        try rejectPendingServerTimestamps(in: value, path: &path, key: key)
+    }
+
+    /// The walk of ``rejectPendingServerTimestamps(in:path:key:)``: `path` is pushed and
+    /// popped, not copied per field.
+    private static func rejectPendingServerTimestamps(in value: Value, path: inout [String], key: DocumentKey) throws(DocError) {
         switch value {
         case .map(let m):
-            for (k, v) in m { try rejectPendingServerTimestamps(in: v, path: path + [k], key: key) }
+            if value.isServerTimestamp {
+                throw .invalid("a pending server timestamp cannot be written as data; use a serverTimestamp transform",
+                               at: location(key, FieldPath(unchecked: path)))
+            }
+            for (k, v) in m {
+                path.append(k)
+                try rejectPendingServerTimestamps(in: v, path: &path, key: key)
+                path.removeLast()
+            }
         case .array(let a):
-            for v in a { try rejectPendingServerTimestamps(in: v, path: path, key: key) }
+            for v in a { try rejectPendingServerTimestamps(in: v, path: &path, key: key) }
         default:
             break
         }

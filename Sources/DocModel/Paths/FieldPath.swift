@@ -92,14 +92,16 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
     /// The UTF-8 length of ``canonicalString``, computed without building it.
     package var canonicalByteCount: Int {
         var total = max(0, segments.count - 1)   // the dots
-        for segment in segments {
-            if Self.isSimpleIdentifier(segment) {
-                total += segment.utf8.count
-            } else {
-                total += 2 + segment.utf8.count   // the backquotes
-                for byte in segment.utf8 where byte == UInt8(ascii: "`") || byte == UInt8(ascii: "\\") { total += 1 }
-            }
-        }
+        for segment in segments { total += Self.canonicalByteCount(ofSegment: segment) }
+        return total
+    }
+
+    /// The UTF-8 length of one segment in ``canonicalString`` (backquoted unless it is a
+    /// simple identifier, with backquotes and backslashes escaped).
+    package static func canonicalByteCount(ofSegment segment: String) -> Int {
+        if isSimpleIdentifier(segment) { return segment.utf8.count }
+        var total = 2 + segment.utf8.count   // the backquotes
+        for byte in segment.utf8 where byte == UInt8(ascii: "`") || byte == UInt8(ascii: "\\") { total += 1 }
         return total
     }
 

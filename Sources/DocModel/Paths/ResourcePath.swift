@@ -121,6 +121,19 @@ public struct ResourcePath: Sendable, Hashable, Comparable, CustomStringConverti
 /// Compares two strings by their UTF-8 bytes: -1, 0 or 1.
 @inlinable
 package func compareUTF8(_ a: String, _ b: String) -> Int {
+    // Native strings: compare the stored bytes directly.
+    let direct = a.utf8.withContiguousStorageIfAvailable { x in
+        b.utf8.withContiguousStorageIfAvailable { y -> Int in
+            let n = min(x.count, y.count)
+            var i = 0
+            while i < n {
+                if x[i] != y[i] { return x[i] < y[i] ? -1 : 1 }
+                i += 1
+            }
+            return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+        }
+    }
+    if let direct, let result = direct { return result }
     var ia = a.utf8.makeIterator(), ib = b.utf8.makeIterator()
     while true {
         switch (ia.next(), ib.next()) {

@@ -18,6 +18,10 @@ struct MutationValidationTests {
     static let invalid: [Case] = [
         Case(name: "reserved field name in set", mutation: .set(k, ObjectValue(["__x__": 1])), message: "reserved", field: "__x__"),
         Case(name: "nested array in data", mutation: .set(k, ObjectValue(["a": [[1]]])), message: "arrays", field: "a"),
+        Case(name: "reserved name in a nested map", mutation: .set(k, ObjectValue(["m": ["ok": 1, "n": ["__x__": 1]]])),
+             message: "reserved", field: "m.n.__x__"),
+        Case(name: "empty name in a map inside an array", mutation: .set(k, ObjectValue(["a": [1, ["": 2]]])),
+             message: "empty", field: "a"),
         Case(name: "pending server timestamp as data",
              mutation: .set(k, ObjectValue(["m": ["t": Fx.pending()]])), message: "pending server timestamp", field: "m.t"),
         Case(name: "pending server timestamp in patch data",
@@ -105,6 +109,16 @@ struct MutationValidationTests {
     @Test(arguments: valid)
     func accepted(_ m: Mutation) throws {
         try m.validate()
+    }
+
+    @Test func theSizeLimitIsExactAndCountsNestedFields() throws {
+        func document(filler: Int) -> ObjectValue {
+            ObjectValue(["m": ["s": .string(String(repeating: "x", count: filler)), "n": 1], "tags": ["x", 1, ["k": true]]])
+        }
+        let fill = DocumentLimits.maxDocumentBytes - DocumentLimits.storageSize(of: document(filler: 0), key: Fx.key)
+        #expect(DocumentLimits.storageSize(of: document(filler: fill), key: Fx.key) == DocumentLimits.maxDocumentBytes)
+        try DocumentLimits.validate(document(filler: fill), for: Fx.key)
+        #expect(throws: DocError.self) { try DocumentLimits.validate(document(filler: fill + 1), for: Fx.key) }
     }
 
     @Test func serverChecksTheLimitsOfTheResult() throws {
