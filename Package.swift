@@ -166,6 +166,8 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "DocTestSupport", "DocCache", "DocServer", "DocProtocol", "DocModel", "DocRules", "docctl",
+                // Built next to the test binary: the client SIGKILLed mid-sync (ClientCrashTests).
+                "doccache-crash-child",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ],

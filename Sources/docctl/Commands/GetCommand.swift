@@ -40,7 +40,13 @@ struct GetCommand: AsyncParsableCommand {
         try await ClientSession.with(client) { session in
             let snapshot: DocumentSnapshot
             do {
-                snapshot = try await session.store.document(path).getDocument(source: source.source)
+                let document = try session.store.document(path)
+                if source == .default {
+                    snapshot = try await ServerFirst.read(server: { () async throws(DocError) in try await document.getDocument(source: .server) },
+                                                          cache: { () async throws(DocError) in try await document.getDocument(source: .cache) })
+                } else {
+                    snapshot = try await document.getDocument(source: source.source)
+                }
             } catch {
                 throw CommandFailure(error, json: client.json)
             }

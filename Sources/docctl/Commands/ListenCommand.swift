@@ -88,7 +88,7 @@ struct ListenCommand: AsyncParsableCommand {
                     } else {
                         let query = try query.query(session.store.collection(path))
                         for try await snapshot in query.snapshots(includeMetadataChanges: includeMetadataChanges) {
-                            printer.print(query: snapshot)
+                            printer.print(query: snapshot, first: seen == 0)
                             seen += 1
                             if let count, seen >= count { return .done }
                         }
@@ -124,13 +124,15 @@ struct ListenCommand: AsyncParsableCommand {
 struct SnapshotPrinter: Sendable {
     let json: Bool
 
-    func print(query snapshot: QuerySnapshot) {
+    func print(query snapshot: QuerySnapshot, first: Bool) {
         if json {
             Output.line(Rendering.snapshotLine(size: snapshot.count, metadata: snapshot.metadata, changes: snapshot.documentChanges))
         } else {
             var lines = ["── \(snapshot.count) document\(snapshot.count == 1 ? "" : "s") · \(Rendering.markers(snapshot.metadata))"]
             lines += snapshot.documentChanges.map(Rendering.humanChange)
-            if snapshot.documentChanges.isEmpty { lines.append("  (metadata only)") }
+            // An empty first snapshot is no change at all; later ones without document changes
+            // only changed metadata (--include-metadata-changes).
+            if snapshot.documentChanges.isEmpty { lines.append(first ? "  (no documents)" : "  (metadata only)") }
             Output.line(lines.joined(separator: "\n"))
         }
     }

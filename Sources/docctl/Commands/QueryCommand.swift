@@ -12,6 +12,7 @@ struct QueryCommand: AsyncParsableCommand {
               docctl query rooms --where "floor >= 2" --order-by name --limit 20 --tenant acme --uid alice
               docctl query orders --where 'status == "open"' --order-by total:desc --limit 5 --json
 
+            Asks the server; when it cannot be reached the cache answers (fromCache true).
             --limit is required (queries are bounded, like listeners). Tombstoned documents are
             left out unless --include-deleted. With --json: one line
               {"fromCache":bool,"hasPendingWrites":bool,"size":N,"documents":[{"path":…,"version":…,
@@ -34,7 +35,9 @@ struct QueryCommand: AsyncParsableCommand {
         try await ClientSession.with(client) { session in
             let snapshot: QuerySnapshot
             do {
-                snapshot = try await query.query(session.store.collection(collection)).getDocuments()
+                let query = try query.query(session.store.collection(collection))
+                snapshot = try await ServerFirst.read(server: { () async throws(DocError) in try await query.getDocuments(source: .server) },
+                                                      cache: { () async throws(DocError) in try await query.getDocuments(source: .cache) })
             } catch {
                 throw CommandFailure(error, json: client.json)
             }

@@ -68,7 +68,12 @@ struct RequestCommand: AsyncParsableCommand {
             let status = await Self.status(of: handle, within: limit)
             // The final status is a JSON line (the documented contract), with or without --json.
             Self.print(handle.id, status, json: client.json || wait)
-            if case .rejected = status { throw ExitCode(CommandFailure.failed) }
+            // A rejection is a failure: one line on stderr too (the status line above already
+            // carries the error for --json readers).
+            if case .rejected(let code, let message) = status {
+                throw CommandFailure(exitCode: CommandFailure.failed, code: code.name,
+                                     message: "request \(handle.id) was rejected: \(message)")
+            }
             if wait, !status.isFinal {
                 throw CommandFailure(exitCode: CommandFailure.unreachable, code: "deadlineExceeded",
                     message: "request \(handle.id) is not processed yet (\(status.name)); it stays queued in the cache")

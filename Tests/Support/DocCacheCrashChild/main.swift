@@ -1,4 +1,4 @@
-// A child process for the DocCache durability test.
+// A child process for the DocCache durability tests.
 //
 // usage: doccache-crash-child DIRECTORY COUNT
 // Opens the store of tenant "crash", user "child" in DIRECTORY and writes COUNT documents
@@ -6,6 +6,14 @@
 // returns (accepted locally) it prints `accepted <batchID> <path>` and flushes; then prints
 // `ready` and waits to be killed. It exits by itself when stdin closes or after 5 minutes, so
 // it can never outlive a crashed test run.
+//
+// usage: doccache-crash-child DIRECTORY COUNT --server URL --token TOKEN
+// The syncing mode (IntegrationTests' ClientCrashTests): opens the store of tenant "acme",
+// user "child" in DIRECTORY connected to the server at URL with TOKEN, and makes COUNT
+// increments of `counters/c1` field `n` (set-merge with increment(1)) alternating with COUNT
+// sets of distinct documents `items/i<k>`, printing `accepted <batchID> <path>` as each call
+// returns and `committed <batchID>` as the server acknowledges each; then `ready`, and it
+// keeps syncing until killed (or stdin closes, or 5 minutes pass).
 import DocCache
 import Foundation
 
@@ -15,13 +23,42 @@ func report(_ line: String) {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 3, let count = Int(arguments[2]) else {
-    FileHandle.standardError.write("usage: doccache-crash-child DIRECTORY COUNT\n".data(using: .utf8)!)
+let syncing = arguments.count == 7 && arguments[3] == "--server" && arguments[5] == "--token"
+guard arguments.count == 3 || syncing, let count = Int(arguments[2]) else {
+    FileHandle.standardError.write("usage: doccache-crash-child DIRECTORY COUNT [--server URL --token TOKEN]\n".data(using: .utf8)!)
     exit(2)
 }
 Thread.detachNewThread {
     _ = FileHandle.standardInput.readDataToEndOfFile()
     exit(0)
+}
+
+if syncing {
+    let token = arguments[6]
+    do {
+        let server = try ServerEndpoint(url: arguments[4]) { token }
+        let store = try await DocumentStore.open(directory: arguments[1], tenant: "acme", user: "child", server: server)
+        let counter = try store.document("counters/c1")
+        let items = try store.collection("items")
+        for k in 0..<count {
+            let increment = try await counter.setData(["n": .increment(1)], merge: true)
+            report("accepted \(increment.batchID) \(counter.path)")
+            let item = try items.document("i\(k)")
+            let set = try await item.setData(["k": .value(.integer(Int64(k)))])
+            report("accepted \(set.batchID) \(item.path)")
+            for handle in [increment, set] {
+                Task {
+                    if (try? await handle.committed) != nil { report("committed \(handle.batchID)") }
+                }
+            }
+        }
+        report("ready")
+        try await Task.sleep(for: .seconds(300))
+        exit(0)
+    } catch {
+        FileHandle.standardError.write("doccache-crash-child: \(error)\n".data(using: .utf8)!)
+        exit(1)
+    }
 }
 
 do {

@@ -1,0 +1,319 @@
+import DocCache
+import DocModel
+import DocTestSupport
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+import Testing
+
+/// Issue 4's proof of "exactly once": a TCP proxy between a DocCache client and the real
+/// server cuts the connection right after the server sent a `writeResult` — the server has
+/// committed the batch, the client never hears of it — for about half of the commits. The
+/// client reconnects and sends the same `(clientId, batchId)` again; the server answers with
+/// the stored result and applies nothing. 1,000 increments must leave the counter at 1,000.
+@Suite("Exactly once through a cutting proxy", .serialized)
+struct ExactlyOnceProxyTests {
+    @Test func aThousandIncrementsThroughCutConnectionsCountExactlyAThousand() async throws {
+        let server = try await LiveServer()
+        defer { server.removeData() }
+        let proxy = try CuttingProxy(targetPort: server.address.port, seed: 0x5EED_0F_C075)
+        defer { proxy.stop() }
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("doccache-proxy-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let token = try await server.token(uid: "alice")
+        let endpoint = try ServerEndpoint(url: "http://127.0.0.1:\(proxy.port)") { token }
+        let store = try await DocumentStore.open(directory: directory, tenant: "acme", user: "alice", server: endpoint)
+        let counter = try store.document("counters/c1")
+
+        _ = try await counter.setData(["n": 0])
+        // All 1,000 increments are accepted locally first (the queue holds them all), then the
+        // client sends them, at most 10 in flight, across hundreds of cut connections.
+        let total = 1_000
+        for _ in 0..<total {
+            _ = try await counter.updateData(["n": .increment(1)])
+        }
+        let drained = await eventually(300) { await store.pendingWriteCount == 0 }
+        let left = await store.pendingWriteCount
+        #expect(drained, "the queue never drained (\(left) left); proxy: \(proxy.statistics)")
+
+        let stats = proxy.statistics
+        print("exactly-once-proxy: \(total) increments over \(stats.connections) connections; \(stats.cuts) cut right after a writeResult, \(stats.passed) writeResults passed")
+        #expect(await store.pendingWriteCount == 0)
+        #expect(try await counter.getDocument(source: .cache).get("n") == .integer(Int64(total)))
+        // The server, read over its own connection (not through the proxy).
+        let onServer = try await ServerReads.document("counters/c1", url: server.url, token: token)
+        #expect(onServer?["n"] == .integer(Int64(total)), "the server's counter: \(String(describing: onServer))")
+        // The proxy really cut: many commits never reached the client the first time, and every
+        // batch (the set and the increments) was acknowledged at least once.
+        #expect(stats.cuts >= 100, "only \(stats.cuts) cuts")
+        #expect(stats.passed >= total + 1, "only \(stats.passed) writeResults reached the client")
+
+        await store.close()
+        proxy.stop()
+        await server.stop()
+    }
+}
+
+/// A TCP proxy on 127.0.0.1 (plain sockets, a thread per direction and connection) that
+/// forwards client bytes to the server untouched and reads the server's bytes as WebSocket
+/// frames: after the HTTP upgrade answer, each complete frame is forwarded — except a text
+/// frame carrying a `writeResult` after the connection's first one, which a seeded coin flip
+/// may drop; the proxy then closes both sides of that connection at once.
+final class CuttingProxy: @unchecked Sendable {
+    // The listening socket is written once in init and closed once in stop(); everything
+    // that changes is behind Mutexes.
+    let port: Int
+    private let targetPort: Int
+    private let listener: Int32
+    private let random: Mutex<SplitMix64>
+    private let state = Mutex<(stopped: Bool, links: [ObjectIdentifier: Link])>((false, [:]))
+    private let counts = Mutex(Statistics())
+
+    struct Statistics: Sendable, CustomStringConvertible {
+        var connections = 0
+        var cuts = 0
+        var passed = 0
+        var description: String { "\(connections) connections, \(cuts) cuts, \(passed) writeResults passed" }
+    }
+
+    var statistics: Statistics { counts.withLock { $0 } }
+
+    init(targetPort: Int, seed: UInt64) throws {
+        self.targetPort = targetPort
+        random = Mutex(SplitMix64(seed: seed))
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw DocError(.internal, "socket() failed") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = Self.loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            close(fd)
+            throw DocError(.internal, "the proxy cannot listen on 127.0.0.1")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        listener = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    /// Stops accepting and closes every open connection. Safe to call more than once.
+    func stop() {
+        let links = state.withLock { state -> [Link]? in
+            guard !state.stopped else { return nil }
+            state.stopped = true
+            return Array(state.links.values)
+        }
+        guard let links else { return }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        for link in links { link.cut() }
+    }
+
+    static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 {
+                if state.withLock({ $0.stopped }) { return }
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                return
+            }
+            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = Self.loopback(port: UInt16(targetPort))
+            let connected = server >= 0 && withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            } == 0
+            guard connected else {
+                close(client)
+                if server >= 0 { close(server) }
+                continue
+            }
+            for fd in [client, server] {
+                var yes: Int32 = 1
+                setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+            }
+            let link = Link(client: client, server: server)
+            let admitted = state.withLock { state -> Bool in
+                guard !state.stopped else { return false }
+                state.links[ObjectIdentifier(link)] = link
+                return true
+            }
+            guard admitted else { link.cut(); link.finish(); link.finish(); return }
+            counts.withLock { $0.connections += 1 }
+            Thread.detachNewThread { [self] in
+                link.pump(from: link.client, to: link.server) { bytes, _ in .forward(bytes) }
+                retire(link)
+            }
+            Thread.detachNewThread { [self] in
+                var frames = FrameSplitter()
+                var passedHere = 0
+                link.pump(from: link.server, to: link.client) { bytes, _ in
+                    var out: [UInt8] = []
+                    for piece in frames.feed(bytes) {
+                        if piece.isWriteResult {
+                            // The first result of a connection always passes: the client resets
+                            // its reconnect backoff only when a write is acknowledged (a
+                            // completed handshake does not prove the server healthy), so cutting
+                            // it would make every later reconnect wait longer, up to a minute.
+                            let cut = passedHere > 0 && random.withLock { $0.next() % 2 == 0 }
+                            if cut {
+                                counts.withLock { $0.cuts += 1 }
+                                return .cut(before: out)
+                            }
+                            counts.withLock { $0.passed += 1 }
+                            passedHere += 1
+                        }
+                        out += piece.bytes
+                    }
+                    return .forward(out)
+                }
+                retire(link)
+            }
+        }
+    }
+
+    private func retire(_ link: Link) {
+        if link.finish() { state.withLock { _ = $0.links.removeValue(forKey: ObjectIdentifier(link)) } }
+    }
+
+    /// One proxied connection: the client's socket and the server's.
+    final class Link: Sendable {
+        let client: Int32
+        let server: Int32
+        /// Pumps still running; the last one to end closes both sockets.
+        private let running = Mutex(2)
+
+        init(client: Int32, server: Int32) {
+            self.client = client
+            self.server = server
+        }
+
+        enum Step {
+            case forward([UInt8])
+            /// Forward these bytes, then cut the connection.
+            case cut(before: [UInt8])
+        }
+
+        /// Reads from `source` until it ends, passing every chunk through `transform`.
+        func pump(from source: Int32, to destination: Int32, _ transform: ([UInt8], Int) -> Step) {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { recv(source, $0.baseAddress, $0.count, 0) }
+                if count <= 0 { break }
+                switch transform(Array(buffer[0..<count]), count) {
+                case .forward(let bytes):
+                    if !Self.send(bytes, to: destination) { cut(); return }
+                case .cut(let before):
+                    _ = Self.send(before, to: destination)
+                    cut()
+                    return
+                }
+            }
+            cut()
+        }
+
+        /// Ends both directions at once (the other pump's read returns).
+        func cut() {
+            shutdown(client, Int32(SHUT_RDWR))
+            shutdown(server, Int32(SHUT_RDWR))
+        }
+
+        /// A pump ended; true for the last one, which closes the sockets.
+        @discardableResult
+        func finish() -> Bool {
+            let last = running.withLock { count -> Bool in
+                count -= 1
+                return count == 0
+            }
+            if last {
+                close(client)
+                close(server)
+            }
+            return last
+        }
+
+        private static func send(_ bytes: [UInt8], to fd: Int32) -> Bool {
+            var offset = 0
+            while offset < bytes.count {
+                let sent = bytes.withUnsafeBytes {
+                    Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+                }
+                if sent <= 0 { return false }
+                offset += sent
+            }
+            return true
+        }
+    }
+}
+
+/// Splits the server's byte stream into the HTTP upgrade answer and then whole WebSocket
+/// frames (RFC 6455 §5.2); a frame is held back until it is complete.
+struct FrameSplitter {
+    struct Piece {
+        var bytes: [UInt8]
+        var isWriteResult: Bool
+    }
+
+    private var buffer: [UInt8] = []
+    private var upgraded = false
+    private static let marker = Array(#""writeResult""#.utf8)
+
+    mutating func feed(_ bytes: [UInt8]) -> [Piece] {
+        buffer += bytes
+        var pieces: [Piece] = []
+        if !upgraded {
+            guard let end = Self.find([13, 10, 13, 10], in: buffer[...]) else { return [] }
+            pieces.append(Piece(bytes: Array(buffer[..<(end + 4)]), isWriteResult: false))
+            buffer.removeFirst(end + 4)
+            upgraded = true
+        }
+        while buffer.count >= 2 {
+            let opcode = buffer[0] & 0x0F
+            let masked = buffer[1] & 0x80 != 0
+            var length = Int(buffer[1] & 0x7F)
+            var header = 2
+            if length == 126 {
+                guard buffer.count >= 4 else { break }
+                length = Int(buffer[2]) << 8 | Int(buffer[3])
+                header = 4
+            } else if length == 127 {
+                guard buffer.count >= 10 else { break }
+                length = (2..<10).reduce(0) { $0 << 8 | Int(buffer[$1]) }
+                header = 10
+            }
+            if masked { header += 4 }
+            guard buffer.count >= header + length else { break }
+            let frame = Array(buffer[..<(header + length)])
+            buffer.removeFirst(header + length)
+            let isText = opcode == 0x1
+            pieces.append(Piece(bytes: frame, isWriteResult: isText && !masked && Self.find(Self.marker, in: frame[header...]) != nil))
+        }
+        return pieces
+    }
+
+    static func find(_ needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        var i = haystack.startIndex
+        while i + needle.count <= haystack.endIndex {
+            if haystack[i] == needle[0], haystack[i..<(i + needle.count)].elementsEqual(needle) { return i }
+            i += 1
+        }
+        return nil
+    }
+}

@@ -1,0 +1,127 @@
+import DocModel
+import Foundation
+import Synchronization
+
+/// A child process whose stdout and stderr are collected as they arrive (each read by its own
+/// thread, so a chatty child never blocks on a full pipe), with bounded waits for lines and
+/// for its exit. `kill()` (SIGKILL) is safe to call in every path, also twice.
+final class ChildProcess: @unchecked Sendable {
+    // `Process` is used from one test at a time; the collected output is behind a Mutex.
+    private let process: Process
+    private let output = CollectedOutput()
+    let commandLine: String
+
+    init(executable: URL, arguments: [String], environment: [String: String]? = nil, currentDirectory: URL? = nil,
+         keepStandardInputOpen: Bool = false) throws {
+        process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+        commandLine = ([executable.lastPathComponent] + arguments).joined(separator: " ")
+        let stdout = Pipe(), stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        // A child that watches stdin for EOF (the crash child) ends when this pipe closes;
+        // others get /dev/null.
+        if keepStandardInputOpen { process.standardInput = Pipe() } else { process.standardInput = FileHandle.nullDevice }
+        try process.run()
+        for (handle, isStdout) in [(stdout.fileHandleForReading, true), (stderr.fileHandleForReading, false)] {
+            let output = self.output
+            Thread.detachNewThread {
+                while true {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { break }
+                    output.withLock { if isStdout { $0.stdout.append(chunk) } else { $0.stderr.append(chunk) } }
+                }
+                output.withLock { if isStdout { $0.stdoutClosed = true } else { $0.stderrClosed = true } }
+            }
+        }
+    }
+
+    var processIdentifier: Int32 { process.processIdentifier }
+    var isRunning: Bool { process.isRunning }
+
+    var standardOutput: String { output.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
+    var standardError: String { output.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
+
+    /// The complete lines written to stdout so far.
+    var lines: [String] {
+        let text = standardOutput
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        lines.removeLast()   // the part after the last newline (empty when the output ends with one)
+        return lines
+    }
+
+    /// Waits until stdout has a line at `index` (0-based) and returns it; nil when the child
+    /// closed its stdout first or `seconds` passed (a liveness cap, not a timing assertion).
+    func line(_ index: Int, within seconds: Double = 90) async -> String? {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            let lines = self.lines
+            if index < lines.count { return lines[index] }
+            if output.withLock({ $0.stdoutClosed }) { return self.lines.count > index ? self.lines[index] : nil }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+
+    /// Waits for the child to exit by itself and for its output to be read; returns its exit
+    /// status, or nil after `seconds` (the child is then killed).
+    func waitForExit(within seconds: Double = 120) async -> Int32? {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            if !process.isRunning, output.withLock({ $0.stdoutClosed && $0.stderrClosed }) {
+                process.waitUntilExit()
+                return process.terminationStatus
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        kill()
+        return nil
+    }
+
+    /// Whether it ended with a signal (SIGKILL) rather than an exit status.
+    var wasKilled: Bool { !process.isRunning && process.terminationReason == .uncaughtSignal }
+
+    /// SIGKILL, then reaps it. Does nothing when it already ended.
+    func kill() {
+        guard process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGINT (Ctrl-C), as a user ends a `docctl listen`.
+    func interrupt() {
+        guard process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGINT)
+    }
+}
+
+/// A child's stdout and stderr so far, and whether each pipe reached its end.
+final class CollectedOutput: Sendable {
+    private let state = Mutex<(stdout: Data, stderr: Data, stdoutClosed: Bool, stderrClosed: Bool)>((Data(), Data(), false, false))
+    func withLock<R>(_ body: (inout (stdout: Data, stderr: Data, stdoutClosed: Bool, stderrClosed: Bool)) -> R) -> R {
+        state.withLock { body(&$0) }
+    }
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on: bound by the system, then closed again.
+func closedLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw DocError(.internal, "socket() failed") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard bound == 0 else { throw DocError(.internal, "bind() failed") }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
