@@ -95,6 +95,8 @@ let package = Package(
             dependencies: [
                 "DocCache", "DocModel", "DocProtocol", "DocRules", "DocServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // `docctl listen` ends cleanly on Ctrl-C (closes its store, removes its cache).
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -1,4 +1,5 @@
 import DocModel
+import DocTestSupport
 import Foundation
 import Testing
 
@@ -97,6 +98,46 @@ struct DocctlEndToEndTests {
 
             #expect(listen.isRunning, "listen ended by itself: \(listen.standardError)")
             #expect(listen.standardError.contains("connected to \(docctl.server)"), "status lines: \(listen.standardError)")
+        }
+    }
+
+    @Test func listenOutlivesAServerRestartAndEndsCleanlyOnCtrlC() async throws {
+        try await Self.withServer { server, docctl in
+            let listen = try docctl.start(["listen", "rooms", "--limit", "10", "--json"] + docctl.user("bob"))
+            defer { listen.kill() }
+            var index = 0
+            var synced = false
+            while !synced, let line = await Self.nextSnapshot(listen, &index, "the first snapshot") {
+                synced = line["fromCache"] as? Bool == false
+            }
+            #expect(synced)
+
+            // The server dies (SIGKILL): the listen stays up and says it is offline…
+            server.kill()
+            let offline = await eventually(60) { listen.standardError.contains("docctl: offline (\(docctl.server) unreachable)") }
+            #expect(offline, "no offline status line: \(listen.standardError)")
+            #expect(listen.isRunning)
+
+            // …and once the server is back on the same port, a write from another process
+            // reaches it.
+            try server.start()
+            let set = try await docctl.run(["set", "rooms/r9", #"{"name": "Back"}"#, "--wait"] + docctl.user("alice"))
+            #expect(set.status == 0, "\(set)")
+            var arrived = false
+            while !arrived, let line = await Self.nextSnapshot(listen, &index, "the write after the restart") {
+                arrived = Self.changes(line).contains { $0["path"] as? String == "rooms/r9" && $0["type"] as? String == "added" }
+                    && line["fromCache"] as? Bool == false
+            }
+            #expect(arrived, "stdout: \(listen.standardOutput)")
+            let reconnected = listen.standardError.components(separatedBy: "docctl: connected to \(docctl.server)").count - 1
+            #expect(reconnected >= 2, "status lines: \(listen.standardError)")
+
+            // Ctrl-C ends it with exit 0 and removes its private cache.
+            let caches = docctl.home + "/.docctl/tmp"
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: caches)) ?? []).count == 1)
+            listen.interrupt()
+            #expect(await listen.waitForExit(within: 60) == 0, "stderr: \(listen.standardError)")
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: caches)) ?? []).isEmpty, "a private cache was left behind")
         }
     }
 

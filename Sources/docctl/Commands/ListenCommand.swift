@@ -1,6 +1,7 @@
 import ArgumentParser
 import DocCache
 import DocModel
+import UnixSignals
 
 /// `docctl listen`: live changes of a document or a bounded query.
 struct ListenCommand: AsyncParsableCommand {
@@ -22,10 +23,10 @@ struct ListenCommand: AsyncParsableCommand {
             and errors as {"type":"error","code":"…","message":"…"}.
 
             A query needs --limit (at most the store's maxListenLimit, 1000). Runs until
-            interrupted, --count snapshots or --timeout seconds; it keeps running across server
-            restarts and lost connections (status lines on stderr). It uses a private cache
-            for its run (unless --cache is given), so the user's other commands are never
-            blocked by a long listen.
+            interrupted (Ctrl-C or SIGTERM: exit 0), --count snapshots or --timeout seconds; it
+            keeps running across server restarts and lost connections (status lines on stderr).
+            It uses a private cache for its run (unless --cache is given), removed when it ends,
+            so the user's other commands are never blocked by a long listen.
             """
     )
 
@@ -53,10 +54,13 @@ struct ListenCommand: AsyncParsableCommand {
     func run() async throws {
         let isDocument = self.isDocument
         var options = client
-        let privateCache = options.cache == nil
-        if privateCache { options.cache = Environment.home + "/tmp/listen-\(UInt64.random(in: 0...UInt64.max))" }
+        // Trapped before anything is created, so an early Ctrl-C still ends through the
+        // cleanup below instead of killing the process.
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+        let privateCache = options.cache == nil ? PrivateListenCache.make() : nil
+        if let privateCache { options.cache = privateCache.path }
+        defer { privateCache?.remove() }
         let session = try await ClientSession.open(options)
-        defer { if privateCache, let cache = options.cache { Directories.remove(cache) } }
         let printer = SnapshotPrinter(json: client.json)
         // Connection status lines on stderr (stdout stays one line per snapshot).
         let states = session.store.onlineStateUpdates()
@@ -105,6 +109,12 @@ struct ListenCommand: AsyncParsableCommand {
                     try? await Task.sleep(for: .seconds(timeout))
                     return .done
                 }
+            }
+            // Ctrl-C (SIGINT) or SIGTERM: the documented way to end a listen; it closes the
+            // store and removes the private cache like any other end.
+            group.addTask {
+                for await _ in signals { return .done }
+                return .done
             }
             let first = await group.next() ?? .done
             group.cancelAll()
