@@ -427,6 +427,75 @@ struct DocctlEndToEndTests {
         }
     }
 
+    @Test func revertDropsAQueuedWriteAndSyncListsRejections() async throws {
+        try await Self.withServer { _, docctl in
+            let cache = docctl.home + "/laptop"
+            let down = docctl.pointing(at: "http://127.0.0.1:\(try closedLoopbackPort())")
+            let dora = down.user("dora")
+            // Three writes while the server is unreachable: one to keep, one to revert, one
+            // the server will reject (an update of a document that does not exist).
+            var batches: [Int] = []
+            for arguments in [["set", "notes/keep", #"{"text": "keep"}"#], ["set", "notes/drop", #"{"text": "drop"}"#],
+                              ["update", "notes/missing", #"{"text": "x"}"#]] {
+                let write = try await down.run(arguments + ["--json", "--cache", cache] + dora)
+                #expect(write.status == 0, "\(write)")
+                batches.append(try #require(JSONObjectLine(write.lines.first ?? "")?["batchId"] as? Int, "\(write)"))
+            }
+
+            let status = try await down.run(["status", "--json", "--cache", cache] + dora)
+            #expect(status.status == 0, "\(status)")
+            let state = try #require(JSONObjectLine(status.lines.first ?? ""), "\(status)")
+            #expect(state["online"] as? Bool == false)
+            #expect(state["pendingWrites"] as? Int == 3)
+            #expect(state["uid"] as? String == "dora")
+            #expect(state["tenant"] as? String == "acme")
+            #expect((state["cacheBytes"] as? Int ?? 0) > 0, "\(state)")
+
+            let revert = try await down.run(["pending", "revert", String(batches[1]), "--cache", cache] + dora)
+            #expect(revert.status == 0, "\(revert)")
+            let unknown = try await down.run(["pending", "revert", "999999", "--cache", cache] + dora)
+            #expect(unknown.status == 1, "\(unknown)")
+            #expect(unknown.stderr.contains("999999"), "\(unknown)")
+            let left = try await down.run(["pending", "--json", "--cache", cache] + dora)
+            #expect(left.lines.compactMap { JSONObjectLine($0)?["batchId"] as? Int } == [batches[0], batches[2]], "\(left)")
+            let gone = try await down.run(["get", "notes/drop", "--source", "cache", "--json", "--cache", cache] + dora)
+            #expect(gone.status == 1, "the reverted write is no longer in the local view: \(gone)")
+
+            // sync: the kept write is committed, the update is rejected and listed, exit 1.
+            let sync = try await docctl.run(["sync", "--timeout", "30", "--cache", cache] + docctl.user("dora"))
+            #expect(sync.status == 1, "\(sync)")
+            #expect(sync.stdout.contains("rejected: batch \(batches[2]) notes/missing: "), "\(sync)")
+            #expect(sync.stdout.contains("synced: 2 batches sent, 1 rejected"), "\(sync)")
+            let online = try await docctl.run(["status", "--cache", cache] + docctl.user("dora"))
+            #expect(online.status == 0, "\(online)")
+            #expect(online.lines.first == "server     \(docctl.server) (online)", "\(online)")
+            #expect(online.lines.contains("pending    0 batches"), "\(online)")
+            for (path, exists) in [("notes/keep", true), ("notes/drop", false), ("notes/missing", false)] {
+                let get = try await docctl.run(["get", path, "--source", "server", "--json"] + docctl.user("erik"))
+                #expect(get.status == (exists ? 0 : 1), "\(path): \(get)")
+            }
+        }
+    }
+
+    // MARK: help
+
+    @Test func everyCommandHasHelpWithAnExample() async throws {
+        let docctl = try DocctlRunner(server: "http://127.0.0.1:1", secret: "/nonexistent")
+        defer { docctl.removeHome() }
+        let commands = ["serve", "token", "get", "set", "update", "delete", "purge", "query", "listen", "request",
+                        "pending", "pending list", "pending revert", "sync", "status", "rules", "rules check", "rules test"]
+        for command in commands {
+            let help = try await docctl.run(command.split(separator: " ").map(String.init) + ["--help"], within: 60)
+            #expect(help.status == 0, "docctl \(command) --help: \(help)")
+            #expect(help.stdout.contains("USAGE: docctl \(command)"), "docctl \(command) --help: \(help)")
+            #expect(help.stdout.contains("Example"), "docctl \(command) --help has no example: \(help)")
+        }
+        let top = try await docctl.run(["--help"], within: 60)
+        for command in commands where !command.contains(" ") {
+            #expect(top.stdout.contains("  \(command) "), "docctl --help does not list \(command)")
+        }
+    }
+
     // MARK: rules
 
     @Test func rulesCheckAndConformance() async throws {

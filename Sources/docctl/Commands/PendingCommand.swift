@@ -7,6 +7,11 @@ struct PendingCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pending",
         abstract: "Show the local write queue, or revert a pending batch.",
+        discussion: """
+            Examples:
+              docctl pending --tenant acme --uid alice
+              docctl pending revert 3 --tenant acme --uid alice
+            """,
         subcommands: [List.self, Revert.self],
         defaultSubcommand: List.self
     )

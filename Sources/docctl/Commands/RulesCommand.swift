@@ -7,6 +7,11 @@ struct RulesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rules",
         abstract: "Check rules files and run rules test suites.",
+        discussion: """
+            Examples:
+              docctl rules check Rules/firestore.rules
+              docctl rules test ../shared/conformance/rules
+            """,
         subcommands: [Check.self, Test.self]
     )
 

@@ -36,11 +36,13 @@ struct SyncCommand: AsyncParsableCommand {
             let drained = await WriteReporter.race(within: .seconds(timeout)) {
                 do { try await store.waitForPendingWrites(); return true } catch { return false }
             } ?? false
-            // Rejections are reported before the queue empties; give the stream a moment.
-            try? await Task.sleep(for: .milliseconds(50))
-            collecting.cancel()
             let remaining = await store.pendingWriteCount
             let lastError = await store.lastSyncError
+            // A rejection is on the error stream before its batch leaves the queue; closing
+            // the store ends the stream after everything it already holds, so every
+            // rejection is collected, none is cut off by a race.
+            await store.close()
+            await collecting.value
             for error in rejected.all {
                 if client.json {
                     Output.line(.object([
