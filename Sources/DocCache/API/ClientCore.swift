@@ -42,7 +42,8 @@ package actor ClientCore {
     private var detachedScopes: Set<Int> = []
     private var nextID = 0
     private var pendingCountObservers: [Int: AsyncStream<Int>.Continuation] = [:]
-    private var writeErrorObservers: [Int: AsyncStream<WriteError>.Continuation] = [:]
+    /// Rejected writes, for ``DocumentStore/writeErrors()`` (observers register synchronously).
+    package nonisolated let writeErrors = EventBroadcast<WriteError>()
     private var onlineStateObservers: [Int: AsyncStream<OnlineState>.Continuation] = [:]
     package private(set) var pendingWriteCount: Int
 
@@ -143,10 +144,9 @@ package actor ClientCore {
         }
         listeners = [:]
         for continuation in pendingCountObservers.values { continuation.finish() }
-        for continuation in writeErrorObservers.values { continuation.finish() }
+        writeErrors.finish()
         for continuation in onlineStateObservers.values { continuation.finish() }
         pendingCountObservers = [:]
-        writeErrorObservers = [:]
         onlineStateObservers = [:]
         persistence.close()
     }
@@ -204,17 +204,9 @@ package actor ClientCore {
 
     package func removePendingWriteCountObserver(_ id: Int) { pendingCountObservers[id] = nil }
 
-    package func observeWriteErrors(_ continuation: AsyncStream<WriteError>.Continuation) -> Int {
-        nextID += 1
-        if isClosed { continuation.finish() } else { writeErrorObservers[nextID] = continuation }
-        return nextID
-    }
-
-    package func removeWriteErrorObserver(_ id: Int) { writeErrorObservers[id] = nil }
-
     private func publishWriteError(_ batch: MutationBatch?, _ error: DocError) {
         let event = WriteError(batchID: batch?.batchID, paths: batch?.mutations.map(\.key.description) ?? [], error: error)
-        for continuation in writeErrorObservers.values { continuation.yield(event) }
+        writeErrors.yield(event)
     }
 
     // MARK: - Network

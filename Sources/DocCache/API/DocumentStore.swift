@@ -149,16 +149,10 @@ public final class DocumentStore: Sendable {
     /// ``resetFromServer()``.
     public func waitForPendingWrites() async throws(DocError) { try await core.waitForPendingWrites() }
 
-    /// Every write the server rejects, as it happens (the store-wide error stream).
-    public func writeErrors() -> AsyncStream<WriteError> {
-        AsyncStream { continuation in
-            let core = self.core
-            let registration = Task { await core.observeWriteErrors(continuation) }
-            continuation.onTermination = { _ in
-                Task { await core.removeWriteErrorObserver(await registration.value) }
-            }
-        }
-    }
+    /// Every write the server rejects, as it happens (the store-wide error stream), from the
+    /// moment this is called: a rejection of a write made after asking for the stream is
+    /// always in it. The stream ends when the store closes, after the errors it holds.
+    public func writeErrors() -> AsyncStream<WriteError> { core.writeErrors.stream() }
 
     /// Collects least-recently-used cached documents beyond ``StoreSettings/cacheSizeBytes``.
     /// Documents with pending writes or in active listeners are never collected.
