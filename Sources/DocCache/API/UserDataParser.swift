@@ -19,6 +19,7 @@ package enum UserDataParser {
         _ data: [String: FieldValue], path: inout [String], transforms: inout [FieldTransform], key: DocumentKey
     ) throws(DocError) -> [String: Value] {
         var fields: [String: Value] = [:]
+        fields.reserveCapacity(data.count)
         for (name, value) in data {
             // Plain values: names, depth and size are checked once for the whole document by
             // `Mutation.validate` (DocumentLimits), so no per-field path validation here.

@@ -7,6 +7,16 @@ enum BufferedWrite {
     case delete
 }
 
+extension LevelDB.WriteBatch {
+    /// Adds `write` of `key`.
+    mutating func add(_ key: [UInt8], _ write: BufferedWrite) {
+        switch write {
+        case .put(let value): put(key, value)
+        case .delete: delete(key)
+        }
+    }
+}
+
 /// A key of a transaction's write buffer. Hashes its bytes in one call: `[UInt8]`'s own
 /// `Hashable` feeds the hasher one byte at a time, which showed in profiles of local writes
 /// (every write buffers three to four keys of 20–60 bytes and looks some up again).
@@ -49,6 +59,10 @@ package final class PersistenceTransaction {
     let state: PersistenceState
 
     private var writes: [BufferKey: BufferedWrite] = [:]
+    /// Writes not yet in `writes`, in the order they were made. A transaction that only
+    /// writes (a local write, the usual case) never hashes its keys: they go to the commit
+    /// in this order. The first read, scan or count moves them into `writes`.
+    private var unindexed: [(key: [UInt8], write: BufferedWrite)] = []
     /// The keys of `writes` as of the last scan, in sorted runs whose sizes at least double
     /// from the last run to the first (each key in exactly one run). New keys are sorted into
     /// a run when a scan needs them and runs of similar size are merged, so interleaving
@@ -80,6 +94,7 @@ package final class PersistenceTransaction {
     /// The value under `key`: the transaction's own write if it made one, else the stored one.
     package func get(_ key: [UInt8]) throws(DocError) -> [UInt8]? {
         checkActive()
+        indexWrites()
         if let w = writes[BufferKey(key)] {
             switch w {
             case .put(let v): return v
@@ -93,13 +108,13 @@ package final class PersistenceTransaction {
     /// Stores `value` under `key` when the transaction commits.
     package func put(_ key: [UInt8], _ value: [UInt8]) {
         checkActive()
-        if writes.updateValue(.put(value), forKey: BufferKey(key)) == nil { unsortedKeys.append(key) }
+        unindexed.append((key, .put(value)))
     }
 
     /// Removes `key` when the transaction commits.
     package func delete(_ key: [UInt8]) {
         checkActive()
-        if writes.updateValue(.delete, forKey: BufferKey(key)) == nil { unsortedKeys.append(key) }
+        unindexed.append((key, .delete))
     }
 
     /// The entries in `range` as the transaction sees them (stored entries merged with its
@@ -124,7 +139,10 @@ package final class PersistenceTransaction {
     }
 
     /// The number of writes buffered so far.
-    package var bufferedWriteCount: Int { writes.count }
+    package var bufferedWriteCount: Int {
+        indexWrites()
+        return writes.count
+    }
 
     // MARK: Transaction state
 
@@ -174,8 +192,18 @@ package final class PersistenceTransaction {
         if failure == nil { failure = error }
     }
 
+    /// Moves the writes made since the last read into `writes` (a later write to a key wins).
+    private func indexWrites() {
+        guard !unindexed.isEmpty else { return }
+        for (key, write) in unindexed where writes.updateValue(write, forKey: BufferKey(key)) == nil {
+            unsortedKeys.append(key)
+        }
+        unindexed.removeAll(keepingCapacity: true)
+    }
+
     /// The buffered writes whose keys are in `range`, ascending.
     func bufferedWrites(in range: KeyRange) -> [([UInt8], BufferedWrite)] {
+        indexWrites()
         if !unsortedKeys.isEmpty {
             var run = unsortedKeys.sorted { compareKeys($0, $1) < 0 }
             unsortedKeys.removeAll(keepingCapacity: true)
@@ -246,13 +274,15 @@ package final class PersistenceTransaction {
             w.zigzag(Int64(state.nextBatchID))
             put(KeySchema.global(KeySchema.nextBatchIDName), w.bytes)
         }
-        guard !writes.isEmpty else { return nil }
+        guard !writes.isEmpty || !unindexed.isEmpty else { return nil }
         var batch = LevelDB.WriteBatch()
-        for (key, write) in writes {
-            switch write {
-            case .put(let value): batch.put(key.bytes, value)
-            case .delete: batch.delete(key.bytes)
-            }
+        // Never read: the writes in the order made (LevelDB applies a batch in order, so a
+        // later write to a key wins, as in `writes`). Otherwise the indexed writes.
+        if writes.isEmpty {
+            for (key, write) in unindexed { batch.add(key, write) }
+        } else {
+            indexWrites()
+            for (key, write) in writes { batch.add(key.bytes, write) }
         }
         return (batch, metadata)
     }

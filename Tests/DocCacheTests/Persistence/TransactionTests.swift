@@ -67,6 +67,46 @@ struct TransactionTests {
         }
     }
 
+    @Test func writesNeverReadCommitInOrderTheLastWriteOfAKeyWinning() throws {
+        try F.withStore { p, _ in
+            try p.run("seed") { txn throws(DocError) in
+                txn.put(Self.k("gone"), [9])
+                txn.put(Self.k("twice"), [9])
+            }
+            // Only writes (the local-write path): the commit takes them in the order made.
+            try p.run("writes only") { txn throws(DocError) in
+                txn.put(Self.k("twice"), [1])
+                txn.delete(Self.k("gone"))
+                txn.put(Self.k("twice"), [2])
+                txn.put(Self.k("back"), [1])
+                txn.delete(Self.k("back"))
+                txn.put(Self.k("back"), [3])
+                txn.put(Self.k("dropped"), [4])
+                txn.delete(Self.k("dropped"))
+            }
+            try p.run("check") { txn throws(DocError) in
+                #expect(try txn.get(Self.k("twice")) == [2])
+                #expect(try txn.get(Self.k("gone")) == nil)
+                #expect(try txn.get(Self.k("back")) == [3])
+                #expect(try txn.get(Self.k("dropped")) == nil)
+            }
+            // Writes, a read, more writes: both kinds end in the commit.
+            try p.run("mixed") { txn throws(DocError) in
+                txn.put(Self.k("m1"), [1])
+                #expect(txn.bufferedWriteCount == 1)
+                txn.put(Self.k("m2"), [2])
+                txn.put(Self.k("m1"), [3])
+                #expect(try txn.get(Self.k("m1")) == [3])
+                txn.delete(Self.k("m2"))
+                #expect(txn.bufferedWriteCount == 2)
+            }
+            try p.run("check mixed") { txn throws(DocError) in
+                #expect(try txn.get(Self.k("m1")) == [3])
+                #expect(try txn.get(Self.k("m2")) == nil)
+            }
+        }
+    }
+
     @Test func mergedScansForwardAndReverse() throws {
         try F.withStore { p, _ in
             try p.run("seed") { txn throws(DocError) in
