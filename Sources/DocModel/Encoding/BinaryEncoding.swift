@@ -216,8 +216,15 @@ struct BinaryWriter {
     }
 
     mutating func string(_ s: String) {
-        varint(UInt64(s.utf8.count))
-        bytes.append(contentsOf: s.utf8)
+        // Native strings (the usual case) are copied from their UTF-8 storage in one go.
+        let copied: Void? = s.utf8.withContiguousStorageIfAvailable { utf8 in
+            varint(UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+        if copied == nil {
+            varint(UInt64(s.utf8.count))
+            bytes.append(contentsOf: s.utf8)
+        }
     }
 
     mutating func key(_ k: DocumentKey) {
