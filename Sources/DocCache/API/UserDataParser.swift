@@ -8,10 +8,33 @@ package enum UserDataParser {
     package static func set(_ key: DocumentKey, _ data: [String: FieldValue]) throws(DocError) -> Mutation {
         // The same result as walking with `Parsed` (which also collects a mask, which a set
         // does not need), built directly: nested maps as values, not field by field.
+        // Data without sentinels (the usual case) converts map by map with `mapValues`, which
+        // keeps each dictionary's hash table instead of hashing every key again.
+        if let plain = plainValues(data) { return .set(key, ObjectValue(plain), transforms: []) }
         var transforms: [FieldTransform] = []
         var path: [String] = []
         let fields = try setFields(data, path: &path, transforms: &transforms, key: key)
         return .set(key, ObjectValue(fields), transforms: transforms)
+    }
+
+    /// `data` as plain values, or nil when it holds a sentinel anywhere (a transform or a
+    /// delete, which `setFields` handles). An empty map is a value, as in `setFields`.
+    private static func plainValues(_ data: [String: FieldValue]) -> [String: Value]? {
+        var plain = true
+        let values = data.mapValues { field -> Value in
+            switch field {
+            case .value(let value):
+                return value
+            case .map(let nested):
+                if plain, let inner = plainValues(nested) { return .map(inner) }
+                plain = false
+                return .null
+            default:
+                plain = false
+                return .null
+            }
+        }
+        return plain ? values : nil
     }
 
     /// The fields of `data` (at `path`) for a `set`; sentinels become `transforms`.

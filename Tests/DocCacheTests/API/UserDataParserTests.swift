@@ -13,6 +13,11 @@ struct UserDataParserTests {
         [:],
         ["n": .value(1), "s": "text"],
         ["m": .map([:])],
+        // No sentinel anywhere: converted map by map, keeping each dictionary.
+        ["owner": .map(["id": "u1", "address": .map(["city": "Paris", "empty": .map([:])])]), "tags": .value(.array(["a"])),
+         "e": .map([:]), "n": .value(.null)],
+        // A sentinel deep down: the plain conversion gives up and the walk collects it.
+        ["a": .map(["b": .map(["c": .value(1), "t": .serverTimestampSentinel])]), "z": "plain"],
         ["m": .map(["n": .incrementSentinel(1)])],
         ["m": .map(["a": .map(["b": .serverTimestampSentinel])]), "x": .value(.null)],
         ["m": .map(["a": .value(1), "t": .serverTimestampSentinel, "e": .map([:])]), "tags": .arrayUnionSentinel(["a"])],
