@@ -249,7 +249,9 @@ enum KeySchema {
 
     /// The row of batch `batchID` of `user`.
     static func mutation(_ user: String, _ batchID: BatchID) -> [UInt8] {
-        var k = KeyEncoder(prefix: mutationsPrefix(user))
+        // On the local-write path: one encoder (`mutationsPrefix(user)`, then the id).
+        var k = KeyEncoder(prefix: Table.mutations.prefix)
+        k.append(string: user)
         k.append(int64: Int64(batchID))
         return k.bytes
     }
@@ -270,7 +272,10 @@ enum KeySchema {
 
     /// The document → batch row of (`user`, `key`, `batchID`).
     static func documentMutation(_ user: String, _ key: DocumentKey, _ batchID: BatchID) -> [UInt8] {
-        var k = KeyEncoder(prefix: documentMutationsPrefix(user, key))
+        // On the local-write path: one encoder (`documentMutationsPrefix(user, key)`, then the id).
+        var k = KeyEncoder(prefix: Table.documentMutations.prefix)
+        k.append(string: user)
+        k.append(key: key)
         k.append(int64: Int64(batchID))
         return k.bytes
     }
@@ -326,7 +331,11 @@ enum KeySchema {
 
     /// The overlay row of `key` for `user`.
     static func overlay(_ user: String, _ key: DocumentKey) -> [UInt8] {
-        var k = KeyEncoder(prefix: overlaysPrefix(user, collection: key.collectionPath))
+        // On the local-write path: one encoder, and the collection path is not built
+        // (`overlaysPrefix(user, collection: key.collectionPath)`, then the id).
+        var k = KeyEncoder(prefix: Table.overlays.prefix)
+        k.append(string: user)
+        k.append(pathSegments: key.path.segments.dropLast())
         k.append(string: key.documentID)
         return k.bytes
     }

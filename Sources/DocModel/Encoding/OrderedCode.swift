@@ -96,7 +96,11 @@ public enum OrderedCode {
     }
 
     static func appendPath(_ path: ResourcePath, to out: inout [UInt8]) {
-        for s in path.segments {
+        appendPath(segments: path.segments[...], to: &out)
+    }
+
+    static func appendPath(segments: ArraySlice<String>, to out: inout [UInt8]) {
+        for s in segments {
             out.append(pathSegment)
             appendString(s.utf8, to: &out)
         }
@@ -158,6 +162,12 @@ public struct KeyEncoder: Sendable {
     /// UTF-8 bytes, a path before its extensions.
     public mutating func append(path: ResourcePath, descending: Bool = false) {
         appending(descending: descending) { OrderedCode.appendPath(path, to: &$0) }
+    }
+
+    /// Appends the path made of `segments` (the bytes ``append(path:descending:)`` appends for
+    /// that path), without building the path: e.g. a document's collection path.
+    public mutating func append(pathSegments segments: ArraySlice<String>) {
+        OrderedCode.appendPath(segments: segments, to: &bytes)
     }
 
     /// Appends a document key (its path; see ``append(path:descending:)``).

@@ -230,3 +230,29 @@ struct CodingTests {
         }
     }
 }
+
+/// The local-write path builds its keys in one encoder; they must be the bytes the prefix
+/// functions (used by the scans that find these rows) give.
+@Suite("Key schema on the write path")
+struct WritePathKeyTests {
+    @Test(arguments: ["", "alice", "user\u{0}with\u{FF}bytes"], ["rooms/r1", "a/b/c/d", "rooms/r1/notes/n\u{0}1"])
+    func writePathKeysExtendTheirScanPrefixes(user: String, path: String) throws {
+        let key = try DocumentKey(path)
+        let id: BatchID = 4_711
+
+        var mutation = KeyEncoder(prefix: KeySchema.mutationsPrefix(user))
+        mutation.append(int64: Int64(id))
+        #expect(KeySchema.mutation(user, id) == mutation.bytes)
+
+        var documentMutation = KeyEncoder(prefix: KeySchema.documentMutationsPrefix(user, key))
+        documentMutation.append(int64: Int64(id))
+        #expect(KeySchema.documentMutation(user, key, id) == documentMutation.bytes)
+
+        var overlay = KeyEncoder(prefix: KeySchema.overlaysPrefix(user, collection: key.collectionPath))
+        overlay.append(string: key.documentID)
+        #expect(KeySchema.overlay(user, key) == overlay.bytes)
+        let (decodedUser, decodedKey) = try KeySchema.decodeOverlay(KeySchema.overlay(user, key))
+        #expect(decodedUser == user)
+        #expect(decodedKey == key)
+    }
+}
