@@ -110,3 +110,14 @@ struct FieldPathLengthTests {
         }
     }
 }
+
+@Suite("Reserved names")
+struct ReservedNameTests {
+    @Test(arguments: [
+        ("__a__", true), ("__name__", true), ("__\u{301}x__", true), ("_____", true),
+        ("____", false), ("__a_", false), ("_a__", false), ("a__b__", false), ("", false), ("__é", false),
+    ])
+    func reservedNamesAreTheDunderFormOnBytes(name: String, reserved: Bool) {
+        #expect(isReservedName(name) == reserved, "\(name.debugDescription)")
+    }
+}

@@ -50,7 +50,7 @@ public enum DocumentLimits {
         // The location is only formatted when something is wrong (this runs for every field).
         func at(_ path: [String]) -> String { "\(key) field \(FieldPath(unchecked: path))" }
         if name.isEmpty { throw .invalid("field names must not be empty", at: at(path)) }
-        if name.utf8.count > 4, name.hasPrefix("__"), name.hasSuffix("__") {
+        if isReservedName(name) {
             throw .invalid("field name \"\(name)\" is reserved (names matching __.*__ are)", at: at(path))
         }
         if pathBytes > maxFieldPathBytes {

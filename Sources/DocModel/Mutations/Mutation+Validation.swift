@@ -121,7 +121,7 @@ extension Mutation {
         if path.isDocumentID {
             throw .invalid("\(what) cannot name the document id (__name__)", at: location(key, path))
         }
-        for segment in path.segments where segment.count > 4 && segment.hasPrefix("__") && segment.hasSuffix("__") {
+        for segment in path.segments where isReservedName(segment) {
             throw .invalid("field name \"\(segment)\" is reserved (names matching __.*__ are)", at: location(key, path))
         }
     }

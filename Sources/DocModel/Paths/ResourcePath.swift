@@ -60,7 +60,7 @@ public struct ResourcePath: Sendable, Hashable, Comparable, CustomStringConverti
         if segment.utf8.contains(UInt8(ascii: "/")) {   // bytes: "/" + a combining mark is one Character
             throw .invalid("path segment \"\(segment)\" contains '/'", at: at)
         }
-        if segment.count > 4, segment.hasPrefix("__"), segment.hasSuffix("__") {
+        if isReservedName(segment) {
             throw .invalid("path segment \"\(segment)\" is reserved (names matching __.*__ are)", at: at)
         }
     }
@@ -144,4 +144,18 @@ package func compareUTF8(_ a: String, _ b: String) -> Int {
             if x != y { return x < y ? -1 : 1 }
         }
     }
+}
+
+/// Whether `name` has the reserved form `__…__`: more than four UTF-8 bytes, the first two
+/// and the last two underscores. Checked on bytes (a `String` prefix test compares whole
+/// characters, which costs more and lets "_" plus a combining mark slip through).
+@inlinable
+package func isReservedName(_ name: String) -> Bool {
+    let utf8 = name.utf8
+    guard utf8.count > 4 else { return false }
+    let underscore = UInt8(ascii: "_")
+    let second = utf8.index(after: utf8.startIndex)
+    let last = utf8.index(before: utf8.endIndex)
+    return utf8[utf8.startIndex] == underscore && utf8[second] == underscore
+        && utf8[last] == underscore && utf8[utf8.index(before: last)] == underscore
 }
