@@ -94,6 +94,26 @@ struct UnicodeEdgeCaseTests {
         #expect(composed != decomposed)
         #expect(ObjectValue(["\u{E9}": 1]) != ObjectValue(["e\u{301}": 1]))
     }
+
+    @Test func pathsAreEqualAndHashAlikeExactlyWhenTheirBytesAre() throws {
+        // Separately made strings (no shared storage), the same path from a shared array, and
+        // look-alikes that differ in one byte or only in Unicode normalization.
+        let a = try ResourcePath("users/\u{E9}le/orders/o1")
+        let b = try ResourcePath(["users", String("\u{E9}le".reversed().reversed()), "orders", "o" + "1"].joined(separator: "/"))
+        #expect(a == b)
+        #expect(a.hashValue == b.hashValue)
+        #expect(a == (try ResourcePath(segments: a.segments)))
+        #expect(Set([a, b]).count == 1)
+        for other in ["users/e\u{301}le/orders/o1", "users/\u{E9}le/orders/o2", "users/\u{E9}le/orders", "users/\u{E9}le/orders/o1/x/y"] {
+            let c = try ResourcePath(other)
+            #expect(a != c, "\(other)")
+            #expect(Set([a, c]).count == 2, "\(other)")
+        }
+        let f = try FieldPath(segments: ["\u{E9}", "b"])
+        #expect(f == (try FieldPath(segments: [String("\u{E9}".reversed()), "b"])))
+        #expect(f.hashValue == (try FieldPath(segments: ["\u{E9}", "b"])).hashValue)
+        #expect(f != (try FieldPath(segments: ["e\u{301}", "b"])))
+    }
 }
 
 @Suite("Field path length")

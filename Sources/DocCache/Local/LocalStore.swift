@@ -11,7 +11,11 @@ package import DocModel
 /// Not thread-safe: owned by the client's serial executor.
 package final class LocalStore {
     package let persistence: Persistence
-    package private(set) var user: String
+    package private(set) var user: String {
+        didSet { queue = persistence.mutationQueue(for: user) }
+    }
+    /// The current user's mutation queue.
+    private var queue: MutationQueue
     private let queryEngine: QueryEngine
     private var activeTargets: [TargetID: TargetData] = [:]
     private var activeTargetIDs: [Target: TargetID] = [:]
@@ -28,6 +32,7 @@ package final class LocalStore {
     package init(persistence: Persistence, user: String, clock: @escaping @Sendable () -> Timestamp) throws(DocError) {
         self.persistence = persistence
         self.user = user
+        self.queue = persistence.mutationQueue(for: user)
         self.clock = clock
         self.queryEngine = QueryEngine(persistence: persistence)
         let metadata = try persistence.run("Start local store") { txn throws(DocError) in
@@ -37,7 +42,6 @@ package final class LocalStore {
         self.lastRemoteSnapshotVersion = metadata.lastRemoteSnapshotVersion
     }
 
-    private var queue: MutationQueue { persistence.mutationQueue(for: user) }
     private var overlayMaintenance: OverlayMaintenance { OverlayMaintenance(persistence: persistence, user: user) }
 
     // MARK: - Users
@@ -85,10 +89,10 @@ package final class LocalStore {
             if mutations.count == 1, toRead.isEmpty, case .set(let data) = mutations[0].kind { encoded = data.binaryEncoded() }
             let batch = try queue.addBatch(
                 localWriteTime: localWriteTime, baseMutations: [], mutations: mutations,
-                encodedData: encoded.map { [0: $0] } ?? [:], in: txn)
-            var changes: [DocumentKey: MaybeDocument?] = [:]
+                firstEncodedData: encoded, in: txn)
+            var changes: [DocumentKey: MaybeDocument?] = .init(minimumCapacity: keys.count)
             for key in keys {
-                let after = batch.applyToLocalView(before[key] ?? nil, for: key)
+                let after = batch.applyToLocalView(before.isEmpty ? nil : before[key] ?? nil, for: key)
                 if let after {
                     try persistence.overlays.save(
                         Overlay(key: key, largestBatchID: batch.batchID, document: after), user: user, encodedData: encoded, in: txn)

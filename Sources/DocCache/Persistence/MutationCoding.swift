@@ -25,16 +25,16 @@ enum MutationCoding {
     private enum Op: UInt8 { case serverTimestamp = 0, increment, arrayUnion, arrayRemove }
     private enum Pre: UInt8 { case none = 0, notExists, exists, updateTime }
 
-    /// The stored form of a batch. `encodedData` maps the index of a mutation of
-    /// `batch.mutations` to `binaryEncoded()` of its data, where the caller has it already.
-    static func encode(_ batch: MutationBatch, encodedData: [Int: [UInt8]] = [:]) -> [UInt8] {
-        var w = ByteWriter(format: batchFormat, capacity: 128 + (encodedData.values.first?.count ?? 0))
+    /// The stored form of a batch. `firstEncodedData`, when the caller has it already, is
+    /// `binaryEncoded()` of the data of the batch's first mutation (a set).
+    static func encode(_ batch: MutationBatch, firstEncodedData: [UInt8]? = nil) -> [UInt8] {
+        var w = ByteWriter(format: batchFormat, capacity: 128 + (firstEncodedData?.count ?? 0))
         w.zigzag(Int64(batch.batchID))
         w.timestamp(batch.localWriteTime)
         w.varint(UInt64(batch.baseMutations.count))
         for m in batch.baseMutations { write(m, to: &w) }
         w.varint(UInt64(batch.mutations.count))
-        for (i, m) in batch.mutations.enumerated() { write(m, to: &w, encodedData: encodedData.isEmpty ? nil : encodedData[i]) }
+        for (i, m) in batch.mutations.enumerated() { write(m, to: &w, encodedData: i == 0 ? firstEncodedData : nil) }
         return w.bytes
     }
 

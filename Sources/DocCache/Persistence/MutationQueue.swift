@@ -26,16 +26,16 @@ package final class MutationQueue {
     // MARK: Batches
 
     /// Appends a batch: allocates the next batch id, stores the batch and a document → batch
-    /// row for every document it writes (mutations and base mutations). `encodedData` maps the
-    /// index of a mutation in `mutations` to `binaryEncoded()` of its data, where the caller
-    /// has it already.
+    /// row for every document it writes (mutations and base mutations). `firstEncodedData`,
+    /// when the caller has it already, is `binaryEncoded()` of the data of the first mutation
+    /// (a set).
     package func addBatch(
-        localWriteTime: Timestamp, baseMutations: [Mutation], mutations: [Mutation], encodedData: [Int: [UInt8]] = [:],
+        localWriteTime: Timestamp, baseMutations: [Mutation], mutations: [Mutation], firstEncodedData: [UInt8]? = nil,
         in txn: PersistenceTransaction
     ) throws(DocError) -> MutationBatch {
         let id = txn.allocateBatchID()
         let batch = MutationBatch(batchID: id, localWriteTime: localWriteTime, baseMutations: baseMutations, mutations: mutations)
-        txn.put(KeySchema.mutation(user, id), MutationCoding.encode(batch, encodedData: encodedData))
+        txn.put(KeySchema.mutation(user, id), MutationCoding.encode(batch, firstEncodedData: firstEncodedData))
         // Puts of the same key are idempotent: no need to de-duplicate the keys first.
         for m in baseMutations { txn.put(KeySchema.documentMutation(user, m.key, id), []) }
         for m in mutations { txn.put(KeySchema.documentMutation(user, m.key, id), []) }

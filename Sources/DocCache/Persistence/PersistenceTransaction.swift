@@ -108,6 +108,8 @@ package final class PersistenceTransaction {
     /// Stores `value` under `key` when the transaction commits.
     package func put(_ key: [UInt8], _ value: [UInt8]) {
         checkActive()
+        // A local write makes three rows: room for them in one allocation.
+        if unindexed.capacity == 0 { unindexed.reserveCapacity(4) }
         unindexed.append((key, .put(value)))
     }
 

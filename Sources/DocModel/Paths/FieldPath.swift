@@ -99,10 +99,23 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
     /// The UTF-8 length of one segment in ``canonicalString`` (backquoted unless it is a
     /// simple identifier, with backquotes and backslashes escaped).
     package static func canonicalByteCount(ofSegment segment: String) -> Int {
-        if isSimpleIdentifier(segment) { return segment.utf8.count }
-        var total = 2 + segment.utf8.count   // the backquotes
-        for byte in segment.utf8 where byte == UInt8(ascii: "`") || byte == UInt8(ascii: "\\") { total += 1 }
-        return total
+        // One pass over the bytes: whether the segment is a simple identifier, and how many
+        // bytes need a backslash if it is not.
+        func count(_ bytes: some Sequence<UInt8>, _ n: Int) -> Int {
+            var simple = n > 0
+            var escapes = 0
+            var first = true
+            for c in bytes {
+                let letter = (c | 0x20) >= UInt8(ascii: "a") && (c | 0x20) <= UInt8(ascii: "z")
+                let digit = c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")
+                if !(letter || c == UInt8(ascii: "_") || (digit && !first)) { simple = false }
+                if c == UInt8(ascii: "`") || c == UInt8(ascii: "\\") { escapes += 1 }
+                first = false
+            }
+            return simple ? n : n + 2 + escapes   // quoted: backquotes and backslashes
+        }
+        let n = segment.utf8.count
+        return segment.utf8.withContiguousStorageIfAvailable { count($0, n) } ?? count(segment.utf8, n)
     }
 
     public var isDocumentID: Bool { segments.count == 1 && segments[0] == "__name__" }
@@ -143,13 +156,12 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     public static func == (a: FieldPath, b: FieldPath) -> Bool {
-        a.segments.count == b.segments.count
-            && zip(a.segments, b.segments).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+        a.segments.count == b.segments.count && zip(a.segments, b.segments).allSatisfy { equalUTF8($0, $1) }
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(segments.count)
-        for s in segments { hasher.combine(s.utf8.count); for b in s.utf8 { hasher.combine(b) } }
+        for s in segments { hashUTF8(s, into: &hasher) }
     }
 
     public static func < (a: FieldPath, b: FieldPath) -> Bool {

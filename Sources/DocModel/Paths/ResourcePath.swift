@@ -100,13 +100,17 @@ public struct ResourcePath: Sendable, Hashable, Comparable, CustomStringConverti
     public var description: String { canonicalString }
 
     public static func == (a: ResourcePath, b: ResourcePath) -> Bool {
-        a.segments.count == b.segments.count
-            && zip(a.segments, b.segments).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+        guard a.segments.count == b.segments.count else { return false }
+        // Two paths made from one another usually share their segments' storage.
+        let shared = a.segments.withUnsafeBufferPointer { x in
+            b.segments.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress }
+        }
+        return shared || zip(a.segments, b.segments).allSatisfy { equalUTF8($0, $1) }
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(segments.count)
-        for s in segments { hasher.combine(s.utf8.count); for b in s.utf8 { hasher.combine(b) } }
+        for s in segments { hashUTF8(s, into: &hasher) }
     }
 
     public static func < (a: ResourcePath, b: ResourcePath) -> Bool {
@@ -116,6 +120,34 @@ public struct ResourcePath: Sendable, Hashable, Comparable, CustomStringConverti
         }
         return a.segments.count < b.segments.count
     }
+}
+
+/// Whether two strings have the same UTF-8 bytes (not Unicode canonical equivalence, which
+/// `==` of `String` uses).
+@inlinable
+package func equalUTF8(_ a: String, _ b: String) -> Bool {
+    guard a.utf8.count == b.utf8.count else { return false }
+    let direct = a.utf8.withContiguousStorageIfAvailable { x in
+        b.utf8.withContiguousStorageIfAvailable { y in
+            var i = 0
+            while i < x.count {
+                if x[i] != y[i] { return false }
+                i += 1
+            }
+            return true
+        }
+    }
+    if let direct, let result = direct { return result }
+    return a.utf8.elementsEqual(b.utf8)
+}
+
+/// Feeds a string's UTF-8 bytes (and their count) to `hasher`: equal bytes, equal hashes,
+/// whether the string is stored natively or not.
+@inlinable
+package func hashUTF8(_ s: String, into hasher: inout Hasher) {
+    hasher.combine(s.utf8.count)
+    let done: Void? = s.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    if done == nil { Array(s.utf8).withUnsafeBytes { hasher.combine(bytes: $0) } }
 }
 
 /// Compares two strings by their UTF-8 bytes: -1, 0 or 1.
