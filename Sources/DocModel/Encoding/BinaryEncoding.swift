@@ -278,12 +278,41 @@ struct BinaryWriter {
             value(v)
             return
         }
-        // Sorted entries, not sorted keys: no second hash lookup per key.
-        for (k, v) in m.sorted(by: { compareUTF8($0.key, $1.key) < 0 }) {
-            string(k)
-            value(v)
+        guard m.count <= Self.smallMapCount else {
+            // Sorted entries, not sorted keys: no second hash lookup per key.
+            for (k, v) in m.sorted(by: { compareUTF8($0.key, $1.key) < 0 }) {
+                string(k)
+                value(v)
+            }
+            return
+        }
+        // A small map (the usual case): its indices insertion-sorted by key in scratch space
+        // on the stack, no array of copied entries.
+        withUnsafeTemporaryAllocation(of: Dictionary<String, Value>.Index.self, capacity: m.count) { order in
+            var n = 0
+            var i = m.startIndex
+            while i != m.endIndex {
+                let key = m[i].key
+                var j = n
+                (order.baseAddress! + j).initialize(to: i)
+                while j > 0, compareUTF8(m[order[j - 1]].key, key) > 0 {
+                    order.swapAt(j - 1, j)
+                    j -= 1
+                }
+                n += 1
+                m.formIndex(after: &i)
+            }
+            for k in 0..<n {
+                let (key, v) = m[order[k]]
+                string(key)
+                value(v)
+            }
+            _ = order.baseAddress!.deinitialize(count: n)
         }
     }
+
+    /// Maps up to this many entries are sorted in stack scratch space.
+    static let smallMapCount = 32
 }
 
 // MARK: - Reader

@@ -32,6 +32,38 @@ struct BinaryEncodingTests {
         #expect(ObjectValue(["a": true]).binaryEncoded() == [0x01, 0x02, 0x01, 0x01, 0x61, 0x02])
     }
 
+    /// Map entries are written sorted by the keys' UTF-8 bytes whatever the dictionary's own
+    /// order (insertion order, capacity), for small maps (sorted on the stack) and large ones.
+    @Test func mapEntriesAreWrittenInKeyByteOrder() throws {
+        var rng = RandomValueGenerator(seed: 11)
+        let pieces = ["a", "ab", "b", "Z", "_", "\u{E9}", "e\u{301}", "😀", "0", "~"]
+        for size in 0...40 {
+            // Distinct as `String`s (a dictionary holds one of two canonically equivalent keys).
+            var keys = Set<String>()
+            while keys.count < size {
+                keys.insert((0..<rng.int(1..<4)).map { _ in rng.pick(pieces) }.joined())
+            }
+            let entries = keys.map { ($0, Value.integer(Int64(rng.int(0..<60)))) }
+            var first: [String: Value] = [:]
+            for (k, v) in entries.shuffled(using: &rng) { first[k] = v }
+            var second: [String: Value] = [:]
+            second.reserveCapacity(200)
+            for (k, v) in entries.shuffled(using: &rng) { second[k] = v }
+            let bytes = Value.map(first).binaryEncoded()
+            #expect(bytes == Value.map(second).binaryEncoded(), "size \(size)")
+            #expect(try Value(binary: bytes).isByteIdentical(to: .map(first)), "size \(size)")
+            // Header, map tag, count; then per entry: key length, key bytes, integer tag, value.
+            var pos = 4
+            var written: [[UInt8]] = []
+            while pos < bytes.count {
+                let length = Int(bytes[pos])
+                written.append(Array(bytes[(pos + 1)..<(pos + 1 + length)]))
+                pos += 1 + length + 2
+            }
+            #expect(written == keys.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }, "size \(size)")
+        }
+    }
+
     @Test func specialDoublesKeepTheirBits() throws {
         for bits: UInt64 in [0x7FF8_0000_0000_0000, 0xFFF8_0000_0000_0000, 0x7FF0_0000_0000_0001, 0x8000_0000_0000_0000,
                              0x7FF0_0000_0000_0000, 0xFFF0_0000_0000_0000, 1] {
