@@ -41,10 +41,12 @@ package actor ClientCore {
     private var listeners: [Int: ListenerEntry] = [:]
     private var detachedScopes: Set<Int> = []
     private var nextID = 0
-    private var pendingCountObservers: [Int: AsyncStream<Int>.Continuation] = [:]
     /// Rejected writes, for ``DocumentStore/writeErrors()`` (observers register synchronously).
     package nonisolated let writeErrors = EventBroadcast<WriteError>()
-    private var onlineStateObservers: [Int: AsyncStream<OnlineState>.Continuation] = [:]
+    /// The pending-write count and its changes, for ``DocumentStore/pendingWriteCountUpdates()``.
+    package nonisolated let pendingWriteCounts: EventBroadcast<Int>
+    /// The online state and its changes, for ``DocumentStore/onlineStateUpdates()``.
+    package nonisolated let onlineStates = EventBroadcast(replayingLatest: OnlineState.unknown)
     package private(set) var pendingWriteCount: Int
 
     /// - Parameter network: how to reach the server; `nil` opens the store without a server:
@@ -82,7 +84,9 @@ package actor ClientCore {
         self.remoteStore = remoteStore
         self.syncEngine = syncEngine
         self.eventManager = eventManager
-        self.pendingWriteCount = try localStore.pendingBatchCount()
+        let pendingWriteCount = try localStore.pendingBatchCount()
+        self.pendingWriteCount = pendingWriteCount
+        self.pendingWriteCounts = EventBroadcast(replayingLatest: pendingWriteCount)
         scheduler.core = self
         router.core = self
         // The engine calls these synchronously on this actor.
@@ -92,6 +96,7 @@ package actor ClientCore {
         syncEngine.onBatchSettled = { [unowned self] in self.assumeIsolated { $0.adjustPendingWriteCount(by: -1) } }
         remoteStore.start()
         if network == nil { remoteStore.disableNetwork() }
+        onlineStates.yield(remoteStore.onlineState)
         // Set after the network state above: the initializer is not isolated to the actor, and
         // nobody can observe the state before it returns.
         syncEngine.onOnlineStateChanged = { [unowned self] state in
@@ -143,11 +148,9 @@ package actor ClientCore {
             entry.deliver(.failure(DocError(.cancelled, "the store was closed", at: directory)))
         }
         listeners = [:]
-        for continuation in pendingCountObservers.values { continuation.finish() }
+        pendingWriteCounts.finish()
         writeErrors.finish()
-        for continuation in onlineStateObservers.values { continuation.finish() }
-        pendingCountObservers = [:]
-        onlineStateObservers = [:]
+        onlineStates.finish()
         persistence.close()
     }
 
@@ -191,18 +194,8 @@ package actor ClientCore {
     private func adjustPendingWriteCount(by delta: Int) {
         guard !isClosed else { return }
         pendingWriteCount = max(0, pendingWriteCount + delta)
-        for continuation in pendingCountObservers.values { continuation.yield(pendingWriteCount) }
+        pendingWriteCounts.yield(pendingWriteCount)
     }
-
-    package func observePendingWriteCount(_ continuation: AsyncStream<Int>.Continuation) -> Int {
-        nextID += 1
-        let id = nextID
-        continuation.yield(pendingWriteCount)
-        if isClosed { continuation.finish() } else { pendingCountObservers[id] = continuation }
-        return id
-    }
-
-    package func removePendingWriteCountObserver(_ id: Int) { pendingCountObservers[id] = nil }
 
     private func publishWriteError(_ batch: MutationBatch?, _ error: DocError) {
         let event = WriteError(batchID: batch?.batchID, paths: batch?.mutations.map(\.key.description) ?? [], error: error)
@@ -249,17 +242,8 @@ package actor ClientCore {
         remoteStore.relistenFromScratch()
     }
 
-    package func observeOnlineState(_ continuation: AsyncStream<OnlineState>.Continuation) -> Int {
-        nextID += 1
-        continuation.yield(remoteStore.onlineState)
-        if isClosed { continuation.finish() } else { onlineStateObservers[nextID] = continuation }
-        return nextID
-    }
-
-    package func removeOnlineStateObserver(_ id: Int) { onlineStateObservers[id] = nil }
-
     private func publishOnlineState(_ state: OnlineState) {
-        for continuation in onlineStateObservers.values { continuation.yield(state) }
+        onlineStates.yield(state)
     }
 
     // MARK: - Listeners

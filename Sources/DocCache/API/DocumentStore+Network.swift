@@ -12,15 +12,7 @@ extension DocumentStore {
 
     /// The online state now and after every change. Ending the iteration (or cancelling its
     /// task) stops the observation; the sequence ends when the store closes.
-    public func onlineStateUpdates() -> AsyncStream<OnlineState> {
-        AsyncStream { continuation in
-            let core = self.core
-            let registration = Task { await core.observeOnlineState(continuation) }
-            continuation.onTermination = { _ in
-                Task { await core.removeOnlineStateObserver(await registration.value) }
-            }
-        }
-    }
+    public func onlineStateUpdates() -> AsyncStream<OnlineState> { core.onlineStates.stream() }
 
     /// The error that most recently interrupted syncing — the connection could not be opened
     /// (`unavailable`), the server refused the token (`unauthenticated`), the server closed the

@@ -126,16 +126,10 @@ public final class DocumentStore: Sendable {
     /// The number of batches waiting for the server.
     public var pendingWriteCount: Int { get async { await core.pendingWriteCount } }
 
-    /// The pending-write count now and after every change.
-    public func pendingWriteCountUpdates() -> AsyncStream<Int> {
-        AsyncStream { continuation in
-            let core = self.core
-            let registration = Task { await core.observePendingWriteCount(continuation) }
-            continuation.onTermination = { _ in
-                Task { await core.removePendingWriteCountObserver(await registration.value) }
-            }
-        }
-    }
+    /// The pending-write count now and after every change, from the moment this is called (a
+    /// write made right after asking is counted in it). Ending the iteration (or cancelling its
+    /// task) stops the observation; the sequence ends when the store closes.
+    public func pendingWriteCountUpdates() -> AsyncStream<Int> { core.pendingWriteCounts.stream() }
 
     /// Every batch waiting for the server, oldest first.
     public func pendingWrites() async throws(DocError) -> [PendingWrite] { try await core.pendingWrites() }

@@ -1,24 +1,46 @@
 internal import Synchronization
 
-/// A store-wide stream of events (such as rejected writes) with any number of observers.
+/// A store-wide stream of events with any number of observers: rejected writes, or the
+/// successive values of a piece of state (the pending-write count, the online state).
+///
 /// Observers register synchronously, so an observer that asks for the stream before it
-/// starts a write sees that write's event: no registration hop can let an event slip by.
-/// Each observer's stream buffers without bound; events are small and rare.
+/// starts a write sees that write's event: no registration hop can let an event slip by. A
+/// broadcast made with ``init(replayingLatest:)`` starts every new stream with the latest
+/// value, so a state stream always begins with the state as it is now.
+/// Each observer's stream buffers without bound; events are small and rare. Events are
+/// yielded by one owner at a time (the store's actor), so every observer sees them in order.
 package final class EventBroadcast<Element: Sendable>: Sendable {
     private struct State {
         var nextID = 0
         var observers: [Int: AsyncStream<Element>.Continuation] = [:]
         var finished = false
+        /// The latest event, for a broadcast that replays it to new streams.
+        var latest: Element?
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
+    private let replaysLatest: Bool
 
-    package init() {}
+    /// A broadcast of events: a stream sees the events yielded after it was made.
+    package init() {
+        state = Mutex(State())
+        replaysLatest = false
+    }
 
-    /// A new observer's stream: every event yielded from now on, until ``finish()``.
+    /// A broadcast of a state's values: a stream first sees the latest value (`initial` until
+    /// the first ``yield(_:)``), then every later one.
+    package init(replayingLatest initial: Element) {
+        state = Mutex(State(latest: initial))
+        replaysLatest = true
+    }
+
+    /// A new observer's stream: the latest value when replaying, then every event yielded
+    /// from now on, until ``finish()``. After `finish()` the stream holds only the latest
+    /// value (when replaying) and ends.
     package func stream() -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
         let id = state.withLock { state -> Int? in
+            if let latest = state.latest { continuation.yield(latest) }
             guard !state.finished else { return nil }
             state.nextID += 1
             state.observers[state.nextID] = continuation
@@ -34,9 +56,15 @@ package final class EventBroadcast<Element: Sendable>: Sendable {
         return stream
     }
 
-    /// Delivers `event` to every current observer.
+    /// Delivers `event` to every current observer (and keeps it as the latest value when
+    /// replaying). Nothing happens after ``finish()``.
     package func yield(_ event: Element) {
-        for continuation in state.withLock({ Array($0.observers.values) }) { continuation.yield(event) }
+        let observers = state.withLock { state -> [AsyncStream<Element>.Continuation] in
+            guard !state.finished else { return [] }
+            if replaysLatest { state.latest = event }
+            return Array(state.observers.values)
+        }
+        for continuation in observers { continuation.yield(event) }
     }
 
     /// Ends every stream (after the events they hold); later streams end at once.

@@ -41,6 +41,48 @@ struct EventBroadcastTests {
         _ = await task.value
     }
 
+    @Test func aReplayingBroadcastStartsEveryStreamWithTheLatestValue() async {
+        let broadcast = EventBroadcast(replayingLatest: 0)
+        let first = broadcast.stream()
+        broadcast.yield(1)
+        broadcast.yield(2)
+        let second = broadcast.stream()
+        broadcast.yield(3)
+        broadcast.finish()
+        broadcast.yield(4)
+        let late = broadcast.stream()
+        var seen: [[Int]] = []
+        for stream in [first, second, late] {
+            var values: [Int] = []
+            for await value in stream { values.append(value) }
+            seen.append(values)
+        }
+        #expect(seen == [[0, 1, 2, 3], [2, 3], [3]], "a stream starts with the state as it is, then every change; nothing after finish")
+        #expect(broadcast.observerCount == 0)
+    }
+
+    @Test func aStoresStateStreamsStartWithTheStateWhenAskedFor() async throws {
+        let dir = TemporaryDirectory()
+        let store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")
+        // Asked for right before a write: the stream holds the count before and after it
+        // (with an asynchronous registration the first value could already be 1).
+        let counts = store.pendingWriteCountUpdates()
+        let states = store.onlineStateUpdates()
+        _ = try await store.document("rooms/a").setData(["n": 1])
+        _ = try await store.document("rooms/b").setData(["n": 2])
+        await store.close()
+        var seenCounts: [Int] = []
+        for await count in counts { seenCounts.append(count) }
+        #expect(seenCounts == [0, 1, 2])
+        var seenStates: [OnlineState] = []
+        for await state in states { seenStates.append(state) }
+        // Offline from the start (no server); closing shuts the remote store down (unknown).
+        #expect(seenStates == [.offline, .unknown])
+        var late: [Int] = []
+        for await count in store.pendingWriteCountUpdates() { late.append(count) }
+        #expect(late == [2], "after close: the last count, then the end")
+    }
+
     @Test func aStoresErrorStreamEndsWhenTheStoreCloses() async throws {
         let dir = TemporaryDirectory()
         let store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")
