@@ -1,5 +1,6 @@
 import DocModel
 import DocProtocol
+import DocTestSupport
 import HummingbirdWSClient
 import Logging
 import Synchronization
@@ -80,9 +81,20 @@ final class RawSocket: Sendable {
     /// Whether the server closed the connection (after every frame was read).
     var isClosed: Bool { received.withLock { $0.closed } }
 
+    /// Closes the connection: waits up to 5 s for the client to end, then cancels it and
+    /// returns (a server killed in the middle of the WebSocket upgrade leaves the client
+    /// library waiting for an answer that never comes).
     func close() async {
         outgoing.finish()
-        await task.value
+        let task = self.task
+        let ended = Flag()
+        let waiter = Task {
+            await task.value
+            ended.set()
+        }
+        _ = await eventually(5) { ended.isSet }
+        if !ended.isSet { task.cancel() }
+        _ = waiter
     }
 
     /// `hello` with this token and client id; returns the answer (`welcome` or `error`).

@@ -29,9 +29,17 @@ final class WebSocketFrameConnection: FrameConnection {
     }
 
     /// Connects to `url` (a `ws://` or `wss://` URL); returns once the WebSocket upgrade
-    /// succeeded.
-    static func open(url: String, maxFrameBytes: Int, logger: Logger) async throws(DocError) -> WebSocketFrameConnection {
+    /// succeeded, or fails with `unavailable` when it has not after `timeout` (a server that
+    /// dies in the middle of the upgrade closes the socket without an answer, and the client
+    /// library would wait for one forever).
+    static func open(url: String, maxFrameBytes: Int, timeout: Duration, logger: Logger) async throws(DocError) -> WebSocketFrameConnection {
         let connection = WebSocketFrameConnection(url: url)
+        let watchdog = Task {
+            try? await Task.sleep(for: timeout)
+            guard !Task.isCancelled else { return }
+            connection.abort(DocError(.unavailable, "\(url) did not complete the WebSocket upgrade within \(timeout)"), onlyIfConnecting: true)
+        }
+        defer { watchdog.cancel() }
         do {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (opened: CheckedContinuation<Void, any Error>) in
@@ -122,13 +130,19 @@ final class WebSocketFrameConnection: FrameConnection {
     }
 
     /// Closes at once: a connect still waiting fails with `error`, ``inbound`` ends, and the
-    /// client's task is cancelled (which closes the socket).
-    private func abort(_ error: DocError) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
-            defer { state = .closed }
-            if case .connecting(let waiter) = state { return waiter }
-            return nil
+    /// client's task is cancelled (which closes the socket). With `onlyIfConnecting`, an open
+    /// or closed connection is left as it is.
+    private func abort(_ error: DocError, onlyIfConnecting: Bool = false) {
+        let (waiter, proceed) = state.withLock { state -> (CheckedContinuation<Void, any Error>?, Bool) in
+            guard case .connecting(let waiter) = state else {
+                if onlyIfConnecting { return (nil, false) }
+                state = .closed
+                return (nil, true)
+            }
+            state = .closed
+            return (waiter, true)
         }
+        guard proceed else { return }
         waiter?.resume(throwing: error)
         inboundContinuation.finish()
         task.withLock { $0 }?.cancel()

@@ -17,6 +17,9 @@ package struct WebSocketTransport: FrameTransport {
 
     /// Where connections go.
     package let server: ServerURL
+    /// How long a connection may take to open (TCP, TLS and the WebSocket upgrade) before
+    /// the attempt fails with `unavailable` and the client backs off and tries again.
+    package var connectTimeout: Duration = .seconds(10)
     private let logger: Logger
 
     /// A transport to the server at `server`.
@@ -33,6 +36,7 @@ package struct WebSocketTransport: FrameTransport {
     }
 
     package func connect() async throws(DocError) -> any FrameConnection {
-        try await WebSocketFrameConnection.open(url: server.listenURL, maxFrameBytes: Self.maxFrameBytes, logger: logger)
+        try await WebSocketFrameConnection.open(
+            url: server.listenURL, maxFrameBytes: Self.maxFrameBytes, timeout: connectTimeout, logger: logger)
     }
 }

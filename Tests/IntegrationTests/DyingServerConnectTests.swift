@@ -1,0 +1,79 @@
+@testable import DocCache
+import DocModel
+import DocTestSupport
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+import Testing
+
+/// A server that dies in the middle of the WebSocket upgrade (killed after accepting the
+/// connection and reading the request, before answering): connecting must fail, not wait
+/// forever, so the client goes on to its next attempt.
+@Suite("Connecting to a server that dies during the upgrade")
+struct DyingServerConnectTests {
+    /// Listens on 127.0.0.1, reads each request and closes the connection without an answer.
+    final class SilentlyClosingListener: Sendable {
+        let port: Int
+        private let listener: Int32
+
+        init() throws {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw DocError(.internal, "socket() failed") }
+            var address = CuttingProxy.loopback(port: 0)
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0, listen(fd, 8) == 0 else {
+                close(fd)
+                throw DocError(.internal, "cannot listen on 127.0.0.1")
+            }
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            listener = fd
+            port = Int(UInt16(bigEndian: address.sin_port))
+            Thread.detachNewThread { [listener] in
+                while true {
+                    let client = accept(listener, nil, nil)
+                    guard client >= 0 else { return }
+                    var buffer = [UInt8](repeating: 0, count: 4096)
+                    _ = read(client, &buffer, buffer.count)
+                    close(client)
+                }
+            }
+        }
+
+        func stop() {
+            shutdown(listener, Int32(SHUT_RDWR))
+            close(listener)
+        }
+    }
+
+    @Test func connectingFailsInsteadOfWaitingForever() async throws {
+        let listener = try SilentlyClosingListener()
+        defer { listener.stop() }
+        var transport = try WebSocketTransport(url: "http://127.0.0.1:\(listener.port)")
+        transport.connectTimeout = .seconds(2)
+        let outcome = Mutex<String?>(nil)
+        let attempt = Task {
+            do {
+                let connection = try await transport.connect()
+                await connection.close()
+                outcome.withLock { $0 = "connected" }
+            } catch {
+                outcome.withLock { $0 = "failed: \((error as? DocError).map { "\($0.code)" } ?? "\(error)")" }
+            }
+        }
+        // Generous: other suites running in parallel can hold the shared executor for a while;
+        // without the timeout the attempt never ends at all.
+        let start = ContinuousClock.now
+        let settled = await eventually(60) { outcome.withLock { $0 } != nil }
+        #expect(settled, "connect() was still waiting after 60 s (its timeout is 2 s)")
+        print("dying-server-connect: \(outcome.withLock { $0 } ?? "still waiting") after \(start.duration(to: .now))")
+        #expect(outcome.withLock { $0 } == "failed: unavailable")
+        attempt.cancel()
+    }
+}
