@@ -29,22 +29,29 @@ struct CrashDurabilityTests {
         try process.run()
 
         // Read "accepted <batch> <path>" lines until ready (or, for the endless run, until
-        // enough writes were reported), with a time limit so the test cannot hang.
-        var accepted: [(Int, String)] = []
-        var buffer = Data()
-        let deadline = Date().addingTimeInterval(120)
+        // enough writes were reported), with a time limit so the test cannot hang. The reads
+        // block, so they run on a thread of their own, not on one of the few threads every
+        // other test's tasks share.
         let handle = output.fileHandleForReading
-        reading: while Date() < deadline {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            buffer.append(chunk)
-            while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex...newline)
-                if line == "ready" { break reading }
-                let parts = line.split(separator: " ")
-                if parts.count == 3, parts[0] == "accepted", let id = Int(parts[1]) { accepted.append((id, String(parts[2]))) }
-                if !waitForReady && accepted.count >= 60 { break reading }
+        let accepted = await withCheckedContinuation { (done: CheckedContinuation<[(Int, String)], Never>) in
+            Thread.detachNewThread {
+                var accepted: [(Int, String)] = []
+                var buffer = Data()
+                let deadline = Date().addingTimeInterval(120)
+                reading: while Date() < deadline {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { break }
+                    buffer.append(chunk)
+                    while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                        let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                        buffer.removeSubrange(buffer.startIndex...newline)
+                        if line == "ready" { break reading }
+                        let parts = line.split(separator: " ")
+                        if parts.count == 3, parts[0] == "accepted", let id = Int(parts[1]) { accepted.append((id, String(parts[2]))) }
+                        if !waitForReady && accepted.count >= 60 { break reading }
+                    }
+                }
+                done.resume(returning: accepted)
             }
         }
         kill(process.processIdentifier, SIGKILL)
