@@ -1,3 +1,5 @@
+internal import DocModel
+
 /// One segment of a request path, as the matcher sees it.
 enum TargetSegment: Sendable, Equatable {
     /// A known segment.
@@ -53,7 +55,7 @@ struct Matcher {
             }
             switch pattern[pi] {
             case .literal(let s):
-                guard ti < n, case .known(let t) = target[ti], t.utf8.elementsEqual(s.utf8) else { return }
+                guard ti < n, case .known(let t) = target[ti], equalUTF8(t, s) else { return }
                 go(pi + 1, ti + 1, bindings)
             case .single(let name):
                 guard ti < n else { return }

@@ -70,12 +70,12 @@ struct RulesPath: Sendable, Hashable, CustomStringConvertible {
     var description: String { segments.map { "/" + $0 }.joined() }
 
     static func == (a: RulesPath, b: RulesPath) -> Bool {
-        a.segments.count == b.segments.count && zip(a.segments, b.segments).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+        a.segments.count == b.segments.count && zip(a.segments, b.segments).allSatisfy { equalUTF8($0, $1) }
     }
 
     func hash(into hasher: inout Hasher) {
         hasher.combine(segments.count)
-        for s in segments { hasher.combine(s.utf8.count); for b in s.utf8 { hasher.combine(b) } }
+        for s in segments { hashUTF8(s, into: &hasher) }
     }
 }
 
@@ -134,7 +134,7 @@ extension RulesValue: Hashable {
         case let (.float(x), .float(y)): return x == y
         case let (.int(x), .float(y)): return compareIntDouble(x, y) == 0
         case let (.float(x), .int(y)): return compareIntDouble(y, x) == 0
-        case let (.string(x), .string(y)): return x.utf8.elementsEqual(y.utf8)
+        case let (.string(x), .string(y)): return equalUTF8(x, y)
         case let (.bytes(x), .bytes(y)): return x == y
         case let (.list(x), .list(y)): return x.count == y.count && zip(x, y).allSatisfy { equal($0, $1) }
         case let (.map(x), .map(y)):
@@ -168,7 +168,7 @@ extension RulesValue: Hashable {
             } else {
                 hasher.combine(d.bitPattern)
             }
-        case .string(let s): hasher.combine(3); hasher.combine(s.utf8.count); for b in s.utf8 { hasher.combine(b) }
+        case .string(let s): hasher.combine(3); hashUTF8(s, into: &hasher)
         case .bytes(let b): hasher.combine(4); hasher.combine(b)
         case .list(let l): hasher.combine(5); hasher.combine(l)
         case .map(let m):

@@ -19,22 +19,7 @@ struct DyingServerConnectTests {
         private let listener: Int32
 
         init() throws {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { throw DocError(.internal, "socket() failed") }
-            var address = CuttingProxy.loopback(port: 0)
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard bound == 0, listen(fd, 8) == 0 else {
-                close(fd)
-                throw DocError(.internal, "cannot listen on 127.0.0.1")
-            }
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-            }
-            listener = fd
-            port = Int(UInt16(bigEndian: address.sin_port))
+            (listener, port) = try listenOnLoopback(backlog: 8)
             Thread.detachNewThread { [listener] in
                 while true {
                     let client = accept(listener, nil, nil)

@@ -43,11 +43,13 @@ package actor ClientCore {
     private var nextID = 0
     /// Rejected writes, for ``DocumentStore/writeErrors()`` (observers register synchronously).
     package nonisolated let writeErrors = EventBroadcast<WriteError>()
-    /// The pending-write count and its changes, for ``DocumentStore/pendingWriteCountUpdates()``.
+    /// The pending-write count (kept in memory, read from disk once at open) and its changes,
+    /// for ``DocumentStore/pendingWriteCountUpdates()``.
     package nonisolated let pendingWriteCounts: EventBroadcast<Int>
     /// The online state and its changes, for ``DocumentStore/onlineStateUpdates()``.
     package nonisolated let onlineStates = EventBroadcast(replayingLatest: OnlineState.unknown)
-    package private(set) var pendingWriteCount: Int
+    /// The number of batches waiting for the server.
+    package var pendingWriteCount: Int { pendingWriteCounts.latest ?? 0 }
 
     /// - Parameter network: how to reach the server; `nil` opens the store without a server:
     ///   the network is disabled, so the store is offline (listeners answer from the cache at
@@ -84,9 +86,7 @@ package actor ClientCore {
         self.remoteStore = remoteStore
         self.syncEngine = syncEngine
         self.eventManager = eventManager
-        let pendingWriteCount = try localStore.pendingBatchCount()
-        self.pendingWriteCount = pendingWriteCount
-        self.pendingWriteCounts = EventBroadcast(replayingLatest: pendingWriteCount)
+        self.pendingWriteCounts = EventBroadcast(replayingLatest: try localStore.pendingBatchCount())
         scheduler.core = self
         router.core = self
         // The engine calls these synchronously on this actor.
@@ -193,8 +193,7 @@ package actor ClientCore {
     /// enters through `write` and leaves through acknowledgement, rejection or `revert`.
     private func adjustPendingWriteCount(by delta: Int) {
         guard !isClosed else { return }
-        pendingWriteCount = max(0, pendingWriteCount + delta)
-        pendingWriteCounts.yield(pendingWriteCount)
+        pendingWriteCounts.yield(max(0, pendingWriteCount + delta))
     }
 
     private func publishWriteError(_ batch: MutationBatch?, _ error: DocError) {

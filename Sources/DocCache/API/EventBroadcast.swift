@@ -14,25 +14,26 @@ package final class EventBroadcast<Element: Sendable>: Sendable {
         var nextID = 0
         var observers: [Int: AsyncStream<Element>.Continuation] = [:]
         var finished = false
-        /// The latest event, for a broadcast that replays it to new streams.
+        /// The latest event, kept only by a broadcast that replays it to new streams (`nil`
+        /// for one that does not).
         var latest: Element?
     }
 
     private let state: Mutex<State>
-    private let replaysLatest: Bool
 
     /// A broadcast of events: a stream sees the events yielded after it was made.
     package init() {
         state = Mutex(State())
-        replaysLatest = false
     }
 
     /// A broadcast of a state's values: a stream first sees the latest value (`initial` until
     /// the first ``yield(_:)``), then every later one.
     package init(replayingLatest initial: Element) {
         state = Mutex(State(latest: initial))
-        replaysLatest = true
     }
+
+    /// The latest value of a replaying broadcast (`nil` for one that does not replay).
+    package var latest: Element? { state.withLock { $0.latest } }
 
     /// A new observer's stream: the latest value when replaying, then every event yielded
     /// from now on, until ``finish()``. After `finish()` the stream holds only the latest
@@ -61,7 +62,7 @@ package final class EventBroadcast<Element: Sendable>: Sendable {
     package func yield(_ event: Element) {
         let observers = state.withLock { state -> [AsyncStream<Element>.Continuation] in
             guard !state.finished else { return [] }
-            if replaysLatest { state.latest = event }
+            if state.latest != nil { state.latest = event }
             return Array(state.observers.values)
         }
         for continuation in observers { continuation.yield(event) }

@@ -178,7 +178,7 @@ struct JSONReader {
             let keyOffset = pos
             let key = try parseString()
             if let earlier = seen[key] {
-                if earlier.utf8.elementsEqual(key.utf8) {
+                if equalUTF8(earlier, key) {
                     throw error("duplicate key \"\(key)\"", at: keyOffset)
                 }
                 throw error("duplicate key \"\(key)\" (canonically equivalent to the earlier key \"\(earlier)\")",

@@ -99,23 +99,10 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
     /// The UTF-8 length of one segment in ``canonicalString`` (backquoted unless it is a
     /// simple identifier, with backquotes and backslashes escaped).
     package static func canonicalByteCount(ofSegment segment: String) -> Int {
-        // One pass over the bytes: whether the segment is a simple identifier, and how many
-        // bytes need a backslash if it is not.
-        func count(_ bytes: some Sequence<UInt8>, _ n: Int) -> Int {
-            var simple = n > 0
-            var escapes = 0
-            var first = true
-            for c in bytes {
-                let letter = (c | 0x20) >= UInt8(ascii: "a") && (c | 0x20) <= UInt8(ascii: "z")
-                let digit = c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")
-                if !(letter || c == UInt8(ascii: "_") || (digit && !first)) { simple = false }
-                if c == UInt8(ascii: "`") || c == UInt8(ascii: "\\") { escapes += 1 }
-                first = false
-            }
-            return simple ? n : n + 2 + escapes   // quoted: backquotes and backslashes
-        }
-        let n = segment.utf8.count
-        return segment.utf8.withContiguousStorageIfAvailable { count($0, n) } ?? count(segment.utf8, n)
+        if isSimpleIdentifier(segment) { return segment.utf8.count }
+        var total = 2 + segment.utf8.count   // the backquotes
+        for byte in segment.utf8 where byte == UInt8(ascii: "`") || byte == UInt8(ascii: "\\") { total += 1 }
+        return total
     }
 
     public var isDocumentID: Bool { segments.count == 1 && segments[0] == "__name__" }
@@ -133,7 +120,7 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
     /// Whether `self` is a prefix of (or equal to) `other`.
     public func isPrefix(of other: FieldPath) -> Bool {
         segments.count <= other.segments.count
-            && zip(segments, other.segments).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+            && zip(segments, other.segments).allSatisfy { equalUTF8($0, $1) }
     }
 
     /// The canonical text form: simple identifiers bare, everything else backquoted.
@@ -145,14 +132,19 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
 
     public var description: String { canonicalString }
 
+    /// Whether `s` is a letter or `_` followed by letters, digits and `_` (ASCII), which the
+    /// canonical form leaves unquoted. Reads a native string's stored bytes directly.
     static func isSimpleIdentifier(_ s: String) -> Bool {
-        guard let first = s.utf8.first,
-              first == UInt8(ascii: "_") || (first | 0x20) >= UInt8(ascii: "a") && (first | 0x20) <= UInt8(ascii: "z")
-        else { return false }
-        return s.utf8.allSatisfy { c in
-            c == UInt8(ascii: "_") || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9"))
-                || ((c | 0x20) >= UInt8(ascii: "a") && (c | 0x20) <= UInt8(ascii: "z"))
+        func check(_ bytes: some Collection<UInt8>) -> Bool {
+            guard let first = bytes.first,
+                  first == UInt8(ascii: "_") || (first | 0x20) >= UInt8(ascii: "a") && (first | 0x20) <= UInt8(ascii: "z")
+            else { return false }
+            return bytes.allSatisfy { c in
+                c == UInt8(ascii: "_") || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9"))
+                    || ((c | 0x20) >= UInt8(ascii: "a") && (c | 0x20) <= UInt8(ascii: "z"))
+            }
         }
+        return s.utf8.withContiguousStorageIfAvailable(check) ?? check(s.utf8)
     }
 
     public static func == (a: FieldPath, b: FieldPath) -> Bool {

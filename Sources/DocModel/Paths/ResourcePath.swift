@@ -88,7 +88,7 @@ public struct ResourcePath: Sendable, Hashable, Comparable, CustomStringConverti
 
     /// Whether `self` is a prefix of (or equal to) `other`.
     public func isPrefix(of other: ResourcePath) -> Bool {
-        segments.count <= other.segments.count && zip(segments, other.segments).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+        segments.count <= other.segments.count && zip(segments, other.segments).allSatisfy { equalUTF8($0, $1) }
     }
 
     /// Whether `other` is a direct child of `self`.
@@ -126,19 +126,7 @@ public struct ResourcePath: Sendable, Hashable, Comparable, CustomStringConverti
 /// `==` of `String` uses).
 @inlinable
 package func equalUTF8(_ a: String, _ b: String) -> Bool {
-    guard a.utf8.count == b.utf8.count else { return false }
-    let direct = a.utf8.withContiguousStorageIfAvailable { x in
-        b.utf8.withContiguousStorageIfAvailable { y in
-            var i = 0
-            while i < x.count {
-                if x[i] != y[i] { return false }
-                i += 1
-            }
-            return true
-        }
-    }
-    if let direct, let result = direct { return result }
-    return a.utf8.elementsEqual(b.utf8)
+    a.utf8.count == b.utf8.count && compareUTF8(a, b) == 0
 }
 
 /// Feeds a string's UTF-8 bytes (and their count) to `hasher`: equal bytes, equal hashes,

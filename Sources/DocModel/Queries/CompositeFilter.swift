@@ -73,7 +73,7 @@ public struct CompositeFilter: Sendable, Hashable, CustomStringConvertible {
         collect(filters)
         ids.sort { compareUTF8($0, $1) < 0 }
         var unique: [String] = []
-        for id in ids where unique.last.map({ !$0.utf8.elementsEqual(id.utf8) }) ?? true {
+        for id in ids where unique.last.map({ !equalUTF8($0, id) }) ?? true {
             unique.append(id)
         }
         return unique

@@ -134,7 +134,7 @@ public struct FieldFilter: Sendable, Hashable, CustomStringConvertible {
             }
             .map(\.1)
         var unique: [String] = []
-        for s in strings where unique.last.map({ !$0.utf8.elementsEqual(s.utf8) }) ?? true {
+        for s in strings where unique.last.map({ !equalUTF8($0, s) }) ?? true {
             unique.append(s)
         }
         return "[" + unique.joined(separator: ",") + "]"

@@ -8,7 +8,7 @@ enum QueryEvaluation {
     /// directly in it (not those of its sub-collections).
     static func matchesPath(_ key: DocumentKey, path: ResourcePath, collectionGroup: String?) -> Bool {
         if let collectionGroup {
-            return key.collectionGroup.utf8.elementsEqual(collectionGroup.utf8) && path.isPrefix(of: key.path)
+            return equalUTF8(key.collectionGroup, collectionGroup) && path.isPrefix(of: key.path)
         }
         if isDocumentPath(path) { return key.path == path }
         return key.isIn(collection: path)

@@ -117,7 +117,7 @@ extension Value: Hashable, Comparable {
         case .double(let d):
             if d.isNaN { hasher.combine(Double.nan.bitPattern) } else { hasher.combine(d + 0.0) }
         case .timestamp(let t): hasher.combine(t)
-        case .string(let s): hasher.combine(s.utf8.count); for b in s.utf8 { hasher.combine(b) }
+        case .string(let s): hashUTF8(s, into: &hasher)
         case .bytes(let b): hasher.combine(b)
         case .reference(let k): hasher.combine(k)
         case .geoPoint(let g): hasher.combine(g)
@@ -126,7 +126,7 @@ extension Value: Hashable, Comparable {
             if let t = serverTimestampLocalWriteTime { hasher.combine(t); break }
             hasher.combine(m.count)
             for key in m.keys.sorted(by: { compareUTF8($0, $1) < 0 }) {
-                hasher.combine(key.utf8.count); for b in key.utf8 { hasher.combine(b) }
+                hashUTF8(key, into: &hasher)
                 hasher.combine(m[key]!)
             }
         }
@@ -229,7 +229,7 @@ extension Value: Hashable, Comparable {
             if x.isNaN || y.isNaN { return x.isNaN && y.isNaN }
             return x.bitPattern == y.bitPattern
         case let (.timestamp(x), .timestamp(y)): return x == y
-        case let (.string(x), .string(y)): return x.utf8.elementsEqual(y.utf8)
+        case let (.string(x), .string(y)): return equalUTF8(x, y)
         case let (.bytes(x), .bytes(y)): return x == y
         case let (.reference(x), .reference(y)): return x == y
         case let (.geoPoint(x), .geoPoint(y)): return x == y
@@ -242,7 +242,7 @@ extension Value: Hashable, Comparable {
             let kx = x.keys.sorted { compareUTF8($0, $1) < 0 }
             let ky = y.keys.sorted { compareUTF8($0, $1) < 0 }
             for (a, b) in zip(kx, ky) {
-                guard a.utf8.elementsEqual(b.utf8), x[a]!.isIdentical(to: y[b]!) else { return false }
+                guard equalUTF8(a, b), x[a]!.isIdentical(to: y[b]!) else { return false }
             }
             return true
         default:

@@ -88,13 +88,11 @@ final class RawSocket: Sendable {
         outgoing.finish()
         let task = self.task
         let ended = Flag()
-        let waiter = Task {
+        Task {
             await task.value
             ended.set()
         }
-        _ = await eventually(5) { ended.isSet }
-        if !ended.isSet { task.cancel() }
-        _ = waiter
+        if await !eventually(5, { ended.isSet }) { task.cancel() }
     }
 
     /// `hello` with this token and client id; returns the answer (`welcome` or `error`).

@@ -133,16 +133,14 @@ final class WebSocketFrameConnection: FrameConnection {
     /// client's task is cancelled (which closes the socket). With `onlyIfConnecting`, an open
     /// or closed connection is left as it is.
     private func abort(_ error: DocError, onlyIfConnecting: Bool = false) {
-        let (waiter, proceed) = state.withLock { state -> (CheckedContinuation<Void, any Error>?, Bool) in
-            guard case .connecting(let waiter) = state else {
-                if onlyIfConnecting { return (nil, false) }
-                state = .closed
-                return (nil, true)
-            }
+        // `.some(waiter)` when closing now (the waiter of a connect still waiting, if any).
+        let closing = state.withLock { state -> CheckedContinuation<Void, any Error>?? in
+            var waiter: CheckedContinuation<Void, any Error>?
+            if case .connecting(let w) = state { waiter = w } else if onlyIfConnecting { return .none }
             state = .closed
-            return (waiter, true)
+            return .some(waiter)
         }
-        guard proceed else { return }
+        guard let waiter = closing else { return }
         waiter?.resume(throwing: error)
         inboundContinuation.finish()
         task.withLock { $0 }?.cancel()
