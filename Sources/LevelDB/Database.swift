@@ -146,16 +146,7 @@ public final class Database: Sendable {
     /// Applies every operation of `batch` atomically, in order: readers and a reopened database
     /// see all of them or none.
     public func write(_ batch: WriteBatch, options: WriteOptions = WriteOptions()) throws(LevelDBError) {
-        try withWriteOptions(options) { handle, writeOptions throws(LevelDBError) in
-            guard let nativeBatch = leveldb_writebatch_create() else {
-                throw LevelDBError(.unknown, "leveldb_writebatch_create returned NULL", path: path)
-            }
-            defer { leveldb_writebatch_destroy(nativeBatch) }
-            batch.append(to: nativeBatch)
-            try callLevelDB(path: path) { error in
-                leveldb_write(handle, writeOptions, nativeBatch, error)
-            }
-        }
+        try write(options: options) { native in batch.append(to: &native) }
     }
 
     // MARK: Snapshots and iteration
@@ -331,7 +322,7 @@ public final class Database: Sendable {
     }
 
     /// Runs `body` under the read lock with the handle and C write options for `options`.
-    private func withWriteOptions<R>(
+    func withWriteOptions<R>(
         _ options: WriteOptions,
         _ body: (_ handle: OpaquePointer, _ writeOptions: OpaquePointer) throws(LevelDBError) -> R
     ) throws(LevelDBError) -> R {

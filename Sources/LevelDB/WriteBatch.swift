@@ -62,20 +62,12 @@ public struct WriteBatch: Sendable, Hashable {
         approximateSize = Self.headerSize
     }
 
-    /// Adds the operations to a `leveldb_writebatch_t`.
-    func append(to batch: OpaquePointer) {
+    /// Adds the operations to a native batch.
+    func append(to batch: inout NativeWriteBatch) {
         for operation in operations {
             switch operation {
-            case .put(let key, let value):
-                key.withCBytes { keyPointer, keyLength in
-                    value.withCBytes { valuePointer, valueLength in
-                        leveldb_writebatch_put(batch, keyPointer, keyLength, valuePointer, valueLength)
-                    }
-                }
-            case .delete(let key):
-                key.withCBytes { keyPointer, keyLength in
-                    leveldb_writebatch_delete(batch, keyPointer, keyLength)
-                }
+            case .put(let key, let value): batch.put(key, value)
+            case .delete(let key): batch.delete(key)
             }
         }
     }

@@ -104,6 +104,27 @@ struct WriteBatchTests {
         #expect(batch.approximateSize == 12)
     }
 
+    @Test("a batch filled in place applies in order, all at once; a closed database refuses it")
+    func nativeBatch() async throws {
+        try await withTemporaryDatabase { db, _ in
+            try db.putKeys(["gone"])
+            try db.write { batch in
+                batch.put(Array("k".utf8), Array("first".utf8))
+                batch.delete(Array("gone".utf8))
+                batch.put(Array("k".utf8), Array("second".utf8))
+                batch.put(Array("empty".utf8), [])
+            }
+            #expect(try db.get("k") == "second")
+            #expect(try db.get("gone") == nil)
+            #expect(try db.get(Array("empty".utf8)) == [])
+            try db.write { _ in }
+            #expect(try db.entries().collect().count == 2)
+            db.close()
+            let error = #expect(throws: LevelDBError.self) { try db.write { batch in batch.put([1], [2]) } }
+            #expect(error?.code == .closed)
+        }
+    }
+
     @Test("an empty batch can be written")
     func emptyBatch() async throws {
         try await withTemporaryDatabase { db, _ in

@@ -55,7 +55,9 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     private var enqueuedLimboResolutions: [DocumentKey] = []
     /// Which targets reference each limbo document.
     private var limboReferences: [DocumentKey: Set<TargetID>] = [:]
-    private var writeCallbacks: [String: [BatchID: WriteCallback]] = [:]
+    /// The callbacks of local writes, by batch (batch ids are unique across users' queues, so
+    /// a user's batch never finds another user's callback).
+    private var writeCallbacks: [BatchID: WriteCallback] = [:]
     private var pendingWritesCallbacks: [BatchID: [(Result<Void, DocError>) -> Void]] = [:]
     /// Batches reverted by the user while the remote store had them in flight: the server may
     /// still answer them, and that answer is ignored (the batch already left the queue).
@@ -154,7 +156,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     @discardableResult
     package func write(_ mutations: [Mutation], callback: WriteCallback? = nil) throws(DocError) -> LocalWriteResult {
         let result = try localStore.writeLocally(mutations)
-        if let callback { writeCallbacks[currentUser, default: [:]][result.batchID] = callback }
+        if let callback { writeCallbacks[result.batchID] = callback }
         emitNewSnapshots(changes: result.changes, remoteEvent: nil)
         remoteStore.fillWritePipeline()
         return result
@@ -193,7 +195,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     }
 
     private func notifyUser(_ batchID: BatchID, _ result: Result<SnapshotVersion, DocError>) {
-        if let callback = writeCallbacks[currentUser]?.removeValue(forKey: batchID) { callback(result) }
+        if let callback = writeCallbacks.removeValue(forKey: batchID) { callback(result) }
     }
 
     /// Completes `waitForPendingWrites` callers registered at or below `batchID` (batches are

@@ -63,7 +63,10 @@ package final class LocalStore {
     /// document it touches, all in one transaction.
     package func writeLocally(_ mutations: [Mutation]) throws(DocError) -> LocalWriteResult {
         guard !mutations.isEmpty else { throw DocError(.invalidArgument, "a write batch needs at least one write") }
-        for mutation in mutations { try mutation.validate() }
+        // The first mutation's data is checked and encoded in one walk; the batch stores
+        // that encoding (and a lone set's overlay too, below).
+        let firstEncoded = try mutations[0].validatedDataEncoding()
+        for mutation in mutations.dropFirst() { try mutation.validate() }
         let localWriteTime = clock()
         return try persistence.run("Write locally") { txn throws(DocError) in
             // The documents written, each once, in order of their first write. A batch whose
@@ -83,19 +86,19 @@ package final class LocalStore {
                 }
             }
             let before = toRead.isEmpty ? [:] : try localViews(toRead, in: txn)
-            // A lone set without transforms writes its data as the document's local view: the
-            // batch and the overlay store the same encoded fields, encoded once.
-            var encoded: [UInt8]?
-            if mutations.count == 1, toRead.isEmpty, case .set(let data) = mutations[0].kind { encoded = data.binaryEncoded() }
             let batch = try queue.addBatch(
                 localWriteTime: localWriteTime, baseMutations: [], mutations: mutations,
-                firstEncodedData: encoded, in: txn)
+                firstEncodedData: firstEncoded, in: txn)
+            // A lone set without transforms makes the local view from nothing, out of data the
+            // batch holds: its overlay refers to the batch instead of storing the data again.
+            let overlayRefersToBatch = mutations.count == 1 && toRead.isEmpty
             var changes: [DocumentKey: MaybeDocument?] = .init(minimumCapacity: keys.count)
             for key in keys {
                 let after = batch.applyToLocalView(before.isEmpty ? nil : before[key] ?? nil, for: key)
-                if let after {
-                    try persistence.overlays.save(
-                        Overlay(key: key, largestBatchID: batch.batchID, document: after), user: user, encodedData: encoded, in: txn)
+                if overlayRefersToBatch {
+                    try persistence.overlays.saveReference(to: batch, for: key, user: user, in: txn)
+                } else if let after {
+                    try persistence.overlays.save(Overlay(key: key, largestBatchID: batch.batchID, document: after), user: user, in: txn)
                 }
                 changes[key] = after
             }

@@ -31,7 +31,7 @@ package final class DocumentOverlayCache {
     /// The overlay of `key` for `user`, or `nil`.
     package func overlay(for key: DocumentKey, user: String, in txn: PersistenceTransaction) throws(DocError) -> Overlay? {
         guard let raw = try txn.get(KeySchema.overlay(user, key)) else { return nil }
-        return try Self.decode(raw, key: key)
+        return try Self.decode(raw, key: key, user: user, in: txn)
     }
 
     /// The overlays of `keys` for `user` (keys without one are absent).
@@ -48,7 +48,7 @@ package final class DocumentOverlayCache {
         var out: [DocumentKey: Overlay] = [:]
         for entry in txn.scan(prefix: KeySchema.overlaysPrefix(user, collection: path)) {
             let (_, key) = try KeySchema.decodeOverlay(entry.key)
-            out[key] = try Self.decode(entry.value, key: key)
+            out[key] = try Self.decode(entry.value, key: key, user: user, in: txn)
         }
         if let failure = txn.failure { throw failure }
         return out
@@ -61,7 +61,7 @@ package final class DocumentOverlayCache {
         for entry in txn.scan(prefix: KeySchema.overlaysPrefix(user)) {
             let (_, key) = try KeySchema.decodeOverlay(entry.key)
             guard key.collectionGroup == collectionID else { continue }
-            out[key] = try Self.decode(entry.value, key: key)
+            out[key] = try Self.decode(entry.value, key: key, user: user, in: txn)
         }
         if let failure = txn.failure { throw failure }
         return out
@@ -72,22 +72,38 @@ package final class DocumentOverlayCache {
         var out: [DocumentKey: Overlay] = [:]
         for entry in txn.scan(prefix: KeySchema.overlaysPrefix(user)) {
             let (_, key) = try KeySchema.decodeOverlay(entry.key)
-            out[key] = try Self.decode(entry.value, key: key)
+            out[key] = try Self.decode(entry.value, key: key, user: user, in: txn)
         }
         if let failure = txn.failure { throw failure }
         return out
     }
 
-    /// Stores (replaces) the overlay of `overlay.key` for `user`. `encodedData`, when given, is
-    /// `binaryEncoded()` of the overlay document's data, already made for its batch.
+    /// Stores (replaces) the overlay of `overlay.key` for `user`.
     ///
     /// - Throws: `invalidArgument` when the overlay's document is for another key.
-    package func save(_ overlay: Overlay, user: String, encodedData: [UInt8]? = nil, in txn: PersistenceTransaction) throws(DocError) {
+    package func save(_ overlay: Overlay, user: String, in txn: PersistenceTransaction) throws(DocError) {
         guard overlay.document.key == overlay.key else {
             throw DocError(.invalidArgument, "the overlay of \(overlay.key) holds a document for \(overlay.document.key)")
         }
         txn.put(KeySchema.overlay(user, overlay.key),
-                DocumentRecord.encode(overlay.document, extra: Int64(overlay.largestBatchID), encodedData: encodedData))
+                DocumentRecord.encode(overlay.document, extra: Int64(overlay.largestBatchID)))
+    }
+
+    /// Stores (replaces) the overlay of `key` for `user` as a reference to `batch`: the local
+    /// view is what `batch` makes of no document. For a batch of one write that replaces the
+    /// document: the batch holds the data, the overlay does not copy it. The overlay must be
+    /// rewritten or removed when the batch leaves the queue (``OverlayMaintenance`` does, as
+    /// the batch is then the overlay's largest).
+    ///
+    /// - Throws: `invalidArgument` when the batch is not one write to `key` that replaces it.
+    package func saveReference(to batch: MutationBatch, for key: DocumentKey, user: String, in txn: PersistenceTransaction) throws(DocError) {
+        guard batch.mutations.count == 1, batch.baseMutations.isEmpty, batch.mutations[0].key == key,
+              case .set = batch.mutations[0].kind, batch.mutations[0].fieldTransforms.isEmpty,
+              batch.mutations[0].precondition == .none
+        else {
+            throw DocError(.invalidArgument, "the overlay of \(key) cannot refer to batch \(batch.batchID): it is not one set of it")
+        }
+        txn.put(KeySchema.overlay(user, key), DocumentRecord.encodeBatchReference(Int64(batch.batchID)))
     }
 
     /// Removes the overlay of `key` for `user` (nothing happens when there is none).
@@ -103,12 +119,26 @@ package final class DocumentOverlayCache {
         return n
     }
 
-    private static func decode(_ raw: [UInt8], key: DocumentKey) throws(DocError) -> Overlay {
-        let (document, extra) = try DocumentRecord.decode(raw, record: recordName)
+    private static func decode(_ raw: [UInt8], key: DocumentKey, user: String, in txn: PersistenceTransaction) throws(DocError) -> Overlay {
+        let (stored, extra) = try DocumentRecord.decodeOverlay(raw, record: recordName)
+        guard let id = BatchID(exactly: extra) else { throw DocError(.dataLoss, "corrupt stored overlay of \(key): batch id \(extra)") }
+        let document: MaybeDocument
+        if let stored {
+            document = stored
+        } else {
+            // A batch reference: the batch's one write made the local view from nothing.
+            guard let batchRecord = try txn.get(KeySchema.mutation(user, id)) else {
+                throw DocError(.dataLoss, "corrupt store: the overlay of \(key) refers to batch \(id), which is not in the queue")
+            }
+            let batch = try MutationCoding.decodeBatch(batchRecord)
+            guard let view = batch.applyToLocalView(nil, for: key) else {
+                throw DocError(.dataLoss, "corrupt store: the overlay of \(key) refers to batch \(id), which does not write it")
+            }
+            document = view
+        }
         guard document.key == key else {
             throw DocError(.dataLoss, "corrupt stored overlay: the row of \(key) holds a document for \(document.key)")
         }
-        guard let id = BatchID(exactly: extra) else { throw DocError(.dataLoss, "corrupt stored overlay of \(key): batch id \(extra)") }
         return Overlay(key: key, largestBatchID: id, document: document)
     }
 }

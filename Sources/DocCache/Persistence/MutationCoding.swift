@@ -26,7 +26,7 @@ enum MutationCoding {
     private enum Pre: UInt8 { case none = 0, notExists, exists, updateTime }
 
     /// The stored form of a batch. `firstEncodedData`, when the caller has it already, is
-    /// `binaryEncoded()` of the data of the batch's first mutation (a set).
+    /// `binaryEncoded()` of the data of the batch's first mutation (a set or patch).
     static func encode(_ batch: MutationBatch, firstEncodedData: [UInt8]? = nil) -> [UInt8] {
         var w = ByteWriter(format: batchFormat, capacity: 128 + (firstEncodedData?.count ?? 0))
         w.zigzag(Int64(batch.batchID))

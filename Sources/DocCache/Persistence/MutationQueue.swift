@@ -28,7 +28,7 @@ package final class MutationQueue {
     /// Appends a batch: allocates the next batch id, stores the batch and a document → batch
     /// row for every document it writes (mutations and base mutations). `firstEncodedData`,
     /// when the caller has it already, is `binaryEncoded()` of the data of the first mutation
-    /// (a set).
+    /// (a set or patch).
     package func addBatch(
         localWriteTime: Timestamp, baseMutations: [Mutation], mutations: [Mutation], firstEncodedData: [UInt8]? = nil,
         in txn: PersistenceTransaction

@@ -15,7 +15,10 @@ internal import LevelDB
 /// client's serial executor), so they need no locks. Transactions do not nest.
 package final class Persistence {
     /// The version of the key spaces and record formats this build writes and reads.
-    package static let schemaVersion = 1
+    /// Schema 2 added overlays that refer to their batch (see `DocumentRecord`); a schema-1
+    /// store is read as it is and marked 2 on open, so that older builds refuse it instead of
+    /// misreading such overlays.
+    package static let schemaVersion = 2
 
     /// A cache size limit meaning "never collect garbage".
     package static let unlimited: Int64 = -1
@@ -102,7 +105,12 @@ package final class Persistence {
             guard version >= 1 else {
                 throw DocError(.dataLoss, "the store has an invalid schema version \(version)", at: directory)
             }
-            // Schema 1 is the first: there is nothing to migrate yet.
+            if version < Int64(schemaVersion) {
+                // Schema 1 → 2: every schema-1 record reads as it is; only the mark changes.
+                var w = ByteWriter()
+                w.zigzag(Int64(schemaVersion))
+                firstWrite.put(schemaKey, w.bytes)
+            }
         } else {
             let isEmpty = try withLevelDB(directory, "open") { () throws(LevelDBError) in
                 var iterator = try database.entries().makeIterator()
@@ -239,9 +247,10 @@ package final class Persistence {
         }
         let result = try body(txn)
         if let failure = txn.failure { throw failure }
-        guard let (batch, metadata) = txn.prepareCommit() else { return result }
+        let (hasWrites, metadata) = txn.prepareCommit()
+        guard hasWrites else { return result }
         try withLevelDB(directory, "commit \"\(label)\" to") { () throws(LevelDBError) in
-            try database.write(batch, options: WriteOptions(sync: sync))
+            try database.write(options: WriteOptions(sync: sync)) { batch in txn.appendWrites(to: &batch) }
         }
         if let metadata { state.committedMetadata = metadata }
         return result

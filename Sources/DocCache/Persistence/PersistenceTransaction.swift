@@ -7,7 +7,7 @@ enum BufferedWrite {
     case delete
 }
 
-extension LevelDB.WriteBatch {
+extension NativeWriteBatch {
     /// Adds `write` of `key`.
     mutating func add(_ key: [UInt8], _ write: BufferedWrite) {
         switch write {
@@ -255,9 +255,10 @@ package final class PersistenceTransaction {
         return out
     }
 
-    /// Adds the writes of the per-transaction state (target metadata, the batch-id counter)
-    /// and returns the write batch to commit, or `nil` when there is nothing to write.
-    func prepareCommit() -> (LevelDB.WriteBatch, TargetMetadata?)? {
+    /// Adds the writes of the per-transaction state (target metadata, the batch-id counter).
+    /// Returns whether there is anything to commit, and the target metadata the commit
+    /// stores (`nil` when unchanged).
+    func prepareCommit() -> (hasWrites: Bool, metadata: TargetMetadata?) {
         var metadata = metadataStorage
         if let n = sequenceNumberStorage {
             var m = metadata ?? state.committedMetadata
@@ -276,8 +277,11 @@ package final class PersistenceTransaction {
             w.zigzag(Int64(state.nextBatchID))
             put(KeySchema.global(KeySchema.nextBatchIDName), w.bytes)
         }
-        guard !writes.isEmpty || !unindexed.isEmpty else { return nil }
-        var batch = LevelDB.WriteBatch()
+        return (!writes.isEmpty || !unindexed.isEmpty, metadata)
+    }
+
+    /// Adds the buffered writes to the batch that commits them (after ``prepareCommit()``).
+    func appendWrites(to batch: inout NativeWriteBatch) {
         // Never read: the writes in the order made (LevelDB applies a batch in order, so a
         // later write to a key wins, as in `writes`). Otherwise the indexed writes.
         if writes.isEmpty {
@@ -286,7 +290,6 @@ package final class PersistenceTransaction {
             indexWrites()
             for (key, write) in writes { batch.add(key.bytes, write) }
         }
-        return (batch, metadata)
     }
 
     /// Ends the transaction; later use traps.

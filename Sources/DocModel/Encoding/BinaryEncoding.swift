@@ -132,24 +132,17 @@ extension MaybeDocument {
     public func binaryEncoded() -> [UInt8] { binaryEncoded(after: []) }
 
     /// ``binaryEncoded()`` appended to `prefix`: records that wrap a document (a header, then
-    /// the document) are written in one buffer, without copying the encoding. `encodedData`,
-    /// when given, must be `data.binaryEncoded()` of the document's data: its fields are
-    /// copied instead of encoded again (a local write stores the same data in its batch and in
-    /// its overlay).
-    package func binaryEncoded(after prefix: [UInt8], encodedData: [UInt8]? = nil) -> [UInt8] {
+    /// the document) are written in one buffer, without copying the encoding.
+    package func binaryEncoded(after prefix: [UInt8]) -> [UInt8] {
         switch self {
         case .document(let d):
-            var w = BinaryWriter(prefix: prefix, kind: .document, capacity: 32 + (encodedData?.count ?? 16 * d.data.fields.count))
+            var w = BinaryWriter(prefix: prefix, kind: .document, capacity: 32 + 16 * d.data.fields.count)
             w.key(d.key)
             w.zigzag(d.version.microseconds)
             w.zigzag(d.createTime.microseconds)
             w.bytes.append((d.hasLocalMutations ? BinaryEncoding.localMutationsFlag : 0)
                 | (d.hasCommittedMutations ? BinaryEncoding.committedMutationsFlag : 0))
-            if let encodedData, encodedData.count >= 2, encodedData[1] == BinaryEncoding.Kind.object.rawValue {
-                w.bytes.append(contentsOf: encodedData[2...])   // the map body after the header
-            } else {
-                w.mapBody(d.data.fields)
-            }
+            w.mapBody(d.data.fields)
             return w.bytes
         case .noDocument(let d):
             var w = BinaryWriter(prefix: prefix, kind: .noDocument)
@@ -273,42 +266,49 @@ struct BinaryWriter {
 
     mutating func mapBody(_ m: [String: Value]) {
         varint(UInt64(m.count))
-        if m.count == 1, let (k, v) = m.first {
+        Self.forEachInKeyOrder(m) { k, v in
             string(k)
             value(v)
+        }
+    }
+
+    /// Calls `body` with the entries of `m` in increasing UTF-8 byte order of their keys, the
+    /// order of a map body. A small map (the usual case) has its indices insertion-sorted in
+    /// scratch space on the stack, comparing keys only: no entries are copied (indices are
+    /// plain integers, so the scratch needs no clean-up) and no key is looked up again.
+    static func forEachInKeyOrder<E: Error>(_ m: [String: Value], _ body: (String, Value) throws(E) -> Void) throws(E) {
+        if m.count == 1, let (k, v) = m.first {
+            try body(k, v)
             return
         }
-        guard m.count <= Self.smallMapCount else {
-            // Sorted entries, not sorted keys: no second hash lookup per key.
-            for (k, v) in m.sorted(by: { compareUTF8($0.key, $1.key) < 0 }) {
-                string(k)
-                value(v)
-            }
+        guard m.count <= smallMapCount else {
+            for (k, v) in m.sorted(by: { compareUTF8($0.key, $1.key) < 0 }) { try body(k, v) }
             return
         }
-        // A small map (the usual case): its indices insertion-sorted by key in scratch space
-        // on the stack, no array of copied entries.
-        withUnsafeTemporaryAllocation(of: Dictionary<String, Value>.Index.self, capacity: m.count) { order in
+        let failure: E? = withUnsafeTemporaryAllocation(of: Dictionary<String, Value>.Index.self, capacity: m.count) { scratch in
+            let order = scratch.baseAddress!
+            let keys = m.keys
             var n = 0
             var i = m.startIndex
             while i != m.endIndex {
-                let key = m[i].key
+                let key = keys[i]
                 var j = n
-                (order.baseAddress! + j).initialize(to: i)
-                while j > 0, compareUTF8(m[order[j - 1]].key, key) > 0 {
-                    order.swapAt(j - 1, j)
-                    j -= 1
-                }
+                while j > 0, compareUTF8(keys[order[j - 1]], key) > 0 { j -= 1 }
+                (order + j + 1).moveInitialize(from: order + j, count: n - j)
+                (order + j).initialize(to: i)
                 n += 1
                 m.formIndex(after: &i)
             }
-            for k in 0..<n {
-                let (key, v) = m[order[k]]
-                string(key)
-                value(v)
+            defer { order.deinitialize(count: n) }
+            let values = m.values
+            do throws(E) {
+                for k in 0..<n { try body(keys[order[k]], values[order[k]]) }
+            } catch {
+                return error
             }
-            _ = order.baseAddress!.deinitialize(count: n)
+            return nil
         }
+        if let failure { throw failure }
     }
 
     /// Maps up to this many entries are sorted in stack scratch space.

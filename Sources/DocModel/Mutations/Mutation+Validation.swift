@@ -12,11 +12,23 @@ extension Mutation {
     ///   `updatedAt` itself), and no transform targets a field the data writes;
     /// - a delete or verify has no transforms.
     public func validate() throws(DocError) {
+        _ = try check(encoding: false)
+    }
+
+    /// Checks the mutation as ``validate()`` does and returns the storage encoding of its data
+    /// (``ObjectValue/binaryEncoded()``; `nil` for a mutation without data), made in the same
+    /// walk as the data's checks.
+    package func validatedDataEncoding() throws(DocError) -> [UInt8]? {
+        try check(encoding: true)
+    }
+
+    private func check(encoding: Bool) throws(DocError) -> [UInt8]? {
+        var encoded: [UInt8]?
         switch kind {
         case .set(let data):
-            try DocumentLimits.validate(data, for: key, allowingPendingServerTimestamps: false)
+            encoded = try Self.checkData(data, key: key, encoding: encoding)
         case .patch(let data, let mask):
-            try DocumentLimits.validate(data, for: key, allowingPendingServerTimestamps: false)
+            encoded = try Self.checkData(data, key: key, encoding: encoding)
             for (i, path) in mask.paths.enumerated() {
                 try Self.checkWritable(path, key: key, what: "the field mask")
                 if i > 0, mask.paths[i - 1].isPrefix(of: path) {
@@ -57,6 +69,14 @@ extension Mutation {
                     at: Self.location(key, transform.path))
             }
         }
+        return encoded
+    }
+
+    /// Checks the data of a set or patch; returns its encoding when `encoding`.
+    private static func checkData(_ data: ObjectValue, key: DocumentKey, encoding: Bool) throws(DocError) -> [UInt8]? {
+        if encoding { return try DocumentLimits.validatedEncoding(of: data, for: key) }
+        try DocumentLimits.validate(data, for: key, allowingPendingServerTimestamps: false)
+        return nil
     }
 
     /// The path of the data written by the mutation that a transform of `path` would collide

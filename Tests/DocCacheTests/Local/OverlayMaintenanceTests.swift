@@ -106,6 +106,63 @@ struct OverlayMaintenanceTests {
         }
     }
 
+    @Test func aLoneSetsOverlayRefersToItsBatchUntilTheBatchLeaves() throws {
+        try OverlayHarness.run { h in
+            let a = F.key("items/a"), b = F.key("items/b")
+            try h.write(.set(a, ObjectValue(["n": 1, "s": "one"])))
+            #expect(try h.overlayRefersToBatch(a))
+            let view = try #require(try h.local(a))
+            #expect(view.data == ObjectValue(["n": 1, "s": "one"]))
+            #expect(view.hasLocalMutations)
+            try h.check()
+            // A later lone set refers to its own batch; a patch stores the view it makes.
+            try h.write(.set(a, ObjectValue(["n": 2])))
+            #expect(try h.overlayRefersToBatch(a))
+            #expect(try h.local(a)?.data == ObjectValue(["n": 2]))
+            try h.write(.update(a, fields: [F.field("s"): "patched"]))
+            #expect(try !h.overlayRefersToBatch(a))
+            // Nor does a batch of two writes, or a set with a transform or a precondition.
+            try h.write(.set(b, ObjectValue(["n": 1])), .set(F.key("items/c"), ObjectValue(["n": 1])))
+            #expect(try !h.overlayRefersToBatch(b))
+            try h.write(.set(F.key("items/d"), ObjectValue(), transforms: [.serverTimestamp(F.field("at"))]))
+            #expect(try !h.overlayRefersToBatch(F.key("items/d")))
+            try h.write(.create(F.key("items/e"), ObjectValue(["n": 1])))
+            #expect(try !h.overlayRefersToBatch(F.key("items/e")))
+            try h.check()
+            // Acknowledged one by one, every overlay stays readable: none outlives its batch.
+            while try h.localStore.pendingBatchCount() > 0 {
+                try h.acknowledgeOldest()
+                try h.check()
+            }
+            #expect(try h.overlayCount() == 0)
+            // Reverting the batch an overlay refers to removes the overlay.
+            let lone = try h.write(.set(a, ObjectValue(["n": 3])))
+            #expect(try h.overlayRefersToBatch(a))
+            _ = try h.localStore.rejectBatch(lone)
+            try h.check()
+            #expect(try h.overlayCount() == 0)
+            #expect(try h.local(a)?.data == ObjectValue(["n": 2, "s": "patched"]))
+            // A remote change under a referring overlay leaves it referring (the set hides it).
+            try h.write(.set(a, ObjectValue(["n": 4])))
+            h.server.foreignIncrement(a, field: "n", by: 10)
+            try h.deliverFromServer(a)
+            #expect(try h.overlayRefersToBatch(a))
+            #expect(try h.local(a)?.data == ObjectValue(["n": 4]))
+            try h.check()
+        }
+    }
+
+    @Test func anOverlayReferringToAMissingBatchIsReportedAsDataLoss() throws {
+        try OverlayHarness.run { h in
+            let a = F.key("items/a")
+            let id = try h.write(.set(a, ObjectValue(["n": 1])))
+            try h.persistence.run("damage") { txn throws(DocError) in txn.delete(KeySchema.mutation("u", id)) }
+            let error = #expect(throws: DocError.self) { try h.localStore.readDocument(a) }
+            #expect(error?.code == .dataLoss)
+            #expect(error?.message.contains("refers to batch \(id)") == true, "\(String(describing: error))")
+        }
+    }
+
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
     func randomHistoriesMatchAFullRecompute(seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)
@@ -137,6 +194,7 @@ struct OverlayMaintenanceTests {
                 }
                 try h.check()
             }
+            #expect(h.referringOverlaysSeen > 0, "the histories include overlays that refer to their batch")
         }
     }
 
@@ -211,6 +269,16 @@ final class OverlayHarness {
 
     func local(_ key: DocumentKey) throws -> Document? { try localStore.readDocument(key)?.document }
 
+    /// Whether the stored overlay of `key` refers to its batch instead of holding the view.
+    func overlayRefersToBatch(_ key: DocumentKey) throws -> Bool {
+        let raw = try persistence.run("read overlay row") { txn throws(DocError) in try txn.get(KeySchema.overlay("u", key)) }
+        guard let raw, raw.count > 1 else { return false }
+        return raw[1] & DocumentRecord.batchReference != 0
+    }
+
+    /// Overlays that referred to their batch, summed over the calls of ``check(sourceLocation:)``.
+    private(set) var referringOverlaysSeen = 0
+
     func overlayCount() throws -> Int {
         try persistence.run("count overlays") { txn throws(DocError) in try persistence.overlays.count(user: "u", in: txn) }
     }
@@ -235,6 +303,7 @@ final class OverlayHarness {
             #expect(Self.comparable(actual) == Self.comparable(expected),
                     "local view of \(key): \(Self.describe(actual)), expected \(Self.describe(expected))", sourceLocation: sourceLocation)
             #expect((overlays[key] != nil) == (applied && expected != nil), "overlay of \(key)", sourceLocation: sourceLocation)
+            if overlays[key] != nil, try overlayRefersToBatch(key) { referringOverlaysSeen += 1 }
         }
     }
 

@@ -227,7 +227,30 @@ struct CodingTests {
             let (decoded, extra) = try DocumentRecord.decode(DocumentRecord.encode(document, extra: -Int64(i)), record: "test")
             #expect(decoded == document)
             #expect(extra == -Int64(i))
+            // An overlay record reads the same document.
+            let (overlay, overlayExtra) = try DocumentRecord.decodeOverlay(DocumentRecord.encode(document, extra: -Int64(i)), record: "test")
+            #expect(overlay == document)
+            #expect(overlayExtra == -Int64(i))
         }
+    }
+
+    @Test func batchReferencesAreOverlayRecordsOnly() throws {
+        let reference = DocumentRecord.encodeBatchReference(4_711)
+        #expect(reference.count <= 5, "format, flags and the batch id: \(reference)")
+        let (document, id) = try DocumentRecord.decodeOverlay(reference, record: "overlay")
+        #expect(document == nil)
+        #expect(id == 4_711)
+        // A remote document record never is one.
+        let remote = #expect(throws: DocError.self) { try DocumentRecord.decode(reference, record: "remote document") }
+        #expect(remote?.code == .dataLoss)
+        #expect(remote?.message.contains("unknown flags") == true, "\(String(describing: remote))")
+        // Nothing may follow the batch id, and no other flag goes with it.
+        let trailing = #expect(throws: DocError.self) { try DocumentRecord.decodeOverlay(reference + [0], record: "overlay") }
+        #expect(trailing?.code == .dataLoss)
+        var flagged = reference
+        flagged[1] |= DocumentRecord.noDocumentLocalMutations
+        let mixed = #expect(throws: DocError.self) { try DocumentRecord.decodeOverlay(flagged, record: "overlay") }
+        #expect(mixed?.code == .dataLoss)
     }
 }
 

@@ -44,22 +44,57 @@ struct PersistenceLifecycleTests {
             }
             // A newer build bumped the schema.
             let schemaKey = KeySchema.global(KeySchema.schemaVersionName)
+            let newer = Persistence.schemaVersion + 1
+            var w = ByteWriter()
+            w.zigzag(Int64(newer))
             do {
                 let db = try Database.open(path: dir)
-                try db.put(schemaKey, [4])  // zigzag 2
+                try db.put(schemaKey, w.bytes)
                 db.close()
             }
             let error = #expect(throws: DocError.self) { try Persistence.open(directory: dir) }
             #expect(error?.code == .failedPrecondition)
             #expect(error?.message.contains("newer version") == true)
-            #expect(error?.message.contains("schema 2") == true)
+            #expect(error?.message.contains("schema \(newer)") == true)
             #expect(error?.message.contains("up to schema \(Persistence.schemaVersion)") == true)
             #expect(error?.location == dir)
             // Nothing was wiped, and the lock was released.
             let db = try Database.open(path: dir)
-            #expect(try db.get(schemaKey) == [4])
+            #expect(try db.get(schemaKey) == w.bytes)
             #expect(try db.get(KeySchema.remoteDocument(key)) != nil)
             db.close()
+        }
+    }
+
+    /// Schema 1 stores hold only overlays with their document: they read as they are, and the
+    /// store is marked with the current schema so that older builds refuse it from then on.
+    @Test func opensASchema1StoreAndMarksItWithTheCurrentSchema() throws {
+        try F.withDirectory { dir in
+            let key = F.key("rooms/a")
+            let schemaKey = KeySchema.global(KeySchema.schemaVersionName)
+            do {
+                // A schema-1 store: a pending set whose overlay holds the document.
+                let p = try Persistence.open(directory: dir)
+                let store = try LocalStore(persistence: p, user: "u", clock: { Timestamp.now })
+                _ = try store.writeLocally([.set(key, ObjectValue(["n": 1]))])
+                let read = try p.run("read overlay") { txn throws(DocError) in try p.overlays.overlay(for: key, user: "u", in: txn) }
+                let overlay = try #require(read)
+                try p.run("as schema 1") { txn throws(DocError) in
+                    try p.overlays.save(overlay, user: "u", in: txn)
+                    var one = ByteWriter()
+                    one.zigzag(1)
+                    txn.put(schemaKey, one.bytes)
+                }
+                p.close()
+            }
+            let p = try Persistence.open(directory: dir)
+            let store = try LocalStore(persistence: p, user: "u", clock: { Timestamp.now })
+            #expect(try store.readDocument(key)?.document?.data == ObjectValue(["n": 1]))
+            p.close()
+            let db = try Database.open(path: dir)
+            defer { db.close() }
+            var r = ByteReader(try #require(try db.get(schemaKey)), record: "schema version")
+            #expect(try r.zigzag() == Int64(Persistence.schemaVersion))
         }
     }
 

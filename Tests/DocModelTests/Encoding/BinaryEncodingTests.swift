@@ -264,18 +264,15 @@ struct BinaryEncodingTests {
 
 @Suite("Binary encoding of records that wrap a document")
 struct WrappedDocumentEncodingTests {
-    /// `binaryEncoded(after:encodedData:)` writes what a record header followed by
-    /// `binaryEncoded()` would be, with or without the data's encoding made beforehand.
-    @Test func encodingAfterAPrefixWithOrWithoutEncodedDataIsTheSameBytes() {
+    /// `binaryEncoded(after:)` writes what a record header followed by `binaryEncoded()`
+    /// would be.
+    @Test func encodingAfterAPrefixIsTheSameBytes() {
         for stream in 0..<300 {
             var g = RandomValueGenerator(seed: 0x5EED_0F_D0C, stream: stream)
             let document = g.maybeDocument()
             let prefix = (0..<g.int(0..<4)).map { _ in UInt8(truncatingIfNeeded: g.next()) }
             let expected = prefix + document.binaryEncoded()
             #expect(document.binaryEncoded(after: prefix) == expected, "stream \(stream)")
-            if case .document(let d) = document {
-                #expect(document.binaryEncoded(after: prefix, encodedData: d.data.binaryEncoded()) == expected, "stream \(stream)")
-            }
         }
     }
 

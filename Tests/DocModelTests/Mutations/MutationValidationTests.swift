@@ -73,6 +73,11 @@ struct MutationValidationTests {
              message: "inside", field: "a.b"),
         Case(name: "mask naming __name__",
              mutation: Mutation(key: k, kind: .patch(ObjectValue(), FieldMask([.documentID]))), message: "document id", field: "__name__"),
+        Case(name: "field path over 1,500 bytes",
+             mutation: .set(k, ObjectValue(["a": [String(repeating: "x", count: 1000): [String(repeating: "y", count: 500): 1]]])),
+             message: "longer than 1500", field: nil),
+        Case(name: "escaped field name over 1,500 bytes",
+             mutation: .set(k, ObjectValue([String(repeating: "`", count: 750): 1])), message: "longer than 1500", field: nil),
         Case(name: "document over 1 MiB",
              mutation: .set(k, ObjectValue(["big": .string(String(repeating: "x", count: 1_048_576))])), message: "1 MiB", field: nil),
     ]
@@ -89,6 +94,8 @@ struct MutationValidationTests {
             if let field = c.field {
                 #expect(error.location?.contains(field) == true, "names the field: \(error)")
             }
+            // Checking while encoding (a local write) refuses it with the same error.
+            #expect(throws: error) { _ = try c.mutation.validatedDataEncoding() }
         }
         // The server rejects it too, before storing anything.
         #expect(throws: DocError.self) { try c.mutation.applyOnServer(nil, commitVersion: Fx.v2) }
@@ -104,11 +111,51 @@ struct MutationValidationTests {
         .delete(k),
         .verify(k, .updateTime(Fx.v1)),
         .create(k, ObjectValue(["a": .array([1, "two", ["three": 3]])])),
+        // Field paths of exactly 1,500 bytes: plain (1 + 1 + 1498) and escaped (2 + 2 * 749).
+        .set(k, ObjectValue(["a": [String(repeating: "x", count: 1498): 1]])),
+        .set(k, ObjectValue([String(repeating: "`", count: 749): 1])),
     ]
 
     @Test(arguments: valid)
     func accepted(_ m: Mutation) throws {
         try m.validate()
+        // Checking while encoding gives the data's storage encoding.
+        let encoded = try m.validatedDataEncoding()
+        switch m.kind {
+        case .set(let data), .patch(let data, _): #expect(encoded == data.binaryEncoded())
+        case .delete, .tombstone, .verify: #expect(encoded == nil)
+        }
+    }
+
+    /// Random data (empty and reserved names, arrays in arrays, pending server timestamps,
+    /// deep nesting) is refused or accepted alike by the plain check and the encoding one,
+    /// with the same error (the first problem in key order), and an accepted document
+    /// encodes as `binaryEncoded()` does.
+    @Test func encodingCheckAgreesWithThePlainCheck() throws {
+        var refused = 0
+        for i in 0..<2000 {
+            var g = RandomValueGenerator(seed: 0xD0C5, stream: i)
+            var data = g.objectValue()
+            if g.chance(0.3) {
+                // Deep nesting, near the depth limit.
+                var deep = Value.map(g.map(maxDepth: 1))
+                for _ in 0..<g.int(15..<22) { deep = .map(["d": deep]) }
+                data = ObjectValue(["deep": deep])
+            }
+            let plain = Result { () throws(DocError) in try DocumentLimits.validate(data, for: Fx.key, allowingPendingServerTimestamps: false) }
+            let encoding = Result { () throws(DocError) in try DocumentLimits.validatedEncoding(of: data, for: Fx.key) }
+            switch (plain, encoding) {
+            case (.success, .success(let bytes)):
+                #expect(bytes == data.binaryEncoded(), "seed 0xD0C5 stream \(i)")
+            case (.failure(let a), .failure(let b)):
+                refused += 1
+                #expect(a == b, "stream \(i): \(a) vs \(b)")
+            default:
+                Issue.record("stream \(i): the checks disagree: \(plain) vs \(encoding)")
+            }
+        }
+        // Both outcomes were exercised.
+        #expect(refused > 100 && refused < 1900, "\(refused) of 2000 refused")
     }
 
     @Test func theSizeLimitIsExactAndCountsNestedFields() throws {
