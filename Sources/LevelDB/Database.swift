@@ -146,7 +146,9 @@ public final class Database: Sendable {
     /// Applies every operation of `batch` atomically, in order: readers and a reopened database
     /// see all of them or none.
     public func write(_ batch: WriteBatch, options: WriteOptions = WriteOptions()) throws(LevelDBError) {
-        try write(options: options) { native in batch.append(to: &native) }
+        var native = NativeWriteBatch()
+        batch.append(to: &native)
+        try write(native, options: options)
     }
 
     // MARK: Snapshots and iteration

@@ -1,13 +1,29 @@
 import CLevelDB
 
-/// A LevelDB write batch (`leveldb_writebatch_t`) filled in place by
-/// ``Database/write(options:_:)``: each put or delete is copied into LevelDB's own buffer as
-/// it is made, with no list of operations in between. For writers that build a batch and
-/// commit it at once (a ``WriteBatch`` is the value to keep and pass around).
+/// A LevelDB write batch (`leveldb_writebatch_t`) that puts and deletes are copied into as
+/// they are made, with no list of operations in between, and that `Database.write(_:options:)`
+/// commits. For writers inside this package that build a batch and commit it at once (a
+/// ``WriteBatch`` is the value to keep and pass around).
 ///
-/// Non-copyable and only lent to the closure that fills it, so it cannot outlive the write.
+/// ``clear()`` keeps LevelDB's buffer, so a writer that commits often can reuse one batch
+/// and skip its allocation and growth on every commit. Non-copyable: it owns the C object,
+/// which is destroyed with it.
 package struct NativeWriteBatch: ~Copyable {
     let pointer: OpaquePointer
+    /// The bytes of the keys and values added since the batch was created or cleared.
+    package private(set) var byteCount = 0
+
+    /// Creates an empty batch.
+    package init() {
+        // leveldb_writebatch_create is `new WriteBatch`: it fails only when memory is
+        // exhausted, which Swift treats as fatal everywhere else too.
+        guard let pointer = leveldb_writebatch_create() else { fatalError("leveldb_writebatch_create returned NULL") }
+        self.pointer = pointer
+    }
+
+    deinit {
+        leveldb_writebatch_destroy(pointer)
+    }
 
     /// Adds a put of `value` under `key`.
     package mutating func put(_ key: [UInt8], _ value: [UInt8]) {
@@ -17,25 +33,28 @@ package struct NativeWriteBatch: ~Copyable {
                 leveldb_writebatch_put(batch, keyPointer, keyLength, valuePointer, valueLength)
             }
         }
+        byteCount += key.count + value.count
     }
 
     /// Adds a delete of `key`.
     package mutating func delete(_ key: [UInt8]) {
         let batch = pointer
         key.withCBytes { keyPointer, keyLength in leveldb_writebatch_delete(batch, keyPointer, keyLength) }
+        byteCount += key.count
+    }
+
+    /// Removes every operation, keeping the buffer for the next ones.
+    package mutating func clear() {
+        leveldb_writebatch_clear(pointer)
+        byteCount = 0
     }
 }
 
 extension Database {
-    /// Applies the puts and deletes that `fill` adds to a native batch atomically, in order
-    /// (see ``write(_:options:)``). A batch left empty writes nothing.
-    package func write(options: WriteOptions = WriteOptions(), _ fill: (inout NativeWriteBatch) -> Void) throws(LevelDBError) {
-        guard let pointer = leveldb_writebatch_create() else {
-            throw LevelDBError(.unknown, "leveldb_writebatch_create returned NULL", path: path)
-        }
-        defer { leveldb_writebatch_destroy(pointer) }
-        var batch = NativeWriteBatch(pointer: pointer)
-        fill(&batch)
+    /// Applies the operations of `batch` atomically, in order, as the public `write` of a
+    /// ``WriteBatch`` does. An empty batch writes nothing. The batch is left as it is (clear it to reuse it).
+    package func write(_ batch: borrowing NativeWriteBatch, options: WriteOptions = WriteOptions()) throws(LevelDBError) {
+        let pointer = batch.pointer
         try withWriteOptions(options) { handle, writeOptions throws(LevelDBError) in
             try callLevelDB(path: path) { error in
                 leveldb_write(handle, writeOptions, pointer, error)

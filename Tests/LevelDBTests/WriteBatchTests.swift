@@ -104,23 +104,33 @@ struct WriteBatchTests {
         #expect(batch.approximateSize == 12)
     }
 
-    @Test("a batch filled in place applies in order, all at once; a closed database refuses it")
+    @Test("a batch filled in place applies in order, all at once, and is reused after clear(); a closed database refuses it")
     func nativeBatch() async throws {
         try await withTemporaryDatabase { db, _ in
             try db.putKeys(["gone"])
-            try db.write { batch in
-                batch.put(Array("k".utf8), Array("first".utf8))
-                batch.delete(Array("gone".utf8))
-                batch.put(Array("k".utf8), Array("second".utf8))
-                batch.put(Array("empty".utf8), [])
-            }
+            var batch = NativeWriteBatch()
+            batch.put(Array("k".utf8), Array("first".utf8))
+            batch.delete(Array("gone".utf8))
+            batch.put(Array("k".utf8), Array("second".utf8))
+            batch.put(Array("empty".utf8), [])
+            #expect(batch.byteCount == 1 + 5 + 4 + 1 + 6 + 5)
+            // Nothing is visible before the write.
+            #expect(try db.get("k") == nil)
+            try db.write(batch)
             #expect(try db.get("k") == "second")
             #expect(try db.get("gone") == nil)
             #expect(try db.get(Array("empty".utf8)) == [])
-            try db.write { _ in }
+            // Cleared, it writes only what is added next; empty, it writes nothing.
+            batch.clear()
+            #expect(batch.byteCount == 0)
+            try db.write(batch)
             #expect(try db.entries().collect().count == 2)
+            batch.put(Array("k".utf8), Array("third".utf8))
+            try db.write(batch)
+            #expect(try db.get("k") == "third")
+            #expect(try db.get("empty") == "")
             db.close()
-            let error = #expect(throws: LevelDBError.self) { try db.write { batch in batch.put([1], [2]) } }
+            let error = #expect(throws: LevelDBError.self) { try db.write(batch) }
             #expect(error?.code == .closed)
         }
     }

@@ -43,6 +43,11 @@ package final class Persistence {
     /// State shared with the components and transactions.
     let state: PersistenceState
     private var queues: [String: MutationQueue] = [:]
+    /// The LevelDB batch transactions commit with, cleared and reused (its buffer is kept
+    /// between commits, up to ``commitBatchKeptBytes``).
+    private var commitBatch = NativeWriteBatch()
+    /// A commit batch that grew beyond this is replaced after its commit rather than kept.
+    private static let commitBatchKeptBytes = 1 << 20
 
     private init(directory: String, clientID: String, database: Database, state: PersistenceState) {
         self.directory = directory
@@ -249,8 +254,11 @@ package final class Persistence {
         if let failure = txn.failure { throw failure }
         let (hasWrites, metadata) = txn.prepareCommit()
         guard hasWrites else { return result }
+        commitBatch.clear()
+        txn.appendWrites(to: &commitBatch)
+        defer { if commitBatch.byteCount > Self.commitBatchKeptBytes { commitBatch = NativeWriteBatch() } }
         try withLevelDB(directory, "commit \"\(label)\" to") { () throws(LevelDBError) in
-            try database.write(options: WriteOptions(sync: sync)) { batch in txn.appendWrites(to: &batch) }
+            try database.write(commitBatch, options: WriteOptions(sync: sync))
         }
         if let metadata { state.committedMetadata = metadata }
         return result
