@@ -315,7 +315,10 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
 
     // MARK: - Snapshots
 
-    private func emitNewSnapshots(changes: [DocumentKey: MaybeDocument?], remoteEvent: RemoteEvent?) {
+    /// Updates every view with `changes` (each document once) and delivers the snapshots.
+    private func emitNewSnapshots(
+        changes: some Sequence<(key: DocumentKey, value: MaybeDocument?)>, remoteEvent: RemoteEvent?
+    ) {
         guard !queryViews.isEmpty else {
             // No view to update (e.g. writes with no listener): nothing to compute.
             sink?.onViewSnapshots([])

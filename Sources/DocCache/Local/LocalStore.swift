@@ -92,7 +92,8 @@ package final class LocalStore {
             // A lone set without transforms makes the local view from nothing, out of data the
             // batch holds: its overlay refers to the batch instead of storing the data again.
             let overlayRefersToBatch = mutations.count == 1 && toRead.isEmpty
-            var changes: [DocumentKey: MaybeDocument?] = .init(minimumCapacity: keys.count)
+            var changes: [(key: DocumentKey, value: MaybeDocument?)] = []
+            changes.reserveCapacity(keys.count)
             for key in keys {
                 let after = batch.applyToLocalView(before.isEmpty ? nil : before[key] ?? nil, for: key)
                 if overlayRefersToBatch {
@@ -100,7 +101,7 @@ package final class LocalStore {
                 } else if let after {
                     try persistence.overlays.save(Overlay(key: key, largestBatchID: batch.batchID, document: after), user: user, in: txn)
                 }
-                changes[key] = after
+                changes.append((key, after))
             }
             return LocalWriteResult(batchID: batch.batchID, localWriteTime: localWriteTime, changes: changes)
         }

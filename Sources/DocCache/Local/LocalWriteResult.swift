@@ -1,11 +1,12 @@
 package import DocModel
 
 /// What a local write produced: the batch it was queued as and the new local view of every
-/// document it touched (`nil` where the document does not exist locally).
+/// document it touched (`nil` where the document does not exist locally), each document once,
+/// in the order of its first write (a list, not a dictionary: it is only ever walked).
 package struct LocalWriteResult: Sendable {
     package var batchID: BatchID
     package var localWriteTime: Timestamp
-    package var changes: [DocumentKey: MaybeDocument?]
+    package var changes: [(key: DocumentKey, value: MaybeDocument?)]
 }
 
 /// The documents of a query from the cache, and the keys the server last said match its target.
