@@ -1,6 +1,7 @@
 internal import DocModel
 
-// The LevelDB key spaces of a doccache store (schema version 1).
+// The LevelDB key spaces of a doccache store (schema version 2: the key spaces of schema 1;
+// schema 2 only added batch-reference overlay records, see DocumentRecord.swift).
 //
 // Every key starts with one table tag byte, followed by components written with DocModel's
 // order-preserving `KeyEncoder` (strings, Int64s, resource paths, index values), so LevelDB's
