@@ -63,8 +63,8 @@ package final class LocalStore {
     /// document it touches, all in one transaction.
     package func writeLocally(_ mutations: [Mutation]) throws(DocError) -> LocalWriteResult {
         guard !mutations.isEmpty else { throw DocError(.invalidArgument, "a write batch needs at least one write") }
-        // The first mutation's data is checked and encoded in one walk; the batch stores
-        // that encoding (and a lone set's overlay too, below).
+        // The first mutation's data is checked and encoded in one walk; the batch record
+        // stores that encoding.
         let firstEncoded = try mutations[0].validatedDataEncoding()
         for mutation in mutations.dropFirst() { try mutation.validate() }
         let localWriteTime = clock()
@@ -77,12 +77,12 @@ package final class LocalStore {
             var toRead: [DocumentKey] = []
             if mutations.count == 1 {
                 keys = [mutations[0].key]
-                if !Self.replacesDocument(mutations[0]) { toRead = keys }
+                if !mutations[0].replacesDocument { toRead = keys }
             } else {
                 var seen = Set<DocumentKey>()
                 for mutation in mutations where seen.insert(mutation.key).inserted {
                     keys.append(mutation.key)
-                    if !Self.replacesDocument(mutation) { toRead.append(mutation.key) }
+                    if !mutation.replacesDocument { toRead.append(mutation.key) }
                 }
             }
             let before = toRead.isEmpty ? [:] : try localViews(toRead, in: txn)
@@ -105,13 +105,6 @@ package final class LocalStore {
             }
             return LocalWriteResult(batchID: batch.batchID, localWriteTime: localWriteTime, changes: changes)
         }
-    }
-
-    /// Whether `mutation` as the first write of its document in a batch makes the local view
-    /// independent of the previous one.
-    private static func replacesDocument(_ mutation: Mutation) -> Bool {
-        guard case .set = mutation.kind else { return false }
-        return mutation.fieldTransforms.isEmpty && mutation.precondition == .none
     }
 
     /// The server committed the oldest pending batch: apply its result to the remote

@@ -98,8 +98,7 @@ package final class DocumentOverlayCache {
     /// - Throws: `invalidArgument` when the batch is not one write to `key` that replaces it.
     package func saveReference(to batch: MutationBatch, for key: DocumentKey, user: String, in txn: PersistenceTransaction) throws(DocError) {
         guard batch.mutations.count == 1, batch.baseMutations.isEmpty, batch.mutations[0].key == key,
-              case .set = batch.mutations[0].kind, batch.mutations[0].fieldTransforms.isEmpty,
-              batch.mutations[0].precondition == .none
+              batch.mutations[0].replacesDocument
         else {
             throw DocError(.invalidArgument, "the overlay of \(key) cannot refer to batch \(batch.batchID): it is not one set of it")
         }
@@ -127,10 +126,9 @@ package final class DocumentOverlayCache {
             document = stored
         } else {
             // A batch reference: the batch's one write made the local view from nothing.
-            guard let batchRecord = try txn.get(KeySchema.mutation(user, id)) else {
+            guard let batch = try MutationQueue.batch(id, user: user, in: txn) else {
                 throw DocError(.dataLoss, "corrupt store: the overlay of \(key) refers to batch \(id), which is not in the queue")
             }
-            let batch = try MutationCoding.decodeBatch(batchRecord)
             guard let view = batch.applyToLocalView(nil, for: key) else {
                 throw DocError(.dataLoss, "corrupt store: the overlay of \(key) refers to batch \(id), which does not write it")
             }

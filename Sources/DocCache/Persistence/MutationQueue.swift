@@ -44,6 +44,12 @@ package final class MutationQueue {
 
     /// The batch with id `id`, or `nil` when it is not in this user's queue.
     package func batch(_ id: BatchID, in txn: PersistenceTransaction) throws(DocError) -> MutationBatch? {
+        try Self.batch(id, user: user, in: txn)
+    }
+
+    /// The batch with id `id` in `user`'s queue, for readers without the queue object (an
+    /// overlay that refers to its batch).
+    static func batch(_ id: BatchID, user: String, in txn: PersistenceTransaction) throws(DocError) -> MutationBatch? {
         guard let raw = try txn.get(KeySchema.mutation(user, id)) else { return nil }
         return try MutationCoding.decodeBatch(raw)
     }

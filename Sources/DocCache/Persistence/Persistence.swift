@@ -96,6 +96,8 @@ package final class Persistence {
         let clientKey = KeySchema.global(KeySchema.clientIDName)
         let stored = try withLevelDB(directory, "open") { () throws(LevelDBError) in try database.get(schemaKey) }
         var firstWrite = LevelDB.WriteBatch()
+        // Whether the store gets this build's schema version: a new store, or an older schema.
+        let markSchema: Bool
         if let stored {
             var r = ByteReader(stored, record: "schema version")
             let version = try r.zigzag()
@@ -110,12 +112,8 @@ package final class Persistence {
             guard version >= 1 else {
                 throw DocError(.dataLoss, "the store has an invalid schema version \(version)", at: directory)
             }
-            if version < Int64(schemaVersion) {
-                // Schema 1 → 2: every schema-1 record reads as it is; only the mark changes.
-                var w = ByteWriter()
-                w.zigzag(Int64(schemaVersion))
-                firstWrite.put(schemaKey, w.bytes)
-            }
+            // Schema 1 → 2: every schema-1 record reads as it is; only the mark changes.
+            markSchema = version < Int64(schemaVersion)
         } else {
             let isEmpty = try withLevelDB(directory, "open") { () throws(LevelDBError) in
                 var iterator = try database.entries().makeIterator()
@@ -127,6 +125,9 @@ package final class Persistence {
                     "the directory holds a LevelDB database that is not a doccache store (it has no schema version)",
                     at: directory)
             }
+            markSchema = true
+        }
+        if markSchema {
             var w = ByteWriter()
             w.zigzag(Int64(schemaVersion))
             firstWrite.put(schemaKey, w.bytes)

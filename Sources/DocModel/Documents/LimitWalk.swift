@@ -29,16 +29,17 @@ struct LimitWalk {
     init(key: DocumentKey, allowingPendingServerTimestamps: Bool, encoding: Bool) {
         self.key = key
         self.allowingPendingServerTimestamps = allowingPendingServerTimestamps
-        if encoding { writer = BinaryWriter(prefix: [], kind: .object, capacity: 256) }
+        if encoding { writer = Self.emptyEncoding() }
     }
+
+    private static func emptyEncoding() -> BinaryWriter { BinaryWriter(prefix: [], kind: .object, capacity: 256) }
 
     /// Checks (and encodes) every field of `data`, then the document's total size.
     mutating func document(_ data: ObjectValue) throws(DocError) {
-        let start = writer
         do throws(Failure) {
             try walk(data)
         } catch .pathMayBeTooLong {
-            writer = start
+            if writer != nil { writer = Self.emptyEncoding() }
             exactPaths = true
             do throws(Failure) { try walk(data) } catch { throw docError(error) }
         } catch {

@@ -274,8 +274,8 @@ struct BinaryWriter {
 
     /// Calls `body` with the entries of `m` in increasing UTF-8 byte order of their keys, the
     /// order of a map body. A small map (the usual case) has its indices insertion-sorted in
-    /// scratch space on the stack, comparing keys only: no entries are copied (indices are
-    /// plain integers, so the scratch needs no clean-up) and no key is looked up again.
+    /// scratch space on the stack, comparing keys only: no entries are copied and no key is
+    /// looked up again.
     static func forEachInKeyOrder<E: Error>(_ m: [String: Value], _ body: (String, Value) throws(E) -> Void) throws(E) {
         if m.count == 1, let (k, v) = m.first {
             try body(k, v)

@@ -40,6 +40,13 @@ public struct Mutation: Sendable, Hashable, CustomStringConvertible {
     /// What the document must satisfy for the mutation to apply.
     public var precondition: Precondition
 
+    /// Whether the mutation's result does not depend on the document it applies to: a set
+    /// without transforms or precondition (its local view is its data, whatever was there).
+    package var replacesDocument: Bool {
+        guard case .set = kind else { return false }
+        return fieldTransforms.isEmpty && precondition == .none
+    }
+
     /// Creates a mutation. The convenience constructors (``set(_:_:transforms:precondition:)``,
     /// ``setMerge(_:_:fields:transforms:)``, ``update(_:fields:deleting:transforms:)``,
     /// ``delete(_:precondition:)``, ``tombstone(_:transforms:precondition:)``,
