@@ -32,6 +32,8 @@ let package = Package(
         // Already under Hummingbird; named for graceful shutdown (ServiceGroup) and bound addresses.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        // The PostgreSQL store (DocServerPostgres only; the client and the LevelDB-only server never link it).
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // The system libleveldb (Debian: libleveldb-dev, macOS: brew leveldb).
@@ -74,6 +76,16 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        // The backend's PostgreSQL store: several server instances on one database.
+        .target(
+            name: "DocServerPostgres",
+            dependencies: [
+                "DocModel", "DocServer",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

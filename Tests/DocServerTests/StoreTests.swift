@@ -26,7 +26,7 @@ import Testing
             outcome: outcome("c", 1, version: v),
             writes: [DocumentWrite(key: T.key("a/1"), document: doc("a/1", ["x": 1], version: v)),
                      DocumentWrite(key: T.key("a/2"), document: doc("a/2", ["x": 2], version: v))]))
-        #expect(result == .stored)
+        #expect(result == .stored(previousVersion: created.lastVersion))
         let read = try await store.documents([T.key("a/1"), T.key("a/2"), T.key("a/3")])
         #expect(read.version.microseconds == v)
         #expect(read.documents.count == 2)
@@ -77,7 +77,8 @@ import Testing
         let store = try server.tenantStore("acme")
         let v = try await store.state().lastVersion.microseconds + 1
         let first = outcome("c", 1, version: v)
-        #expect(try await store.commit(CommitRequest(outcome: first, writes: [DocumentWrite(key: T.key("a/1"), document: doc("a/1", ["n": 1], version: v))])) == .stored)
+        #expect(try await store.commit(CommitRequest(outcome: first, writes: [DocumentWrite(key: T.key("a/1"), document: doc("a/1", ["n": 1], version: v))]))
+                == .stored(previousVersion: SnapshotVersion(microseconds: v - 1)))
         let again = try await store.commit(CommitRequest(
             outcome: outcome("c", 1, version: v + 5), writes: [DocumentWrite(key: T.key("a/1"), document: doc("a/1", ["n": 2], version: v + 5))]))
         #expect(again == .duplicate(first))

@@ -28,10 +28,16 @@ public import Logging
 ///    might succeed: the client has already reverted it). Transient failures (`unavailable`,
 ///    `aborted`, `internal`, …) are not remembered: the client retries them.
 /// 6. One atomic store commit: the changed documents, their change log entries, the outcome
-///    and the new version.
+///    and the new version, on the condition that every document the batch was applied to
+///    still has the version it read (``CommitRequest/readVersions``) and that the version is
+///    above the tenant's last one. When another server instance on the same database
+///    committed in between, the store answers `aborted` and the batch is processed again on
+///    fresh reads (up to ``maxAttempts`` times; then `aborted` goes to the client, which
+///    retries it).
 ///
-/// The caller serializes calls for one tenant (``DocServerCore`` does: one commit at a time
-/// per tenant, tenants in parallel).
+/// The caller serializes calls for one tenant within a process (``DocServerCore`` does: one
+/// commit at a time per tenant, tenants in parallel); across processes the store's checks
+/// keep commits exactly once and free of lost updates.
 public struct CommitProcessor: Sendable {
     /// The tenant's store.
     public let store: any TenantStore
@@ -58,7 +64,14 @@ public struct CommitProcessor: Sendable {
         /// The documents the batch changed, in their new state at the commit version, for
         /// listeners (empty unless ``applied``).
         public var changes: [MaybeDocument]
+        /// The tenant's last version just before this commit (when ``applied``): a caller
+        /// that delivered exactly up to it to its listeners can fan this commit out directly.
+        public var previousVersion: SnapshotVersion? = nil
     }
+
+    /// How often a batch is processed again when the store reports that another commit came
+    /// between its reads and its commit.
+    public static let maxAttempts = 16
 
     /// Whether a rejection with `code` is the batch's final answer (and so remembered).
     public static func isPermanent(_ code: DocError.Code) -> Bool {
@@ -99,8 +112,27 @@ public struct CommitProcessor: Sendable {
             return Processed(outcome: stored, applied: false, changes: [])
         }
 
+        var attempt = 1
+        while true {
+            do {
+                return try await processOnce(batch: key, mutations: mutations, uid: uid, digest: digest, access: access,
+                                             logger: logger)
+            } catch where error.code == .aborted && attempt < Self.maxAttempts {
+                // Another commit (another server instance) came between the reads and the commit.
+                logger.debug("commit raced another; processing the batch again", metadata: [
+                    "attempt": "\(attempt)", "error": "\(error.message)",
+                ])
+                attempt += 1
+            }
+        }
+    }
+
+    /// One attempt: the outcome check, the mutations on fresh reads, the conditional commit.
+    private func processOnce(
+        batch key: BatchKey, mutations: [Mutation], uid: String, digest: UInt64, access: AccessContext?, logger: Logger
+    ) async throws(DocError) -> Processed {
         let now = clock.nowMicros()
-        let result: Result<([DocumentWrite], SnapshotVersion, [MutationResult]), DocError>
+        let result: Result<([DocumentWrite], SnapshotVersion, [MutationResult], [DocumentKey: SnapshotVersion]), DocError>
         do {
             result = .success(try await apply(mutations, now: now, access: access))
         } catch {
@@ -117,26 +149,30 @@ public struct CommitProcessor: Sendable {
             logger.info("batch rejected", metadata: ["code": "\(error.code)", "error": "\(error.message)"])
             return Processed(outcome: outcome, applied: false, changes: [])
 
-        case .success(let (writes, version, results)):
+        case .success(let (writes, version, results, readVersions)):
             let outcome = BatchOutcome(
                 batch: key, uid: uid, digest: digest, recordedAt: now, result: .committed(version: version, results: results))
-            if case .duplicate(let stored) = try await store.commit(CommitRequest(outcome: outcome, writes: writes)) {
+            let previous: SnapshotVersion
+            switch try await store.commit(CommitRequest(outcome: outcome, writes: writes, readVersions: readVersions)) {
+            case .duplicate(let stored):
                 return Processed(outcome: stored, applied: false, changes: [])
+            case .stored(let previousVersion):
+                previous = previousVersion
             }
             logger.debug("batch committed", metadata: ["version": "\(version)", "documents": "\(writes.count)"])
             let changes: [MaybeDocument] = writes.map { write in
                 write.document.map { .document($0) } ?? .noDocument(NoDocument(key: write.key, version: version))
             }
-            return Processed(outcome: outcome, applied: true, changes: changes)
+            return Processed(outcome: outcome, applied: true, changes: changes, previousVersion: previous)
         }
     }
 
     /// Applies the mutations in order on the stored documents at a fresh commit version and
     /// authorizes them against `access`; returns the documents to write (only those that
-    /// changed), the version and the results.
+    /// changed), the version, the results and the version of every document read.
     private func apply(
         _ mutations: [Mutation], now: Int64, access: AccessContext?
-    ) async throws(DocError) -> ([DocumentWrite], SnapshotVersion, [MutationResult]) {
+    ) async throws(DocError) -> ([DocumentWrite], SnapshotVersion, [MutationResult], [DocumentKey: SnapshotVersion]) {
         guard mutations.count <= maxWritesPerBatch else {
             throw DocError(.invalidArgument, "a batch has at most \(maxWritesPerBatch) writes, this one has \(mutations.count)")
         }
@@ -197,7 +233,10 @@ public struct CommitProcessor: Sendable {
         }
         if let deferred { throw deferred }
         let writes = keys.filter(changed.contains).map { key in DocumentWrite(key: key, document: documents[key]?.document) }
-        return (writes, version, results)
+        var readVersions: [DocumentKey: SnapshotVersion] = [:]
+        readVersions.reserveCapacity(keys.count)
+        for key in keys { readVersions[key] = read.documents[key]?.version ?? .none }
+        return (writes, version, results, readVersions)
     }
 
     /// The codes of failed preconditions, which must not tell a caller the rules refuse

@@ -70,7 +70,8 @@ public final class DocServerCore: Sendable {
     func hub(for tenant: TenantID) async throws(DocError) -> TenantHub {
         if let hub = hubs.withLock({ $0[tenant] }) { return hub }
         let tenantStore = try await store.tenant(tenant)
-        let created = TenantHub(tenant: tenant, store: tenantStore, configuration: configuration, rules: ruleHolder, logger: logger)
+        let created = TenantHub(tenant: tenant, store: tenantStore, state: try await tenantStore.state(),
+                                configuration: configuration, rules: ruleHolder, logger: logger)
         let (hub, isNew) = hubs.withLock { hubs in
             if let existing = hubs[tenant] { return (existing, false) }
             hubs[tenant] = created
@@ -442,6 +443,20 @@ public final class DocServerCore: Sendable {
         for hub in hubs.withLock({ Array($0.values) }) { removed += await hub.revalidateTargets() }
         if removed > 0 { logger.info("targets removed by the new rules", metadata: ["targets": "\(removed)"]) }
         return removed
+    }
+
+    // MARK: Commits of other instances
+
+    /// Follows the store's commit notices (``ServerStore/commitNotices()``) until cancelled:
+    /// a tenant this process serves listeners for catches up with commits made by other
+    /// server instances on the same database. Returns at once for a store only this process
+    /// writes. The HTTP front runs it beside its timers.
+    public func followCommits() async {
+        guard let notices = store.commitNotices() else { return }
+        for await notice in notices {
+            guard let hub = hubs.withLock({ $0[notice.tenant] }) else { continue }
+            await hub.noticed(notice.version)
+        }
     }
 
     // MARK: Periodic work

@@ -12,6 +12,15 @@ internal import Logging
 /// starts, so each connection receives changes in commit order, and a target added at
 /// version V receives exactly the commits after V.
 ///
+/// Several server instances may share one store (PostgreSQL): then commits also arrive from
+/// other processes. The hub keeps ``delivered``, the version through which every one of its
+/// targets has been given every change; all its targets are consistent at that version. A
+/// commit of its own whose predecessor is ``delivered`` is fanned out directly; anything
+/// else — a commit notice from the store, a tick, a commit of its own after someone else's,
+/// a target read at a newer version — first reads the change log after ``delivered`` and
+/// fans it out version by version (``catchUp(through:)``). The change log is the source of
+/// truth: a lost notice only delays delivery until the next tick.
+///
 /// With rules (``RulesHolder``), the hub authorizes what it serves: each write of a batch (in
 /// the ``CommitProcessor``), each target when it is added (document targets `get`, query
 /// targets `list`), each document target again whenever its document changes (a document
@@ -37,10 +46,17 @@ actor TenantHub {
     private(set) var connections: [String: ConnectionWatch] = [:]
     private var busy = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
+    /// The tenant database's incarnation (resume tokens carry it).
+    let incarnation: UInt64
+    /// Every target of this hub has been given every change up to this version.
+    private(set) var delivered: SnapshotVersion
 
-    init(tenant: TenantID, store: any TenantStore, configuration: ServerConfiguration, rules: RulesHolder, logger: Logger) {
+    init(tenant: TenantID, store: any TenantStore, state: TenantState, configuration: ServerConfiguration, rules: RulesHolder,
+         logger: Logger) {
         self.tenant = tenant
         self.store = store
+        self.incarnation = state.incarnation
+        self.delivered = state.lastVersion
         self.configuration = configuration
         self.rules = rules
         var logger = logger
@@ -125,7 +141,13 @@ actor TenantHub {
             let processed = try await processor.process(
                 batch: key, mutations: mutations, uid: uid, access: access)
             if processed.applied, let version = processed.outcome.commitVersion {
-                await fanOut(processed.changes, version: version)
+                if processed.previousVersion == delivered {
+                    await fanOut(processed.changes, version: version)
+                    delivered = version
+                } else {
+                    // Another instance committed before this one: deliver the log in order.
+                    await catchUp(through: version)
+                }
             }
             return .success(processed.outcome)
         } catch {
@@ -134,10 +156,104 @@ actor TenantHub {
         }
     }
 
-    /// The write stream token: where the tenant stands (informational).
-    func streamToken() async -> [UInt8] {
-        guard let state = try? await store.state() else { return [WatchToken.format] }
-        return WatchToken(incarnation: state.incarnation, version: state.lastVersion).bytes
+    /// The write stream token: where this hub's listeners stand (informational).
+    func streamToken() -> [UInt8] {
+        WatchToken(incarnation: incarnation, version: delivered).bytes
+    }
+
+    // MARK: Commits of other instances
+
+    /// The store reports a commit at `version` (possibly made by another server instance):
+    /// delivers the change log up to the tenant's last version if this hub is behind.
+    func noticed(_ version: SnapshotVersion) async {
+        guard version > delivered else { return }
+        await acquire()
+        defer { release() }
+        await catchUp(through: version)
+    }
+
+    /// Brings every target to `version` (`nil`: the tenant's last version): reads the change
+    /// log after ``delivered`` and fans it out one commit version at a time, as if the commits
+    /// had been made here. When the log cannot answer (pruned, or more than
+    /// ``ServerConfiguration/maxResumeChanges`` entries behind), every target is reset and
+    /// read again. Runs inside the hub's serialization.
+    private func catchUp(through version: SnapshotVersion?) async {
+        let target: SnapshotVersion
+        if let version {
+            target = version
+        } else {
+            do {
+                target = try await store.state().lastVersion
+            } catch {
+                logger.warning("cannot read the tenant state to catch up", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+        guard target > delivered else { return }
+        guard targetCount > 0 else {
+            delivered = target   // nobody listens: nothing to deliver
+            return
+        }
+        let read: ChangeLogRead
+        do {
+            read = try await store.changes(after: delivered, maxEntries: configuration.maxResumeChanges)
+        } catch {
+            logger.warning("cannot read the change log to catch up", metadata: ["error": "\(error)"])
+            return
+        }
+        switch read {
+        case .complete(let entries, _):
+            var start = entries.startIndex
+            while start < entries.endIndex, entries[start].version <= target {
+                let version = entries[start].version
+                var end = start
+                while end < entries.endIndex, entries[end].version == version { end += 1 }
+                await fanOut(entries[start..<end].map(\.document), version: version)
+                delivered = version
+                start = end
+            }
+            delivered = target
+        case .unavailable(let reason):
+            logger.info("change log cannot catch up: resetting every target", metadata: ["reason": "\(reason)"])
+            await resetAll()
+        }
+    }
+
+    /// Reads every target again and sends it whole after a `reset` (when the change log cannot
+    /// say what changed).
+    private func resetAll() async {
+        var newest = delivered
+        for id in connections.keys.sorted() {
+            guard var watch = connections[id], !watch.targets.isEmpty else { continue }
+            var messages: [ServerMessage] = []
+            var version = watch.snapshotVersion
+            for targetID in watch.targets.keys.sorted() {
+                var target = watch.targets[targetID]!
+                let read: QueryRead
+                do {
+                    read = try await store.query(target.target, limit: target.limit)
+                } catch {
+                    _ = fail(watch.connection, error)
+                    messages = []
+                    break
+                }
+                let token = WatchToken(incarnation: incarnation, version: read.version).bytes
+                messages.append(.targetChange(.init(state: .reset, targetIDs: [targetID])))
+                messages += TargetResults.all(read.documents, targetID: targetID)
+                messages.append(.targetChange(.init(state: .current, targetIDs: [targetID], resumeToken: token)))
+                target.setWindow(read.documents)
+                watch.targets[targetID] = target
+                version = max(version, read.version)
+            }
+            guard connections[id] != nil else { continue }
+            let token = WatchToken(incarnation: incarnation, version: version).bytes
+            messages.append(.targetChange(.init(state: .noChange, targetIDs: [], resumeToken: token, snapshotVersion: version)))
+            watch.snapshotVersion = version
+            connections[id] = watch
+            watch.connection.outbound.send(messages)
+            newest = max(newest, version)
+        }
+        delivered = newest
     }
 
     // MARK: Fan-out
@@ -148,7 +264,7 @@ actor TenantHub {
         guard !changes.isEmpty else { return }
         var changeMap: [DocumentKey: MaybeDocument] = [:]
         for change in changes { changeMap[change.key] = change }
-        let token = await streamToken()
+        let token = WatchToken(incarnation: incarnation, version: version).bytes
         let ruleSet = rules.current
         // Document targets are checked again for their document's new state; callers with the
         // same claims get the same answer for the same document, so each is decided once.
@@ -272,10 +388,8 @@ actor TenantHub {
         var messages: [ServerMessage] = [.targetChange(.init(state: .added, targetIDs: [targetID]))]
         let window: [Document]
         let version: SnapshotVersion
-        let incarnation: UInt64
         do {
             let state = try await store.state()
-            incarnation = state.incarnation
             var resumed: (messages: [ServerMessage], window: [Document], version: SnapshotVersion)?
             var reset = false
             if let bytes = request.resumeToken, !bytes.isEmpty {
@@ -300,11 +414,18 @@ actor TenantHub {
         } catch {
             return fail(connection, error)
         }
+        // The new target is consistent at `version`; bring the others there first (another
+        // instance may have committed since they were last served).
+        if version > delivered {
+            await catchUp(through: version)
+            guard let caughtUp = connections[connection.id] else { return [] }
+            watch = caughtUp
+        }
         let token = WatchToken(incarnation: incarnation, version: version).bytes
         messages.append(.targetChange(.init(state: .current, targetIDs: [targetID], resumeToken: token)))
         messages.append(.targetChange(.init(state: .noChange, targetIDs: [], resumeToken: token, snapshotVersion: version)))
         watch.targets[targetID] = WatchedTarget(id: targetID, target: target, window: window)
-        watch.snapshotVersion = version
+        watch.snapshotVersion = max(watch.snapshotVersion, version)
         connections[connection.id] = watch
         connection.outbound.send(messages)
         logger.debug("target added", metadata: ["documents": "\(window.count)", "version": "\(version)"])
@@ -336,24 +457,42 @@ actor TenantHub {
             logger.debug("resume token from another database: reset")
             return nil
         }
-        guard case .complete(let entries, _) = try await store.changes(after: token.version, maxEntries: configuration.maxResumeChanges) else {
-            logger.debug("resume token too old: reset", metadata: ["token": "\(token.version)"])
-            return nil
-        }
+        // Every document changed after the token up to the version the results are read at
+        // must be known. The log and the query are two reads; when the query saw a commit the
+        // log did not reach yet (another instance committed in between), read the rest of the
+        // log and query again. Changes past the query's version do no harm: a changed document
+        // is sent in its state as read, or removed when it is not in the results.
         var changed: [DocumentKey: MaybeDocument] = [:]
-        for entry in entries where WatchedTarget.pathMatches(entry.key, target: target) {
-            changed[entry.key] = entry.document
+        var logThrough = token.version
+        var budget = configuration.maxResumeChanges
+        for _ in 0..<Self.maxResumeRounds {
+            guard case .complete(let entries, let through) = try await store.changes(after: logThrough, maxEntries: budget) else {
+                logger.debug("resume token too old: reset", metadata: ["token": "\(token.version)"])
+                return nil
+            }
+            budget -= entries.count
+            logThrough = max(logThrough, through)
+            for entry in entries where WatchedTarget.pathMatches(entry.key, target: target) {
+                changed[entry.key] = entry.document
+            }
+            if let limit = target.limit, changed.count >= limit {
+                logger.debug("resume: more changes than the limit: reset")
+                return nil
+            }
+            let read = try await store.query(target, limit: target.limit.map { $0 + changed.count })
+            guard read.version <= logThrough else { continue }
+            let (messages, window) = TargetResults.resume(
+                targetID: targetID, limit: target.limit, changed: changed, extended: read.documents, version: read.version)
+            logger.debug("resumed", metadata: ["token": "\(token.version)", "changed": "\(changed.count)", "sent": "\(messages.count)"])
+            return (messages, window, read.version)
         }
-        if let limit = target.limit, changed.count >= limit {
-            logger.debug("resume: more changes than the limit: reset")
-            return nil
-        }
-        let read = try await store.query(target, limit: target.limit.map { $0 + changed.count })
-        let (messages, window) = TargetResults.resume(
-            targetID: targetID, limit: target.limit, changed: changed, extended: read.documents, version: read.version)
-        logger.debug("resumed", metadata: ["token": "\(token.version)", "changed": "\(changed.count)", "sent": "\(messages.count)"])
-        return (messages, window, read.version)
+        logger.debug("resume: the tenant kept changing under the read: reset")
+        return nil
     }
+
+    /// How often a resume reads the change log again because commits kept arriving between
+    /// its log read and its query, before it resets instead.
+    static let maxResumeRounds = 4
 
     /// Removes a target and acknowledges it (also for a target the server does not know).
     func removeTarget(_ targetID: Int32, on connection: ServerConnection) async -> [ServerMessage] {
@@ -374,17 +513,19 @@ actor TenantHub {
     func tick() async -> Int {
         await acquire()
         defer { release() }
-        guard let state = try? await store.state() else { return 0 }
-        let token = WatchToken(incarnation: state.incarnation, version: state.lastVersion).bytes
+        // Commits of other instances whose notice was lost are delivered here at the latest.
+        await catchUp(through: nil)
+        let version = delivered
+        let token = WatchToken(incarnation: incarnation, version: version).bytes
         var sent = 0
         for id in connections.keys.sorted() {
-            guard var watch = connections[id], !watch.targets.isEmpty, watch.snapshotVersion < state.lastVersion else { continue }
+            guard var watch = connections[id], !watch.targets.isEmpty, watch.snapshotVersion < version else { continue }
             if !watch.connection.outbound.send([.targetChange(.init(
-                state: .noChange, targetIDs: [], resumeToken: token, snapshotVersion: state.lastVersion))]) {
+                state: .noChange, targetIDs: [], resumeToken: token, snapshotVersion: version))]) {
                 connections[id] = nil
                 continue
             }
-            watch.snapshotVersion = state.lastVersion
+            watch.snapshotVersion = version
             connections[id] = watch
             sent += 1
         }

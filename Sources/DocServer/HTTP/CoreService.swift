@@ -24,6 +24,10 @@ struct CoreService: Service {
                     while await Self.sleep(settings.tickInterval) { await core.tick() }
                 }
                 group.addTask {
+                    // Commits made through other server instances on the same database.
+                    await core.followCommits()
+                }
+                group.addTask {
                     // A request whose processing failed for a transient reason is retried.
                     while await Self.sleep(Self.requestSweepInterval) { await core.recoverPendingRequests() }
                 }

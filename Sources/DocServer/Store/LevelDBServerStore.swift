@@ -282,6 +282,13 @@ final class LevelDBTenantStore: TenantStore {
                 guard version > state.lastVersion else {
                     throw DocError(.aborted, "commit version \(version) is not above the last version \(state.lastVersion) of tenant \(tenant)")
                 }
+                for (key, expected) in request.readVersions {
+                    let stored = try run { try database.get(keys.document(key)) }
+                    let current = try stored.map { bytes throws(DocError) in try Document(binary: bytes).version } ?? .none
+                    guard current == expected else {
+                        throw DocError(.aborted, "\(key) changed since the batch read it (version \(expected), now \(current))")
+                    }
+                }
                 for write in request.writes {
                     if let document = write.document {
                         batch.put(keys.document(write.key), document.binaryEncoded())
@@ -302,8 +309,9 @@ final class LevelDBTenantStore: TenantStore {
             batch.put(keys.outcome(outcome.batch), outcome.record)
             batch.put(keys.outcomeAge(outcome.recordedAt, outcome.batch), [])
             try run { try database.write(batch, options: writeOptions) }
+            let previous = state.lastVersion
             state = newState
-            return .stored
+            return .stored(previousVersion: previous)
         }
     }
 

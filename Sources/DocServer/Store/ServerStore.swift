@@ -1,8 +1,9 @@
 public import DocModel
 
 /// The server's storage: one database per tenant. This is the seam between the server core
-/// and its storage engine: the embedded ``LevelDBServerStore`` is the default, and a
-/// PostgreSQL store can implement the same two protocols.
+/// and its storage engine: the embedded ``LevelDBServerStore`` is the default, and
+/// `PostgresServerStore` (module `DocServerPostgres`) implements the same two protocols for
+/// several server instances on one database.
 ///
 /// Isolation is structural: everything is reached through a ``TenantStore`` obtained for one
 /// ``TenantID``, and a tenant store can only name keys of its own tenant.
@@ -16,15 +17,45 @@ public protocol ServerStore: Sendable {
     func checkHealth() async throws(DocError)
     /// Closes the store; calls made afterwards throw `unavailable`.
     func close() async
+
+    /// Commits made to the store by any process (server instances sharing one database), as
+    /// they become visible: each instance's ``DocServerCore`` reads the change log of a
+    /// tenant it serves listeners for when it hears of a commit beyond what it has delivered.
+    /// A notice is a wake-up, not the data: notices may be late, coalesced or lost (the core
+    /// also checks on its tick), and the change log is the source of truth.
+    ///
+    /// `nil` (the default) when no other process can write the store (the embedded store):
+    /// every commit then goes through this process's core.
+    func commitNotices() -> AsyncStream<CommitNotice>?
+}
+
+extension ServerStore {
+    public func commitNotices() -> AsyncStream<CommitNotice>? { nil }
+}
+
+/// A commit to a tenant's database, heard by ``ServerStore/commitNotices()``.
+public struct CommitNotice: Sendable, Hashable {
+    /// The tenant.
+    public var tenant: TenantID
+    /// The tenant's last commit version when the notice was sent (later commits may have
+    /// followed).
+    public var version: SnapshotVersion
+
+    public init(tenant: TenantID, version: SnapshotVersion) {
+        self.tenant = tenant
+        self.version = version
+    }
 }
 
 /// One tenant's database: documents, the change log ordered by commit version, and the
 /// outcome of every batch.
 ///
 /// Reads are consistent: each returns data as of one version, which it reports. ``commit(_:)``
-/// is one atomic transaction. The server core serializes the commits of a tenant, but a store
-/// must still refuse a commit whose version is not above the last one, or whose batch already
-/// has an outcome (see ``commit(_:)``), so that these invariants hold whatever calls it.
+/// is one atomic transaction. One server process serializes the commits of a tenant, but
+/// several processes may share one store (PostgreSQL), so the store itself refuses a commit
+/// whose version is not above the last one, whose batch already has an outcome, or whose
+/// documents changed since the batch read them (see ``commit(_:)``): these invariants hold
+/// whatever calls it, in the store's own transaction.
 public protocol TenantStore: Sendable {
     /// The tenant.
     var tenant: TenantID { get }
@@ -51,8 +82,12 @@ public protocol TenantStore: Sendable {
     /// new last version all, or nothing.
     ///
     /// Returns ``CommitResult/duplicate(_:)`` without changing anything when the batch already
-    /// has an outcome. Throws `aborted` when a committed request's version is not above the
-    /// tenant's last version.
+    /// has an outcome. Throws `aborted` (nothing stored; the caller processes the batch again
+    /// on fresh reads) when a committed request's version is not above the tenant's last
+    /// version, or when a document of ``CommitRequest/readVersions`` no longer has the version
+    /// the batch was applied to. These checks and the writes are one critical section of the
+    /// tenant (a lock in the embedded store; the tenant's state row locked in the transaction
+    /// in PostgreSQL).
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult
 
     /// Deletes batch outcomes recorded before `cutoff` (microseconds since the epoch); returns
@@ -152,17 +187,27 @@ public struct CommitRequest: Sendable {
     public var outcome: BatchOutcome
     /// The changed documents; empty for a rejection.
     public var writes: [DocumentWrite]
+    /// The version of every document the batch was applied to, as it read them
+    /// (``SnapshotVersion/none`` for a document that did not exist). The store commits only if
+    /// each still has that version, so a commit never overwrites a change it did not see (two
+    /// server instances applying an increment to the same document: one commits, the other is
+    /// `aborted` and applies it again on the new value). Empty: nothing to verify.
+    public var readVersions: [DocumentKey: SnapshotVersion]
 
-    public init(outcome: BatchOutcome, writes: [DocumentWrite]) {
+    public init(outcome: BatchOutcome, writes: [DocumentWrite], readVersions: [DocumentKey: SnapshotVersion] = [:]) {
         self.outcome = outcome
         self.writes = writes
+        self.readVersions = readVersions
     }
 }
 
 /// The answer of ``TenantStore/commit(_:)``.
 public enum CommitResult: Sendable, Hashable {
-    /// Stored.
-    case stored
+    /// Stored. `previousVersion` is the tenant's last version just before this commit: when
+    /// it is the last version a server instance delivered to its listeners, no other commit
+    /// came between and the instance can fan this one out directly; otherwise it reads the
+    /// change log first.
+    case stored(previousVersion: SnapshotVersion)
     /// The batch already had this outcome; nothing was stored.
     case duplicate(BatchOutcome)
 }
