@@ -105,7 +105,7 @@ let package = Package(
         .executableTarget(
             name: "docctl",
             dependencies: [
-                "DocCache", "DocModel", "DocProtocol", "DocRules", "DocServer",
+                "DocCache", "DocModel", "DocProtocol", "DocRules", "DocServer", "DocServerPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // `docctl listen` ends cleanly on Ctrl-C (closes its store, removes its cache).
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -119,6 +119,14 @@ let package = Package(
             name: "DocTestSupport",
             dependencies: ["DocModel"],
             path: "Tests/Support/DocTestSupport",
+            swiftSettings: strict
+        ),
+
+        // A throwaway PostgreSQL cluster (temp dir, free port, run as `postgres` under root) for
+        // the PostgreSQL store's tests, the integration tests and docbench. Foundation only.
+        .target(
+            name: "PostgresTestSupport",
+            path: "Tests/Support/PostgresTestSupport",
             swiftSettings: strict
         ),
 
@@ -141,7 +149,9 @@ let package = Package(
         .executableTarget(
             name: "docbench",
             dependencies: [
-                "DocCache", "DocModel", "DocProtocol", "DocRules", "DocServer", "LevelDB",
+                "DocCache", "DocModel", "DocProtocol", "DocRules", "DocServer", "DocServerPostgres", "LevelDB",
+                // The PostgreSQL scenarios start a throwaway cluster of their own.
+                "PostgresTestSupport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -180,6 +190,8 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "DocTestSupport", "DocCache", "DocServer", "DocProtocol", "DocModel", "DocRules", "docctl",
+                // Throwaway PostgreSQL clusters for the several-instances tests.
+                "PostgresTestSupport",
                 // Built next to the test binary: the client SIGKILLed mid-sync (ClientCrashTests).
                 "doccache-crash-child",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -194,6 +206,18 @@ let package = Package(
             dependencies: [
                 "DocCache", "DocServer", "DocProtocol", "DocModel", "DocTestSupport",
             ],
+            swiftSettings: strict
+        ),
+        // The PostgreSQL store alone: schema versions, racing instances, notices, faults.
+        .testTarget(
+            name: "DocServerPostgresTests",
+            dependencies: ["DocServerPostgres", "DocServer", "DocModel", "DocTestSupport", "PostgresTestSupport"],
+            swiftSettings: strict
+        ),
+        // The ServerStore/TenantStore contract, one suite run against every store.
+        .testTarget(
+            name: "ServerStoreContractTests",
+            dependencies: ["DocServer", "DocServerPostgres", "DocModel", "DocTestSupport", "PostgresTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,25 +1,70 @@
 import DocCache
 import DocModel
 import DocServer
+import DocServerPostgres
 import Foundation
 import Logging
+import PostgresTestSupport
+import Synchronization
 
-/// A server on 127.0.0.1 (system-chosen port) for the scenarios that need one: LevelDB store
-/// in a temporary directory, the Hummingbird front, a token minter. `stop()` shuts it down
-/// and removes its data.
+/// Where a benchmark server keeps its data.
+enum BenchStore: Sendable {
+    /// The embedded LevelDB store, in a temporary directory.
+    case leveldb
+    /// A PostgreSQL database (a URL of the run's throwaway cluster, ``BenchPostgres``).
+    /// Servers given the same URL are instances of one deployment.
+    case postgres(url: String)
+
+    /// A fresh database on the run's PostgreSQL cluster.
+    static func newPostgresDatabase() throws -> BenchStore {
+        .postgres(url: try BenchPostgres.cluster().createUniqueDatabase(prefix: "bench"))
+    }
+}
+
+/// The PostgreSQL cluster of a docbench run: started on first use (`fsync` on, PostgreSQL's
+/// defaults otherwise, so commits are as durable as the embedded store's synced writes),
+/// stopped when the run ends.
+enum BenchPostgres {
+    private static let started = Mutex<PostgresCluster?>(nil)
+
+    static func cluster() throws -> PostgresCluster {
+        try started.withLock { cluster in
+            if let cluster { return cluster }
+            let new = try PostgresCluster.start(fsync: true)
+            cluster = new
+            return new
+        }
+    }
+
+    static func stop() {
+        started.withLock { cluster in
+            cluster?.stop()
+            cluster = nil
+        }
+    }
+}
+
+/// A server on 127.0.0.1 (system-chosen port) for the scenarios that need one: a store
+/// (LevelDB in a temporary directory, or a PostgreSQL database), the Hummingbird front, a
+/// token minter. `stop()` shuts it down and removes its LevelDB data.
 final class BenchServer: Sendable {
     let directory: String
-    let store: LevelDBServerStore
+    let store: any ServerStore
     let core: DocServerCore
     let http: DocServerHTTP
     let task: Task<Void, any Error>
     let address: ServerAddress
     let minter: TokenMinter
 
-    init(configuration: ServerConfiguration = ServerConfiguration()) async throws {
+    init(store kind: BenchStore = .leveldb, configuration: ServerConfiguration = ServerConfiguration()) async throws {
         directory = temporaryDirectory("server")
         let secret = Array("docbench-secret-0123456789abcdef-0123".utf8)
-        store = try LevelDBServerStore.open(directory: directory)
+        switch kind {
+        case .leveldb:
+            store = try LevelDBServerStore.open(directory: directory)
+        case .postgres(let url):
+            store = try await PostgresServerStore.connect(url: url)
+        }
         let core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
         self.core = core
         let http = DocServerHTTP(core: core, verifier: try await TokenVerifier(secret: secret),

@@ -9,10 +9,16 @@ import Synchronization
 /// `fanout`: `listeners` WebSocket connections listen to one document; a writer commits
 /// `commits` times; each sample is the time from sending the commit to the moment the last
 /// listener received the change. Server and clients share the machine (one process).
-func fanout(commits: Int, listeners: Int = 1_000) async throws -> Result {
-    let server = try await BenchServer()
+///
+/// With `instances: 2` (`fanout-2`) the listeners are connected to one server instance and the
+/// writer to another on the same PostgreSQL database: each change reaches the listeners'
+/// instance as a commit notice and is read from the change log there.
+func fanout(commits: Int, listeners: Int = 1_000, store: BenchStore = .leveldb, instances: Int = 1) async throws -> Result {
+    let server = try await BenchServer(store: store)
+    let writingServer = instances > 1 ? try await BenchServer(store: store) : server
     let arrivals = FanoutArrivals(listeners: listeners)
     let url = "ws://\(server.address.host):\(server.address.port)/listen"
+    let writerURL = "ws://\(writingServer.address.host):\(writingServer.address.port)/listen"
     let documentPath = "rooms/hot"
     var connections: [Task<Void, Never>] = []
     let (stop, stopContinuation) = AsyncStream<Void>.makeStream()
@@ -52,7 +58,7 @@ func fanout(commits: Int, listeners: Int = 1_000) async throws -> Result {
         try await Task.sleep(for: .milliseconds(20))
     }
     let writerToken = try await server.token(uid: "writer")
-    let writer = BenchSocket(url: url)
+    let writer = BenchSocket(url: writerURL)
     try await writer.open(token: writerToken, clientID: "writer")
     var samples: [Double] = []
     for seq in 1...commits {
@@ -70,6 +76,7 @@ func fanout(commits: Int, listeners: Int = 1_000) async throws -> Result {
     stopContinuation.finish()
     await writer.close()
     for connection in connections { await connection.value }
+    if writingServer !== server { await writingServer.stop() }
     await server.stop()
     return Result(samples: samples, peer: nil, peerSamples: nil)
 }

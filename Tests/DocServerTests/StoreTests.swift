@@ -4,6 +4,9 @@ import LevelDB
 import Testing
 @testable import DocServer
 
+/// The embedded store's own layout: key prefixes, records, tokens, names. The store contract
+/// (commits, duplicates, queries, pruning, reopening) runs against every store in
+/// Tests/ServerStoreContractTests.
 @Suite struct StoreTests {
     func outcome(_ client: String, _ batch: Int, version: Int64?, at recordedAt: Int64 = 1, uid: String = "u") -> BatchOutcome {
         BatchOutcome(
@@ -14,76 +17,6 @@ import Testing
 
     func doc(_ path: String, _ fields: [String: Value], version: Int64) -> Document {
         Document(key: T.key(path), data: ObjectValue(fields), version: SnapshotVersion(microseconds: version))
-    }
-
-    @Test func commitStoresDocumentsLogAndOutcomeTogether() async throws {
-        let server = TestServer()
-        let store = try server.tenantStore("acme")
-        let created = try await store.state()
-        #expect(created.lastVersion.microseconds == server.clock.micros)
-        let v = created.lastVersion.microseconds + 10
-        let result = try await store.commit(CommitRequest(
-            outcome: outcome("c", 1, version: v),
-            writes: [DocumentWrite(key: T.key("a/1"), document: doc("a/1", ["x": 1], version: v)),
-                     DocumentWrite(key: T.key("a/2"), document: doc("a/2", ["x": 2], version: v))]))
-        #expect(result == .stored(previousVersion: created.lastVersion))
-        let read = try await store.documents([T.key("a/1"), T.key("a/2"), T.key("a/3")])
-        #expect(read.version.microseconds == v)
-        #expect(read.documents.count == 2)
-        #expect(read.documents[T.key("a/2")]?.data["x"] == 2)
-        guard case .complete(let log, let through) = try await store.changes(after: created.lastVersion, maxEntries: 100) else {
-            Issue.record("log unavailable")
-            return
-        }
-        #expect(through.microseconds == v)
-        #expect(log.map(\.key.description) == ["a/1", "a/2"])
-        #expect(log.allSatisfy { $0.version.microseconds == v })
-        #expect(try await store.outcome(of: BatchKey(clientID: "c", batchID: 1))?.commitVersion?.microseconds == v)
-
-        // A delete removes the document and logs a NoDocument.
-        _ = try await store.commit(CommitRequest(outcome: outcome("c", 2, version: v + 1),
-                                                 writes: [DocumentWrite(key: T.key("a/1"), document: nil)]))
-        #expect(try await store.documents([T.key("a/1")]).documents.isEmpty)
-        guard case .complete(let after, _) = try await store.changes(after: SnapshotVersion(microseconds: v), maxEntries: 100) else {
-            Issue.record("log unavailable")
-            return
-        }
-        #expect(after.count == 1)
-        #expect(after.first?.document == .noDocument(NoDocument(key: T.key("a/1"), version: SnapshotVersion(microseconds: v + 1))))
-    }
-
-    @Test func refusedCommitStoresNothing() async throws {
-        let server = TestServer()
-        let store = try server.tenantStore("acme")
-        let last = try await store.state().lastVersion.microseconds
-        // A version that is not above the last one: aborted, and nothing of the request stored.
-        await #expect(throws: DocError.self) {
-            try await store.commit(CommitRequest(outcome: outcome("c", 1, version: last),
-                                                 writes: [DocumentWrite(key: T.key("a/1"), document: doc("a/1", [:], version: last))]))
-        }
-        #expect(try await store.documents([T.key("a/1")]).documents.isEmpty)
-        #expect(try await store.outcome(of: BatchKey(clientID: "c", batchID: 1)) == nil)
-        #expect(try await store.state().lastVersion.microseconds == last)
-        // A rejection may not carry writes.
-        await #expect(throws: DocError.self) {
-            try await store.commit(CommitRequest(outcome: outcome("c", 2, version: nil),
-                                                 writes: [DocumentWrite(key: T.key("a/1"), document: nil)]))
-        }
-        #expect(try await store.outcome(of: BatchKey(clientID: "c", batchID: 2)) == nil)
-    }
-
-    @Test func duplicateBatchAppliesNothing() async throws {
-        let server = TestServer()
-        let store = try server.tenantStore("acme")
-        let v = try await store.state().lastVersion.microseconds + 1
-        let first = outcome("c", 1, version: v)
-        #expect(try await store.commit(CommitRequest(outcome: first, writes: [DocumentWrite(key: T.key("a/1"), document: doc("a/1", ["n": 1], version: v))]))
-                == .stored(previousVersion: SnapshotVersion(microseconds: v - 1)))
-        let again = try await store.commit(CommitRequest(
-            outcome: outcome("c", 1, version: v + 5), writes: [DocumentWrite(key: T.key("a/1"), document: doc("a/1", ["n": 2], version: v + 5))]))
-        #expect(again == .duplicate(first))
-        #expect(try await store.documents([T.key("a/1")]).documents[T.key("a/1")]?.data["n"] == 1)
-        #expect(try await store.state().lastVersion.microseconds == v)
     }
 
     @Test func tenantsAreIsolated() async throws {
@@ -111,95 +44,6 @@ import Testing
         #expect(!aKeys.isEmpty && !abKeys.isEmpty)
         #expect(Set(aKeys.map(\.key)).isDisjoint(with: Set(abKeys.map(\.key))))
         #expect(aKeys.count + abKeys.count + 1 == all.count)   // + the global format key
-    }
-
-    @Test func queriesUseCollectionsAndGroups() async throws {
-        let server = TestServer()
-        let store = try server.tenantStore("acme")
-        var v = try await store.state().lastVersion.microseconds
-        for (i, path) in ["rooms/r1", "rooms/r2", "rooms/r1/messages/m1", "rooms/r2/messages/m2", "users/u/messages/m3", "roomsX/r9"].enumerated() {
-            v += 1
-            _ = try await store.commit(CommitRequest(outcome: outcome("c", i, version: v),
-                                                     writes: [DocumentWrite(key: T.key(path), document: doc(path, ["i": .integer(Int64(i))], version: v))]))
-        }
-        #expect(try await store.query(T.collection("rooms"), limit: nil).documents.map(\.key.description) == ["rooms/r1", "rooms/r2"])
-        let group = T.target(try DocModel.Query(collectionGroup: "messages").limit(to: 10))
-        #expect(try await store.query(group, limit: nil).documents.map(\.key.description)
-                == ["rooms/r1/messages/m1", "rooms/r2/messages/m2", "users/u/messages/m3"])
-        let under = T.target(try DocModel.Query(collectionGroup: "messages", parent: ResourcePath("rooms/r2")).limit(to: 10))
-        #expect(try await store.query(under, limit: nil).documents.map(\.key.description) == ["rooms/r2/messages/m2"])
-        let byI = T.collection("rooms/r1/messages", limit: 1)
-        #expect(try await store.query(byI, limit: 1).documents.count == 1)
-        let desc = T.target(try DocModel.Query(collectionGroup: "messages").order(by: T.field("i"), descending: true).limit(to: 2))
-        #expect(try await store.query(desc, limit: 2).documents.map(\.key.description) == ["users/u/messages/m3", "rooms/r2/messages/m2"])
-        #expect(try await store.query(T.target(DocModel.Query(document: T.key("rooms/r2"))), limit: nil).documents.count == 1)
-    }
-
-    @Test func outcomesArePrunedAfterRetention() async throws {
-        let server = TestServer()
-        let store = try server.tenantStore("acme")
-        var v = try await store.state().lastVersion.microseconds
-        for i in 0..<5 {
-            v += 1
-            _ = try await store.commit(CommitRequest(outcome: outcome("c", i, version: v, at: Int64(i) * 1_000), writes: []))
-        }
-        #expect(try await store.pruneOutcomes(recordedBefore: 2_500) == 3)
-        for i in 0..<5 {
-            let kept = try await store.outcome(of: BatchKey(clientID: "c", batchID: i)) != nil
-            #expect(kept == (i >= 3), "batch \(i)")
-        }
-        #expect(try await store.pruneOutcomes(recordedBefore: 2_500) == 0)
-    }
-
-    @Test func changeLogPruningMovesTheFloor() async throws {
-        let server = TestServer()
-        let store = try server.tenantStore("acme")
-        let start = try await store.state().lastVersion.microseconds
-        for i in 1...4 {
-            let v = start + Int64(i) * 10
-            _ = try await store.commit(CommitRequest(outcome: outcome("c", i, version: v),
-                                                     writes: [DocumentWrite(key: T.key("a/\(i)"), document: doc("a/\(i)", [:], version: v))]))
-        }
-        #expect(try await store.pruneChangeLog(before: SnapshotVersion(microseconds: start + 25)) == 2)
-        #expect(try await store.state().changeLogFloor.microseconds == start + 24)
-        guard case .unavailable = try await store.changes(after: SnapshotVersion(microseconds: start + 10), maxEntries: 100) else {
-            Issue.record("a version below the floor must not resume")
-            return
-        }
-        guard case .complete(let entries, _) = try await store.changes(after: SnapshotVersion(microseconds: start + 25), maxEntries: 100) else {
-            Issue.record("a version above the floor resumes")
-            return
-        }
-        #expect(entries.map(\.key.description) == ["a/3", "a/4"])
-        guard case .unavailable = try await store.changes(after: SnapshotVersion(microseconds: start + 25), maxEntries: 1) else {
-            Issue.record("more entries than allowed must not resume")
-            return
-        }
-        guard case .unavailable = try await store.changes(after: SnapshotVersion(microseconds: start + 1_000), maxEntries: 100) else {
-            Issue.record("a version from the future must not resume")
-            return
-        }
-    }
-
-    @Test func stateSurvivesReopening() async throws {
-        let directory = TempDirectory()
-        defer { directory.remove() }
-        let clock = ManualClock()
-        var store = try LevelDBServerStore.open(directory: directory.path, options: .init(syncWrites: true, clock: clock.serverClock))
-        let tenant = try store.tenantStore(TenantID("acme"))
-        let before = try await tenant.state()
-        _ = try await tenant.commit(CommitRequest(outcome: outcome("c", 1, version: before.lastVersion.microseconds + 1),
-                                                  writes: [DocumentWrite(key: T.key("a/1"), document: doc("a/1", ["x": 1], version: before.lastVersion.microseconds + 1))]))
-        await store.close()
-        await #expect(throws: DocError.self) { try await tenant.documents([T.key("a/1")]) }
-        store = try LevelDBServerStore.open(directory: directory.path, options: .init(syncWrites: true, clock: clock.serverClock))
-        let reopened = try store.tenantStore(TenantID("acme"))
-        let after = try await reopened.state()
-        #expect(after.incarnation == before.incarnation)
-        #expect(after.lastVersion.microseconds == before.lastVersion.microseconds + 1)
-        #expect(try await reopened.documents([T.key("a/1")]).documents.count == 1)
-        #expect(try await reopened.outcome(of: BatchKey(clientID: "c", batchID: 1)) != nil)
-        await store.close()
     }
 
     @Test func recordsRoundTrip() throws {

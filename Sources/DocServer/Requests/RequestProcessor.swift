@@ -23,13 +23,21 @@ struct RequestStoreAccess: Sendable {
 /// - work is found from the store: after a commit that creates requests, and by a sweep of
 ///   `requests` with `status == "pending"` when a tenant is opened (after a crash) and on
 ///   the server's tick.
+///
+/// Within a process, one request of a tenant is processed at a time (in arrival order): the
+/// requests of a tenant usually touch the same few documents (accounts, invoices), and run
+/// side by side they would mostly invalidate each other's reads. Across server instances
+/// sharing a database they still race; a request whose reads changed is run again after a
+/// short random pause, so racing processors fall out of step.
 actor RequestProcessor {
     let registry: RequestRegistry
     let logger: Logger
     private var inFlight: Set<String> = []
+    /// Per tenant: whether a request is being processed, and who waits for the turn.
+    private var turns: [String: [CheckedContinuation<Void, Never>]] = [:]
     /// How often a request is re-run after its reads changed under it, before it is rejected
     /// with `aborted`.
-    static let maxAttempts = 8
+    static let maxAttempts = 16
 
     init(registry: RequestRegistry, logger: Logger) {
         self.registry = registry
@@ -45,9 +53,31 @@ actor RequestProcessor {
             let flight = tenant + "/" + key.description
             guard inFlight.insert(flight).inserted else { continue }
             defer { inFlight.remove(flight) }
+            await takeTurn(tenant)
+            defer { endTurn(tenant) }
             if await processOne(key, tenant: tenant, access: access) { finalized += 1 }
         }
         return finalized
+    }
+
+    /// Waits until no other request of `tenant` is being processed here.
+    private func takeTurn(_ tenant: String) async {
+        if turns[tenant] == nil {
+            turns[tenant] = []
+        } else {
+            await withCheckedContinuation { turns[tenant]!.append($0) }
+        }
+    }
+
+    /// Passes the tenant's turn to the next waiter, if any.
+    private func endTurn(_ tenant: String) {
+        guard var waiting = turns[tenant], !waiting.isEmpty else {
+            turns[tenant] = nil
+            return
+        }
+        let next = waiting.removeFirst()
+        turns[tenant] = waiting
+        next.resume()
     }
 
     /// Finds the tenant's pending requests in the store and processes them.
@@ -80,7 +110,11 @@ actor RequestProcessor {
                 metadata["status"] = "\(status)"
                 logger.info("request processed", metadata: metadata)
                 return true
-            case .retry: continue
+            case .retry:
+                // Another processor (another instance) changed what this one read: pause a
+                // little, longer each time, so the two fall out of step.
+                try? await Task.sleep(for: .milliseconds(Int.random(in: 1...(4 * attempt))))
+                continue
             }
         }
         // Contention: the documents kept changing under the handler.

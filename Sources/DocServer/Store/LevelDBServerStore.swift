@@ -13,6 +13,11 @@ internal import Synchronization
 /// Concurrency: each tenant's commits are applied one at a time under a lock (the check of the
 /// batch outcome, the version check and the write batch are one critical section); tenants
 /// commit in parallel; reads go through LevelDB snapshots and never wait for commits.
+///
+/// Queries: every commit also writes the query index rows of the documents it changes
+/// (``DocumentIndexEntries``) and removes those of their previous versions, in the same write
+/// batch; ``TenantStore/query(_:limit:)`` runs through ``ServerQueryPlanner`` over a snapshot
+/// (docs/server-queries.md).
 public final class LevelDBServerStore: ServerStore {
     /// Settings of the embedded store.
     public struct Options: Sendable {
@@ -28,7 +33,11 @@ public final class LevelDBServerStore: ServerStore {
     }
 
     /// The version of the key layout, stored under the global key `0x00 "format"`.
-    public static let formatVersion = "1"
+    ///
+    /// - `1`: documents, group index, change log, outcomes, tenant state.
+    /// - `2`: adds the query indexes (``TenantKeys`` spaces `i`, `a`, `u`). A layout-1
+    ///   directory is migrated when it is opened (``LevelDBIndexMigration``).
+    public static let formatVersion = "2"
 
     let database: Database
     let options: Options
@@ -39,10 +48,12 @@ public final class LevelDBServerStore: ServerStore {
         self.options = options
     }
 
-    /// Opens (creating if needed) the store in `directory`.
+    /// Opens (creating if needed) the store in `directory`. A directory of layout 1 is
+    /// migrated to layout 2 first: the query indexes of its documents are built (one pass over
+    /// the documents; an interrupted migration starts over on the next open).
     ///
     /// - Throws: `unavailable` when the directory cannot be opened (e.g. another process has
-    ///   it), `failedPrecondition` when it holds another layout version.
+    ///   it), `failedPrecondition` when it holds a layout this server does not read.
     public static func open(directory: String, options: Options = Options()) throws(DocError) -> LevelDBServerStore {
         let database: Database
         do {
@@ -51,19 +62,21 @@ public final class LevelDBServerStore: ServerStore {
             throw DocError(.unavailable, "cannot open the store at \(directory): \(error.message)")
         }
         let formatKey = [TenantKeys.globalMarker] + Array("format".utf8)
-        let stored: [UInt8]?
-        do {
-            stored = try database.get(formatKey)
-            if stored == nil {
-                try database.put(formatKey, Array(formatVersion.utf8), options: WriteOptions(sync: options.syncWrites))
+        let writeOptions = WriteOptions(sync: options.syncWrites)
+        do throws(DocError) {
+            switch try run({ try database.get(formatKey) }).map({ String(decoding: $0, as: UTF8.self) }) {
+            case nil:
+                try run { try database.put(formatKey, Array(formatVersion.utf8), options: writeOptions) }
+            case formatVersion?:
+                break
+            case LevelDBIndexMigration.fromVersion?:
+                try LevelDBIndexMigration.migrate(database, formatKey: formatKey, options: writeOptions)
+            case let stored?:
+                throw DocError(.failedPrecondition, "the store at \(directory) has layout \(stored); this server reads layouts \(LevelDBIndexMigration.fromVersion) (migrated when opened) and \(formatVersion)")
             }
         } catch {
             database.close()
-            throw Self.map(error)
-        }
-        if let stored, stored != Array(formatVersion.utf8) {
-            database.close()
-            throw DocError(.failedPrecondition, "the store at \(directory) has layout \(String(decoding: stored, as: UTF8.self)); this server reads layout \(formatVersion)")
+            throw error
         }
         return LevelDBServerStore(database: database, options: options)
     }
@@ -84,9 +97,13 @@ public final class LevelDBServerStore: ServerStore {
         }
     }
 
-    /// Walks the tenant prefixes: one seek per tenant (past all of a tenant's keys at once).
     public func tenantIDs() async throws(DocError) -> [TenantID] {
         guard !database.isClosed else { throw DocError(.unavailable, "the store is closed") }
+        return try Self.tenantIDs(in: database)
+    }
+
+    /// Walks the tenant prefixes: one seek per tenant (past all of a tenant's keys at once).
+    static func tenantIDs(in database: Database) throws(DocError) -> [TenantID] {
         var found: [TenantID] = []
         do {
             let cursor = try database.cursor()
@@ -121,6 +138,20 @@ public final class LevelDBServerStore: ServerStore {
         database.close()
     }
 
+    /// Runs `body`, mapping its LevelDB errors to ``DocError``s (``map(_:)``); a `DocError` it
+    /// throws (e.g. `dataLoss` from decoding) passes through.
+    static func run<T>(_ body: () throws -> T) throws(DocError) -> T {
+        do {
+            return try body()
+        } catch let error as LevelDBError {
+            throw map(error)
+        } catch let error as DocError {
+            throw error
+        } catch {
+            throw DocError(.internal, "\(error)")
+        }
+    }
+
     static func map(_ error: LevelDBError) -> DocError {
         switch error.code {
         case .closed: return DocError(.unavailable, "the store is closed")
@@ -134,7 +165,7 @@ public final class LevelDBServerStore: ServerStore {
 final class LevelDBTenantStore: TenantStore {
     let tenant: TenantID
     let keys: TenantKeys
-    private let database: Database
+    let database: Database
     private let writeOptions: WriteOptions
     private let clock: ServerClock
     /// The tenant's state; its lock is the tenant's commit lock.
@@ -167,28 +198,38 @@ final class LevelDBTenantStore: TenantStore {
     }
 
     private func run<T>(_ body: () throws -> T) throws(DocError) -> T {
-        do {
-            return try body()
-        } catch let error as LevelDBError {
-            throw LevelDBServerStore.map(error)
-        } catch let error as DocError {
-            throw error
-        } catch {
-            throw DocError(.internal, "\(error)")
+        try LevelDBServerStore.run(body)
+    }
+
+    /// A snapshot of the tenant and its state as of that snapshot; the caller releases it.
+    private func openSnapshot() throws(DocError) -> (ReadOptions, TenantState) {
+        try run {
+            let snapshot = try database.snapshot()
+            let read = ReadOptions(snapshot: snapshot)
+            do {
+                guard let record = try database.get(keys.state, options: read) else {
+                    throw DocError(.dataLoss, "the state of tenant \(tenant) is missing")
+                }
+                return (read, try TenantState(record: record))
+            } catch {
+                snapshot.release()
+                throw error
+            }
         }
     }
 
     /// Runs `body` with a snapshot and the tenant state as of that snapshot.
     private func withSnapshot<T>(_ body: (ReadOptions, TenantState) throws -> T) throws(DocError) -> T {
-        try run {
-            let snapshot = try database.snapshot()
-            defer { snapshot.release() }
-            let read = ReadOptions(snapshot: snapshot)
-            guard let record = try database.get(keys.state, options: read) else {
-                throw DocError(.dataLoss, "the state of tenant \(tenant) is missing")
-            }
-            return try body(read, try TenantState(record: record))
-        }
+        let (read, state) = try openSnapshot()
+        defer { read.snapshot?.release() }
+        return try run { try body(read, state) }
+    }
+
+    /// A query reader over a new snapshot and the tenant state as of that snapshot; release the
+    /// reader when done (``LevelDBQueryReader/release()``).
+    func queryReader() throws(DocError) -> (LevelDBQueryReader, TenantState) {
+        let (read, state) = try openSnapshot()
+        return (LevelDBQueryReader(database: database, keys: keys, options: read), state)
     }
 
     func state() async throws(DocError) -> TenantState {
@@ -208,36 +249,10 @@ final class LevelDBTenantStore: TenantStore {
     }
 
     func query(_ target: Target, limit: Int?) async throws(DocError) -> QueryRead {
-        try withSnapshot { read, state in
-            var matches: [Document] = []
-            func consider(_ document: Document) {
-                if target.matches(document) { matches.append(document) }
-            }
-            if let group = target.collectionGroup {
-                let prefix = keys.group(group)
-                var entries = try database.entries(withPrefix: prefix, options: read).makeIterator()
-                while let entry = try entries.nextEntry() {
-                    let key = try keys.documentKey(fromGroupEntry: entry.key, group: group)
-                    guard target.path.isPrefix(of: key.path) else { continue }
-                    if let bytes = try database.get(keys.document(key), options: read) {
-                        consider(try Document(binary: bytes))
-                    }
-                }
-            } else if target.path.count % 2 == 0 {
-                let key = DocumentKey(unchecked: target.path)
-                if let bytes = try database.get(keys.document(key), options: read) {
-                    consider(try Document(binary: bytes))
-                }
-            } else {
-                var entries = try database.entries(withPrefix: keys.collection(target.path), options: read).makeIterator()
-                while let entry = try entries.nextEntry() {
-                    consider(try Document(binary: entry.value))
-                }
-            }
-            matches.sort { target.compare($0, $1) < 0 }
-            if let limit, matches.count > limit { matches.removeSubrange(limit...) }
-            return QueryRead(version: state.lastVersion, documents: matches)
-        }
+        let (reader, state) = try queryReader()
+        defer { reader.release() }
+        let execution = try await ServerQueryPlanner(target: target, limit: limit).execute(with: reader)
+        return QueryRead(version: state.lastVersion, documents: execution.documents)
     }
 
     func changes(after version: SnapshotVersion, maxEntries: Int) async throws(DocError) -> ChangeLogRead {
@@ -271,7 +286,12 @@ final class LevelDBTenantStore: TenantStore {
     }
 
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
-        try current.withLock { (state: inout TenantState) throws(DocError) -> CommitResult in
+        // The new documents' index rows depend on nothing stored: built before taking the lock.
+        var newRows: [DocumentKey: [[UInt8]]] = [:]
+        for write in request.writes {
+            if let document = write.document { newRows[write.key] = keys.indexRows(of: document) }
+        }
+        return try current.withLock { (state: inout TenantState) throws(DocError) -> CommitResult in
             let outcome = request.outcome
             if let existing = try run({ try database.get(keys.outcome(outcome.batch)) }) {
                 return .duplicate(try BatchOutcome(record: existing))
@@ -282,14 +302,22 @@ final class LevelDBTenantStore: TenantStore {
                 guard version > state.lastVersion else {
                     throw DocError(.aborted, "commit version \(version) is not above the last version \(state.lastVersion) of tenant \(tenant)")
                 }
+                // The stored documents as read for the version check: their index rows are the
+                // ones to replace.
+                var stored: [DocumentKey: Document?] = [:]
                 for (key, expected) in request.readVersions {
-                    let stored = try run { try database.get(keys.document(key)) }
-                    let current = try stored.map { bytes throws(DocError) in try Document(binary: bytes).version } ?? .none
+                    let document = try storedDocument(key)
+                    let current = document?.version ?? .none
                     guard current == expected else {
                         throw DocError(.aborted, "\(key) changed since the batch read it (version \(expected), now \(current))")
                     }
+                    stored.updateValue(document, forKey: key)
                 }
                 for write in request.writes {
+                    let previous: Document?
+                    if let read = stored[write.key] { previous = read } else { previous = try storedDocument(write.key) }
+                    replaceIndexRows(of: previous, with: newRows[write.key] ?? [], in: &batch)
+                    stored.updateValue(write.document, forKey: write.key)
                     if let document = write.document {
                         batch.put(keys.document(write.key), document.binaryEncoded())
                         batch.put(keys.groupEntry(write.key), [])
@@ -313,6 +341,24 @@ final class LevelDBTenantStore: TenantStore {
             state = newState
             return .stored(previousVersion: previous)
         }
+    }
+
+    /// The stored document `key`, if any (the latest state: call under the commit lock).
+    private func storedDocument(_ key: DocumentKey) throws(DocError) -> Document? {
+        try run { try database.get(keys.document(key)) }.map { bytes throws(DocError) in try Document(binary: bytes) }
+    }
+
+    /// Adds to `batch` the index row changes from `previous`'s rows to `rows`: only the rows
+    /// that differ (an update of one field changes one or two rows).
+    private func replaceIndexRows(of previous: Document?, with rows: [[UInt8]], in batch: inout WriteBatch) {
+        guard let previous else {
+            for row in rows { batch.put(row, []) }
+            return
+        }
+        let old = Set(keys.indexRows(of: previous))
+        let new = Set(rows)
+        for row in old where !new.contains(row) { batch.delete(row) }
+        for row in rows where !old.contains(row) { batch.put(row, []) }
     }
 
     func pruneOutcomes(recordedBefore cutoff: Int64) async throws(DocError) -> Int {

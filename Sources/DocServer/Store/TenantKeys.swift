@@ -14,6 +14,14 @@ internal import DocModel
 /// | `l`   | int64(version) ‖ path(document)                   | `MaybeDocument` (binary)      |
 /// | `o`   | string(client id) ‖ int64(batch id)               | batch outcome (binary `Value`) |
 /// | `p`   | int64(recorded at) ‖ string(client id) ‖ int64(batch id) | empty: outcome age index |
+/// | `i`   | path(collection) ‖ string(field) ‖ value encoding ‖ string(document id) | empty: field value index |
+/// | `a`   | path(collection) ‖ string(field) ‖ element encoding ‖ string(document id) | empty: array element index |
+/// | `u`   | path(collection) ‖ string(field) ‖ int64(kind) ‖ string(document id) | empty: value too large to index |
+///
+/// The query index spaces (`i`, `a`, `u`; layout 2) hold the rows of ``DocumentIndexEntries``
+/// for every stored document: field paths in canonical form, values in their index encoding
+/// (raw: it is self-delimiting and orders bytewise as `Value.compare`), so a range of values
+/// of one field is one key range, in (value, document id) order.
 ///
 /// Keys outside every tenant start with `0x00` (the store's format version). A
 /// `TenantKeys` can only build keys inside its tenant's prefix: that is what makes tenant
@@ -76,6 +84,96 @@ struct TenantKeys: Sendable {
         let key = try d.readKey()
         try d.finish()
         return key
+    }
+
+    /// The documents of every collection.
+    var documentSpace: [UInt8] { space("d").bytes }
+
+    /// The prefix of the group index entries of documents in collections named `group` at or
+    /// below `parent`: the parent's path without its end marker (a path's encoding is its
+    /// segments, each terminated, then one end byte), so it prefixes exactly the paths that
+    /// extend the parent.
+    func group(_ group: String, under parent: ResourcePath) -> [UInt8] {
+        var e = KeyEncoder(prefix: self.group(group))
+        e.append(path: parent)
+        return Array(e.bytes.dropLast())
+    }
+
+    // MARK: Query indexes
+
+    /// The keys of one kind of field index of `collection`, before the field.
+    private func indexSpace(_ collection: ResourcePath, kind: IndexKind) -> KeyEncoder {
+        var e = space(kind == .value ? "i" : "a")
+        e.append(path: collection)
+        return e
+    }
+
+    /// The prefix of the entries of one field index of `collection`; an entry appends the
+    /// value's encoding and the document id.
+    func fieldIndex(_ collection: ResourcePath, field: String, kind: IndexKind) -> [UInt8] {
+        var e = indexSpace(collection, kind: kind)
+        e.append(string: field)
+        return e.bytes
+    }
+
+    /// The entry of `documentID` with value encoding `value` in the index at `prefix` (from
+    /// ``fieldIndex(_:field:kind:)``).
+    func fieldIndexEntry(_ prefix: [UInt8], value: [UInt8], documentID: String) -> [UInt8] {
+        var e = KeyEncoder(prefix: prefix)
+        e.append(raw: value)
+        e.append(string: documentID)
+        return e.bytes
+    }
+
+    /// Reads an entry of the index at `prefix` back: its value encoding and document id.
+    func indexEntry(_ bytes: [UInt8], prefix: [UInt8]) throws(DocError) -> (value: [UInt8], documentID: String) {
+        var d = KeyDecoder(bytes, offset: prefix.count)
+        _ = try d.readIndexValue()
+        let value = Array(bytes[prefix.count..<d.offset])
+        let id = try d.readString()
+        try d.finish()
+        return (value, id)
+    }
+
+    /// The prefix of the documents of `collection` whose value (or an array element) at
+    /// `field` is too large to index.
+    func unindexed(_ collection: ResourcePath, field: String, kind: IndexKind) -> [UInt8] {
+        var e = space("u")
+        e.append(path: collection)
+        e.append(string: field)
+        e.append(int64: kind.rawValue)
+        return e.bytes
+    }
+
+    /// Reads the document id back from an entry under an ``unindexed(_:field:kind:)`` prefix.
+    func documentID(fromUnindexedEntry bytes: [UInt8], prefix: [UInt8]) throws(DocError) -> String {
+        var d = KeyDecoder(bytes, offset: prefix.count)
+        let id = try d.readString()
+        try d.finish()
+        return id
+    }
+
+    /// Every query index row of `document` (layout 2), each once.
+    func indexRows(of document: Document) -> [[UInt8]] {
+        let entries = DocumentIndexEntries(document)
+        let collection = document.key.collectionPath
+        let id = document.key.documentID
+        let valueSpace = indexSpace(collection, kind: .value), elementSpace = indexSpace(collection, kind: .arrayElement)
+        var rows: [[UInt8]] = []
+        rows.reserveCapacity(entries.entries.count + entries.unindexed.count)
+        for entry in entries.entries {
+            var e = entry.kind == .value ? valueSpace : elementSpace
+            e.append(string: entry.field)
+            e.append(raw: entry.value)
+            e.append(string: id)
+            rows.append(e.bytes)
+        }
+        for marker in entries.unindexed {
+            var e = KeyEncoder(prefix: unindexed(collection, field: marker.field, kind: marker.kind))
+            e.append(string: id)
+            rows.append(e.bytes)
+        }
+        return rows
     }
 
     // MARK: Change log

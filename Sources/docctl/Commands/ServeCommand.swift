@@ -1,13 +1,16 @@
 import ArgumentParser
+import DocModel
 import DocRules
 import DocServer
+import DocServerPostgres
 import Logging
 
-/// `docctl serve`: the backend on its embedded LevelDB store.
+/// `docctl serve`: the backend on its embedded LevelDB store, or on a PostgreSQL database that
+/// several instances share (`--store postgres://…`).
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the backend (HTTP + WebSocket) on its embedded store.",
+        abstract: "Run the backend (HTTP + WebSocket) on its embedded store or on PostgreSQL.",
         discussion: """
             Prints `listening on http://HOST:PORT` on stdout once it accepts connections; logs go
             to stderr. SIGINT or SIGTERM shut it down gracefully (queued writes are committed,
@@ -18,6 +21,8 @@ struct ServeCommand: AsyncParsableCommand {
               docctl serve --port 0 --data /tmp/doccache-data --log-level debug
               docctl serve --examples     (with the transfer and setTaxRate request handlers)
               docctl serve --rules Rules/examples/finance.rules
+              docctl serve --store postgres://doccache@127.0.0.1:5432/doccache --port 8081
+                          (any number of instances on one database; docs/operations.md)
             """
     )
 
@@ -25,8 +30,12 @@ struct ServeCommand: AsyncParsableCommand {
     var host: String?
     @Option(help: "The port; 0 picks a free one (env DOCCTL_PORT; default 8080).")
     var port: Int?
-    @Option(help: "The data directory (env DOCCTL_DATA; default ~/.docctl/data).")
+    @Option(help: "The data directory of the embedded store (env DOCCTL_DATA; default ~/.docctl/data).")
     var data: String?
+    @Option(help: "A PostgreSQL store shared by every instance given the same URL: postgres://USER[:PASSWORD]@HOST[:PORT]/DB (env DOCCTL_STORE; default: the embedded store at --data).")
+    var store: String?
+    @Option(help: "With --store: hear of other instances' commits by polling every N ms instead of LISTEN/NOTIFY (env DOCCTL_STORE_POLL_MS; for CockroachDB and YugabyteDB).")
+    var storePollMs: Int?
     @Option(help: "The token secret file (env DOCCTL_SECRET; default ~/.docctl/dev-secret, created when missing).")
     var secret: String?
     @Option(help: "The rules file (env DOCCTL_RULES; default Rules/firestore.rules). Edits are picked up while running; a file that does not parse is not loaded (the last good rules stay).")
@@ -44,6 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let port, !(0...65_535).contains(port) { throw ValidationError("--port must be 0…65535") }
         if maxListenLimit < 1 { throw ValidationError("--max-listen-limit must be at least 1") }
         if tickSeconds < 1 { throw ValidationError("--tick-seconds must be at least 1") }
+        if let storePollMs, storePollMs < 10 { throw ValidationError("--store-poll-ms must be at least 10") }
     }
 
     func run() async throws {
@@ -61,14 +71,33 @@ struct ServeCommand: AsyncParsableCommand {
         let portText = Environment.value(port.map(String.init), "DOCCTL_PORT") ?? "8080"
         guard let port = Int(portText), (0...65_535).contains(port) else { throw ValidationError("DOCCTL_PORT must be 0…65535") }
         let dataDirectory = Environment.value(data, "DOCCTL_DATA") ?? Environment.home + "/data"
+        let storeURL = Environment.value(self.store, "DOCCTL_STORE")
+        let pollText = Environment.value(storePollMs.map(String.init), "DOCCTL_STORE_POLL_MS")
+        let pollMilliseconds: Int?
+        if let pollText {
+            guard let ms = Int(pollText), ms >= 10 else { throw ValidationError("DOCCTL_STORE_POLL_MS must be a number of milliseconds, at least 10") }
+            guard storeURL != nil else { throw ValidationError("--store-poll-ms needs --store postgres://…") }
+            pollMilliseconds = ms
+        } else {
+            pollMilliseconds = nil
+        }
 
         let secret: DevelopmentSecret
-        let store: LevelDBServerStore
+        let store: any ServerStore
+        let storeDescription: String
         do {
             secret = try DevelopmentSecret.loadOrCreate(at: Environment.value(self.secret, "DOCCTL_SECRET"))
             if secret.wasCreated { logger.notice("created a development secret", metadata: ["path": "\(secret.path)"]) }
-            try Directories.create(dataDirectory)
-            store = try LevelDBServerStore.open(directory: dataDirectory)
+            if let storeURL {
+                var options = PostgresServerStore.Options(logger: logger)
+                if let pollMilliseconds { options.notices = .poll(milliseconds: pollMilliseconds) }
+                store = try await PostgresServerStore.connect(url: storeURL, options: options)
+                storeDescription = PostgresServerStore.redacted(storeURL)
+            } else {
+                try Directories.create(dataDirectory)
+                store = try LevelDBServerStore.open(directory: dataDirectory)
+                storeDescription = dataDirectory
+            }
         } catch {
             throw CommandFailure(error)
         }
@@ -89,7 +118,7 @@ struct ServeCommand: AsyncParsableCommand {
         let server = DocServerHTTP(
             core: core, verifier: await TokenVerifier(secret: secret),
             settings: HTTPServerSettings(host: host, port: port, tickInterval: .seconds(tickSeconds)), logger: logger)
-        logger.info("starting", metadata: ["data": "\(dataDirectory)", "secret": "\(secret.path)", "rules": "\(rulesPath)"])
+        logger.info("starting", metadata: ["store": "\(storeDescription)", "secret": "\(secret.path)", "rules": "\(rulesPath)"])
         let watcher = RulesFileWatcher(path: rulesPath, core: core, logger: logger)
         let watching = Task { await watcher.run() }
         defer { watching.cancel() }

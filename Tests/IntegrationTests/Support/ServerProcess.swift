@@ -30,10 +30,13 @@ final class ServerProcess: @unchecked Sendable {
             .deletingLastPathComponent().deletingLastPathComponent()
     }
 
-    init(arguments: [String] = []) throws {
+    /// A server with its own data directory; `sharingSecretWith` another one verifies the
+    /// same tokens (two instances of one deployment; start that one first, it creates the
+    /// secret).
+    init(arguments: [String] = [], sharingSecretWith other: ServerProcess? = nil) throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("doccache-proc-\(UUID().uuidString)")
         dataDirectory = base.appendingPathComponent("data").path
-        secretFile = base.appendingPathComponent("secret").path
+        secretFile = other?.secretFile ?? base.appendingPathComponent("secret").path
         try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
         extraArguments = arguments
     }

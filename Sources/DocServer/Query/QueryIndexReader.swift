@@ -1,0 +1,59 @@
+package import DocModel
+
+/// What ``ServerQueryPlanner`` reads a tenant's documents and query indexes through. Every
+/// store implements it; every call of one reader sees the tenant at one version (a LevelDB
+/// snapshot; one `REPEATABLE READ` transaction in PostgreSQL).
+///
+/// Each method is one bounded read — one seek and a short scan in LevelDB, one SQL statement
+/// with keyset pagination in PostgreSQL:
+///
+/// ```sql
+/// -- indexPage, ascending, after a position, within value bounds
+/// SELECT value, doc_id FROM field_index
+///  WHERE tenant = $1 AND collection = $2 AND field = $3 AND kind = $4
+///    AND (value, doc_id) > ($5, $6) AND value >= $7 AND value < $8
+///  ORDER BY value, doc_id LIMIT $9
+/// ```
+///
+/// Orders: **key order** is `DocumentKey` order — within a collection, document ids compared
+/// by their UTF-8 bytes (PostgreSQL: `COLLATE "C"`); across a collection group, paths compared
+/// segment by segment (PostgreSQL: order by an order-preserving `bytea` of the path, e.g.
+/// `KeyEncoder.append(key:)`, or by the segment array with `COLLATE "C"`). **Index order** is
+/// (value encoding bytewise, then key order). Values are compared as raw bytes (`bytea`).
+/// "Descending" is the exact reverse; "after" a position is strictly beyond it in the
+/// direction read.
+///
+/// Index rows are what ``DocumentIndexEntries`` yields for each stored document (tombstones
+/// included), written in the same transaction as the document.
+package protocol QueryIndexReader: Sendable {
+    /// Up to `limit` documents directly in `collection` (not in its sub-collections), in key
+    /// order (`descending`: reverse), strictly after `position` when given.
+    func collectionPage(
+        _ collection: ResourcePath, after position: DocumentKey?, descending: Bool, limit: Int
+    ) async throws(DocError) -> [Document]
+
+    /// Up to `limit` documents in collections named `group` at or below `parent` (the root, or
+    /// a document path), in key order (`descending`: reverse), strictly after `position` when
+    /// given.
+    func collectionGroupPage(
+        _ group: String, under parent: ResourcePath, after position: DocumentKey?, descending: Bool, limit: Int
+    ) async throws(DocError) -> [Document]
+
+    /// Up to `limit` entries of the index `range` names, within its bounds, in index order
+    /// (`descending`: reverse), strictly after `position` when given. `position` is always an
+    /// entry of the same collection (its key is directly in ``IndexRange/collection``), though
+    /// not necessarily one within the bounds.
+    func indexPage(
+        _ range: IndexRange, after position: IndexPosition?, descending: Bool, limit: Int
+    ) async throws(DocError) -> [IndexPosition]
+
+    /// The documents with the given keys that exist (tombstones included).
+    func documents(_ keys: [DocumentKey]) async throws(DocError) -> [DocumentKey: Document]
+
+    /// The keys of the documents directly in `collection` that have an
+    /// ``DocumentIndexEntries/Unindexed`` marker for (`field`, `kind`): a value (or an array
+    /// element) too large for the index. Usually none.
+    func unindexedDocuments(
+        in collection: ResourcePath, field: FieldPath, kind: IndexKind
+    ) async throws(DocError) -> [DocumentKey]
+}

@@ -1,0 +1,53 @@
+internal import DocModel
+internal import LevelDB
+
+/// Migrates a ``LevelDBServerStore`` directory from layout 1 to layout 2 when it is opened:
+/// builds the query index rows (``TenantKeys`` spaces `i`, `a`, `u`) of every stored document,
+/// tenant by tenant, in write batches of ``documentsPerBatch`` documents, then records layout 2.
+///
+/// Safe to interrupt: the layout is recorded last (in the final batch), so a crash leaves
+/// layout 1 and the next open builds the rows again — writing a row twice is harmless, and
+/// no commit runs before the store is open. It reads every document once: minutes for tens
+/// of millions of documents, seconds for the usual sizes.
+enum LevelDBIndexMigration {
+    /// The layout this migration reads.
+    static let fromVersion = "1"
+    /// Documents indexed per write batch.
+    static let documentsPerBatch = 1_000
+
+    /// Builds the index rows of every document and records layout 2 under `formatKey`; returns
+    /// how many documents were indexed.
+    @discardableResult
+    static func migrate(_ database: Database, formatKey: [UInt8], options: WriteOptions) throws(DocError) -> Int {
+        var indexed = 0
+        for tenant in try LevelDBServerStore.tenantIDs(in: database) {
+            let keys = TenantKeys(tenant)
+            try LevelDBServerStore.run {
+                var batch = WriteBatch()
+                var inBatch = 0
+                var entries = try database.entries(withPrefix: keys.documentSpace).makeIterator()
+                while let entry = try entries.nextEntry() {
+                    let document: Document
+                    do throws(DocError) {
+                        document = try Document(binary: entry.value)
+                    } catch {
+                        throw DocError(.dataLoss, "migrating the store to layout \(LevelDBServerStore.formatVersion): a document of tenant \(tenant) cannot be read: \(error.message)")
+                    }
+                    for row in keys.indexRows(of: document) { batch.put(row, []) }
+                    inBatch += 1
+                    indexed += 1
+                    if inBatch == documentsPerBatch {
+                        try database.write(batch, options: options)
+                        batch = WriteBatch()
+                        inBatch = 0
+                    }
+                }
+                if !batch.isEmpty { try database.write(batch, options: options) }
+            }
+        }
+        try LevelDBServerStore.run {
+            try database.put(formatKey, Array(LevelDBServerStore.formatVersion.utf8), options: options)
+        }
+        return indexed
+    }
+}

@@ -1,0 +1,121 @@
+internal import DocModel
+internal import LevelDB
+
+/// ``QueryIndexReader`` over one LevelDB snapshot of a tenant (``TenantKeys`` layout 2): every
+/// page is one seek and a scan of at most `limit` entries; documents are point reads.
+struct LevelDBQueryReader: QueryIndexReader {
+    let database: Database
+    let keys: TenantKeys
+    /// Reads through the snapshot.
+    let options: ReadOptions
+
+    /// Releases the snapshot (later reads throw `unavailable`).
+    func release() { options.snapshot?.release() }
+
+    func collectionPage(
+        _ collection: ResourcePath, after position: DocumentKey?, descending: Bool, limit: Int
+    ) async throws(DocError) -> [Document] {
+        let range = Self.range(KeyRange.prefix(keys.collection(collection)), after: position.map(keys.document), descending: descending)
+        return try LevelDBServerStore.run {
+            var documents: [Document] = []
+            var entries = try database.entries(in: range, reverse: descending, options: options).makeIterator()
+            while documents.count < limit, let entry = try entries.nextEntry() {
+                documents.append(try Document(binary: entry.value))
+            }
+            return documents
+        }
+    }
+
+    func collectionGroupPage(
+        _ group: String, under parent: ResourcePath, after position: DocumentKey?, descending: Bool, limit: Int
+    ) async throws(DocError) -> [Document] {
+        let range = Self.range(KeyRange.prefix(keys.group(group, under: parent)),
+                               after: position.map(keys.groupEntry), descending: descending)
+        return try LevelDBServerStore.run {
+            var documents: [Document] = []
+            var entries = try database.entries(in: range, reverse: descending, options: options).makeIterator()
+            while documents.count < limit, let entry = try entries.nextEntry() {
+                let key = try keys.documentKey(fromGroupEntry: entry.key, group: group)
+                if let bytes = try database.get(keys.document(key), options: options) {
+                    documents.append(try Document(binary: bytes))
+                }
+            }
+            return documents
+        }
+    }
+
+    func indexPage(
+        _ range: IndexRange, after position: IndexPosition?, descending: Bool, limit: Int
+    ) async throws(DocError) -> [IndexPosition] {
+        let prefix = keys.fieldIndex(range.collection, field: range.field.canonicalString, kind: range.kind)
+        var lower = prefix, upper = prefix
+        if let bound = range.lower {
+            lower += bound.encoded
+            if !bound.inclusive { lower += OrderedCode.infinity }
+        }
+        if let bound = range.upper {
+            upper += bound.encoded
+            if bound.inclusive { upper += OrderedCode.infinity }
+        } else {
+            upper += OrderedCode.infinity
+        }
+        let after = position.map { keys.fieldIndexEntry(prefix, value: $0.value, documentID: $0.key.documentID) }
+        let keyRange = Self.range(KeyRange(from: lower, upTo: upper), after: after, descending: descending)
+        return try LevelDBServerStore.run {
+            var page: [IndexPosition] = []
+            var entries = try database.entries(in: keyRange, reverse: descending, options: options).makeIterator()
+            while page.count < limit, let entry = try entries.nextEntry() {
+                let (value, id) = try keys.indexEntry(entry.key, prefix: prefix)
+                page.append(IndexPosition(value: value, key: DocumentKey(unchecked: range.collection.appending(ResourcePath(unchecked: [id])))))
+            }
+            return page
+        }
+    }
+
+    func documents(_ keys: [DocumentKey]) async throws(DocError) -> [DocumentKey: Document] {
+        try LevelDBServerStore.run {
+            var found: [DocumentKey: Document] = [:]
+            for key in keys {
+                if let bytes = try database.get(self.keys.document(key), options: options) {
+                    found[key] = try Document(binary: bytes)
+                }
+            }
+            return found
+        }
+    }
+
+    func unindexedDocuments(
+        in collection: ResourcePath, field: FieldPath, kind: IndexKind
+    ) async throws(DocError) -> [DocumentKey] {
+        let prefix = keys.unindexed(collection, field: field.canonicalString, kind: kind)
+        return try LevelDBServerStore.run {
+            var found: [DocumentKey] = []
+            var entries = try database.entries(withPrefix: prefix, options: options).makeIterator()
+            while let entry = try entries.nextEntry() {
+                let id = try keys.documentID(fromUnindexedEntry: entry.key, prefix: prefix)
+                found.append(DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [id]))))
+            }
+            return found
+        }
+    }
+
+    /// `range` cut to the keys strictly after `after` in the direction read.
+    static func range(_ range: KeyRange, after: [UInt8]?, descending: Bool) -> KeyRange {
+        guard let after else { return range }
+        var cut = range
+        if descending {
+            // Keys below `after`, unless the range already ends there.
+            switch range.upperBound {
+            case .excluding(let upper)? where OrderedCode.compare(upper, after) <= 0: return range
+            case .including(let upper)? where OrderedCode.compare(upper, after) < 0: return range
+            default: cut.upperBound = .excluding(after)
+            }
+        } else {
+            // Keys from `after` ‖ 0x00, the smallest key above `after`, unless the range starts later.
+            let start = after + [0x00]
+            if let lower = range.lowerBound, OrderedCode.compare(lower, start) >= 0 { return range }
+            cut.lowerBound = start
+        }
+        return cut
+    }
+}

@@ -1,0 +1,164 @@
+internal import DocModel
+internal import Logging
+internal import PostgresNIO
+
+/// The store's tables, created on first start and versioned in `doccache_meta`
+/// (`name = 'schema_version'`).
+///
+/// Every table has the tenant in its primary key (first column): tenants share tables but no
+/// row, and every statement of a ``PostgresTenantStore`` names its tenant.
+///
+/// ```
+/// doccache_meta       (name TEXT PK, value TEXT)
+/// doccache_tenants    (tenant TEXT PK, last_version BIGINT, incarnation BIGINT, log_floor BIGINT)
+/// doccache_documents  (tenant, doc_key BYTEA, group_id BYTEA, path_key BYTEA, version BIGINT, body BYTEA)
+///                     PK (tenant, doc_key); INDEX doccache_documents_group (tenant, group_id, path_key)
+/// doccache_change_log (tenant, version BIGINT, path_key BYTEA, body BYTEA)  PK (tenant, version, path_key)
+/// doccache_outcomes   (tenant, client_id BYTEA, batch_id BIGINT, recorded_at BIGINT, body BYTEA)
+///                     PK (tenant, client_id, batch_id); INDEX doccache_outcomes_age (tenant, recorded_at)
+/// ```
+///
+/// `doc_key` and `path_key` are ordered code (``DocumentKeyBytes``): a collection's documents
+/// are a `doc_key` range, a collection group's under a parent a `path_key` range of its
+/// `group_id`, and the change log is in the embedded store's order (version, then path).
+/// `body` is DocModel's binary encoding
+/// (`Document`, `MaybeDocument`) or the outcome record (``OutcomeRecord``). Every
+/// order-significant key is `bytea` (memcmp order on every engine below), never collated text;
+/// names that come from clients (collection ids, client ids) are `bytea` too, since `text`
+/// cannot hold NUL. Tenant names (no control characters) are `text`, compared only for equality.
+///
+/// SQL relied on, chosen to run unchanged on PostgreSQL (≥ 12), CockroachDB and YugabyteDB
+/// (YSQL):
+/// - `CREATE TABLE/INDEX IF NOT EXISTS`, composite primary keys, `BIGINT`, `BYTEA`, `TEXT`;
+///   every migration statement is idempotent, so an engine that runs DDL outside the
+///   transaction (YugabyteDB) or a crash half-way only repeats it;
+/// - `SELECT … FOR UPDATE` (the tenant row: the commit lock), `INSERT … ON CONFLICT DO NOTHING`
+///   and `ON CONFLICT (…) DO UPDATE SET … = excluded.…`;
+/// - `UNNEST` of several array parameters (`$n::bytea[]`, `$n::bigint[]`), `= ANY($n)`;
+/// - `LEFT JOIN` of a subquery with `LIMIT`, `UNION ALL`, `count(*)`;
+/// - data-modifying CTEs (`WITH x AS (INSERT|DELETE … RETURNING 1) UPDATE …`), each table
+///   modified at most once per statement (CockroachDB refuses more);
+/// - `BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY` (CockroachDB runs it as
+///   SERIALIZABLE unless repeatable read is enabled: still one snapshot);
+/// - `pg_notify(channel, payload)` and `LISTEN`, in ``PostgresServerStore/NoticeMode/listen``
+///   mode only (CockroachDB and YugabyteDB use ``PostgresServerStore/NoticeMode/poll(milliseconds:)``).
+///
+/// Not used: PL/pgSQL, triggers, advisory locks, sequences, `pg_*` functions (but
+/// `pg_notify`), `SKIP LOCKED`, collations, `SERIAL`/identity columns, JSON types.
+enum PostgresSchema {
+    /// The schema version this code reads and writes.
+    static let version = 1
+
+    /// The statements of each migration: `migrations[n - 1]` takes the schema from version
+    /// `n - 1` to `n`. Append only; never edit a released migration. (Version 2 is where the
+    /// field-index table of indexed queries goes.)
+    static let migrations: [[PostgresQuery]] = [
+        [
+            """
+            CREATE TABLE IF NOT EXISTS doccache_tenants (
+                tenant TEXT NOT NULL PRIMARY KEY,
+                last_version BIGINT NOT NULL,
+                incarnation BIGINT NOT NULL,
+                log_floor BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS doccache_documents (
+                tenant TEXT NOT NULL,
+                doc_key BYTEA NOT NULL,
+                group_id BYTEA NOT NULL,
+                path_key BYTEA NOT NULL,
+                version BIGINT NOT NULL,
+                body BYTEA NOT NULL,
+                PRIMARY KEY (tenant, doc_key)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS doccache_documents_group ON doccache_documents (tenant, group_id, path_key)",
+            """
+            CREATE TABLE IF NOT EXISTS doccache_change_log (
+                tenant TEXT NOT NULL,
+                version BIGINT NOT NULL,
+                path_key BYTEA NOT NULL,
+                body BYTEA NOT NULL,
+                PRIMARY KEY (tenant, version, path_key)
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS doccache_outcomes (
+                tenant TEXT NOT NULL,
+                client_id BYTEA NOT NULL,
+                batch_id BIGINT NOT NULL,
+                recorded_at BIGINT NOT NULL,
+                body BYTEA NOT NULL,
+                PRIMARY KEY (tenant, client_id, batch_id)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS doccache_outcomes_age ON doccache_outcomes (tenant, recorded_at)",
+        ],
+    ]
+
+    static let versionKey = "schema_version"
+
+    /// Brings the database to ``version``, one migration per transaction, with the meta row
+    /// locked so that instances starting together migrate once.
+    ///
+    /// - Throws: `failedPrecondition` when the database has a newer schema than this code
+    ///   knows; `unavailable` when the database fails.
+    static func migrate(_ connection: PostgresConnection, database: String, logger: Logger) async throws(DocError) {
+        func map(_ error: any Error) -> DocError {
+            PostgresErrorMapping.map(error, doing: "schema set-up", database: database)
+        }
+        // Creating the meta table races with another instance doing the same (PostgreSQL's
+        // catalog can report a duplicate even with IF NOT EXISTS): try again.
+        var attempt = 0
+        while true {
+            do {
+                try await connection.run(
+                    "CREATE TABLE IF NOT EXISTS doccache_meta (name TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)", logger)
+                try await connection.run(
+                    "INSERT INTO doccache_meta (name, value) VALUES (\(versionKey), '0') ON CONFLICT DO NOTHING", logger)
+                break
+            } catch {
+                attempt += 1
+                if attempt >= 5 { throw map(error) }
+                try? await Task.sleep(for: .milliseconds(50 * attempt))
+            }
+        }
+        while true {
+            let done: Bool
+            do {
+                try await connection.run("BEGIN", logger)
+                do {
+                    done = try await step(connection, database: database, logger: logger)
+                    try await connection.run("COMMIT", logger)
+                } catch {
+                    _ = try? await connection.run("ROLLBACK", logger)
+                    throw error
+                }
+            } catch {
+                throw map(error)
+            }
+            if done { return }
+        }
+    }
+
+    /// Applies the next migration, if any; returns whether the schema is current.
+    private static func step(_ connection: PostgresConnection, database: String, logger: Logger) async throws -> Bool {
+        let rows = try await connection.rows(
+            "SELECT value FROM doccache_meta WHERE name = \(versionKey) FOR UPDATE", logger)
+        guard let row = rows.first, let current = Int(try row.decode(String.self)) else {
+            throw DocError(.dataLoss, "the schema version in doccache_meta of \(database) is missing or not a number")
+        }
+        if current > version {
+            throw DocError(.failedPrecondition,
+                           "the database \(database) has schema version \(current); this server knows versions up to \(version): upgrade the server (or point it at another database)")
+        }
+        if current == version { return true }
+        for statement in migrations[current] {
+            try await connection.run(statement, logger)
+        }
+        try await connection.run("UPDATE doccache_meta SET value = \(String(current + 1)) WHERE name = \(versionKey)", logger)
+        logger.info("schema migrated", metadata: ["database": "\(database)", "version": "\(current + 1)"])
+        return false
+    }
+}

@@ -1,0 +1,69 @@
+public import DocServer
+public import Logging
+
+extension PostgresServerStore {
+    /// How a store hears of commits made by other server instances (``PostgresServerStore/commitNotices()``).
+    public enum NoticeMode: Sendable, Hashable {
+        /// `LISTEN` on ``Options/channel``: every commit transaction sends `pg_notify` on that
+        /// channel, delivered when the transaction commits. A poll of the tenants' versions
+        /// every `safetyPollMilliseconds` catches what a lost notification (a dropped listen
+        /// connection) would miss. PostgreSQL only.
+        case listen(safetyPollMilliseconds: Int)
+        /// No `LISTEN`/`NOTIFY` at all (commits do not call `pg_notify` either): the tenants'
+        /// versions are polled every `milliseconds`. For CockroachDB and YugabyteDB, which do not
+        /// implement `LISTEN`/`NOTIFY`, and for connection poolers in transaction mode.
+        case poll(milliseconds: Int)
+
+        /// `LISTEN`/`NOTIFY` with a safety poll every second (the default).
+        public static var listen: NoticeMode { .listen(safetyPollMilliseconds: 1_000) }
+
+        var usesNotify: Bool {
+            if case .listen = self { return true }
+            return false
+        }
+
+        var pollInterval: Duration {
+            switch self {
+            case .listen(let ms), .poll(let ms): return .milliseconds(max(10, ms))
+            }
+        }
+    }
+
+    /// Settings of the PostgreSQL store.
+    public struct Options: Sendable {
+        /// How commits of other instances are heard (default ``NoticeMode/listen``).
+        public var notices: NoticeMode
+        /// The `LISTEN`/`NOTIFY` channel in ``NoticeMode/listen`` mode (instances sharing a
+        /// database must use the same one).
+        public var channel: String
+        /// The clock that dates new tenant databases.
+        public var clock: ServerClock
+        /// The longest a store call may take, waiting for a connection included; past it the
+        /// call throws `unavailable` (the database is unreachable or overloaded).
+        public var operationTimeout: Duration
+        /// The longest a new connection may take to be established.
+        public var connectTimeout: Duration
+        /// The most connections the store's pool opens (the `LISTEN` connection is extra).
+        public var maximumConnections: Int
+        /// Where the store logs connection losses and reconnections.
+        public var logger: Logger
+
+        public init(
+            notices: NoticeMode = .listen,
+            channel: String = "doccache_commits",
+            clock: ServerClock = .system,
+            operationTimeout: Duration = .seconds(10),
+            connectTimeout: Duration = .seconds(5),
+            maximumConnections: Int = 20,
+            logger: Logger = .discarding
+        ) {
+            self.notices = notices
+            self.channel = channel
+            self.clock = clock
+            self.operationTimeout = operationTimeout
+            self.connectTimeout = connectTimeout
+            self.maximumConnections = maximumConnections
+            self.logger = logger
+        }
+    }
+}

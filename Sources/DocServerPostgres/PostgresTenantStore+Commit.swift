@@ -1,0 +1,161 @@
+internal import DocModel
+internal import DocServer
+internal import PostgresNIO
+
+/// ``TenantStore/commit(_:)``: one transaction, in this order —
+///
+/// 1. lock the tenant's row (`SELECT last_version … FOR UPDATE`): the commits of a tenant
+///    queue here, whichever server instance runs them;
+/// 2. the batch's outcome exists → ``CommitResult/duplicate(_:)``, nothing written;
+/// 3. a committed batch: its version must be above `last_version`, and every document of
+///    ``CommitRequest/readVersions`` must still have the version the batch read
+///    (`SnapshotVersion.none`: absent) — else `aborted`, nothing written (2 and 3 read in one
+///    statement);
+/// 4. delete and upsert the documents, append their change log rows (the new `Document`, or a
+///    `NoDocument` for a hard delete), insert the outcome, set `last_version` (one statement,
+///    plus one for deletes); in
+///    ``PostgresServerStore/NoticeMode/listen`` mode, `pg_notify(channel, 'TENANT VERSION')`,
+///    which PostgreSQL delivers when (and only if) the transaction commits.
+///
+/// The checks of step 3 read after the lock of step 1: at READ COMMITTED (PostgreSQL's
+/// default) each statement sees every commit that held the lock before. At REPEATABLE READ or
+/// SERIALIZABLE (CockroachDB, YugabyteDB) a concurrent commit makes the lock fail with a
+/// serialization error instead: `aborted` too, and the batch is processed again.
+extension PostgresTenantStore {
+    /// The rows a committed batch writes, encoded before the transaction starts.
+    private struct Rows: Sendable {
+        var putKeys: [ByteBuffer] = []
+        var putGroups: [ByteBuffer] = []
+        var putPaths: [ByteBuffer] = []
+        var putVersions: [Int64] = []
+        var putBodies: [ByteBuffer] = []
+        var deleteKeys: [ByteBuffer] = []
+        var logPaths: [ByteBuffer] = []
+        var logBodies: [ByteBuffer] = []
+
+        init(_ writes: [DocumentWrite], version: SnapshotVersion) {
+            // A key written twice keeps its last write, as in the embedded store's write batch.
+            var last: [DocumentKey: Int] = [:]
+            for (i, write) in writes.enumerated() { last[write.key] = i }
+            for (i, write) in writes.enumerated() where last[write.key] == i {
+                let key = ByteBuffer(bytes: DocumentKeyBytes.key(write.key))
+                let path = ByteBuffer(bytes: DocumentKeyBytes.path(write.key))
+                let change: MaybeDocument
+                if let document = write.document {
+                    putKeys.append(key)
+                    putGroups.append(ByteBuffer(bytes: DocumentKeyBytes.group(write.key.collectionGroup)))
+                    putPaths.append(path)
+                    putVersions.append(document.version.microseconds)
+                    putBodies.append(ByteBuffer(bytes: document.binaryEncoded()))
+                    change = .document(document)
+                } else {
+                    deleteKeys.append(key)
+                    change = .noDocument(NoDocument(key: write.key, version: version))
+                }
+                logPaths.append(path)
+                logBodies.append(ByteBuffer(bytes: change.binaryEncoded()))
+            }
+        }
+    }
+
+    func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
+        let outcome = request.outcome
+        let version = outcome.commitVersion
+        let rows = version.map { Rows(request.writes, version: $0) }
+        let rejectedWithWrites = version == nil && !request.writes.isEmpty
+        let readKeys = request.readVersions.keys.map { ($0, DocumentKeyBytes.key($0)) }
+        let readVersions = request.readVersions
+        let clientID = ByteBuffer(bytes: Array(outcome.batch.clientID.utf8))
+        let batchID = Int64(outcome.batch.batchID)
+        let record = ByteBuffer(bytes: OutcomeRecord.encode(outcome))
+        let name = self.name
+        let tenant = self.tenant
+        let missing = missingState()
+        let channel = notifyChannel
+        let databaseName = database.name
+
+        return try await database.transaction("commit batch \(outcome.batch) of tenant \(tenant)") { connection, logger in
+            // 1. The tenant's commit lock.
+            let locked = try await connection.rows("""
+                SELECT last_version FROM doccache_tenants WHERE tenant = \(name) FOR UPDATE
+                """, logger)
+            guard let row = locked.first else { throw missing }
+            let last = SnapshotVersion(microseconds: try row.decode(Int64.self))
+
+            // 2. and 3. in one statement, read after the lock: the batch's outcome, if any, and
+            // the current versions of the documents the batch read.
+            let checked = try await connection.rows("""
+                SELECT 'o', body, 0::BIGINT FROM doccache_outcomes
+                WHERE tenant = \(name) AND client_id = \(clientID) AND batch_id = \(batchID)
+                UNION ALL
+                SELECT 'd', doc_key, version FROM doccache_documents
+                WHERE tenant = \(name) AND doc_key = ANY(\(readKeys.map { ByteBuffer(bytes: $0.1) }))
+                """, logger)
+            var current: [[UInt8]: Int64] = [:]
+            for row in checked {
+                let (kind, bytes, version) = try row.decode((String, ByteBuffer, Int64).self)
+                if kind == "o" {
+                    return CommitResult.duplicate(try OutcomeRecord.decode(bytes.bytes))
+                }
+                current[bytes.bytes] = version
+            }
+
+            guard let version, let rows else {
+                // A rejection stores its outcome only.
+                guard !rejectedWithWrites else {
+                    throw DocError(.internal, "a rejected batch cannot write documents (tenant \(tenant) of \(databaseName))")
+                }
+                try await connection.run("""
+                    INSERT INTO doccache_outcomes (tenant, client_id, batch_id, recorded_at, body)
+                    VALUES (\(name), \(clientID), \(batchID), \(outcome.recordedAt), \(record))
+                    """, logger)
+                return CommitResult.stored(previousVersion: last)
+            }
+            guard version > last else {
+                throw DocError(.aborted, "commit version \(version) is not above the last version \(last) of tenant \(tenant)")
+            }
+            for (key, bytes) in readKeys {
+                let now = current[bytes].map { SnapshotVersion(microseconds: $0) } ?? .none
+                let expected = readVersions[key] ?? .none
+                guard now == expected else {
+                    throw DocError(.aborted, "\(key) changed since the batch read it (version \(expected), now \(now))")
+                }
+            }
+
+            // 4. Documents, change log, outcome and version. The deletes go first, on their
+            // own: CockroachDB refuses a statement that modifies one table twice.
+            if !rows.deleteKeys.isEmpty {
+                try await connection.run("""
+                    DELETE FROM doccache_documents WHERE tenant = \(name) AND doc_key = ANY(\(rows.deleteKeys))
+                    """, logger)
+            }
+            // One statement, each table modified once (data-modifying CTEs run whether or not
+            // they are referenced).
+            try await connection.run("""
+                WITH put AS (
+                    INSERT INTO doccache_documents (tenant, doc_key, group_id, path_key, version, body)
+                    SELECT \(name), w.k, w.g, w.p, w.v, w.b
+                    FROM UNNEST(\(rows.putKeys)::BYTEA[], \(rows.putGroups)::BYTEA[], \(rows.putPaths)::BYTEA[],
+                                \(rows.putVersions)::BIGINT[], \(rows.putBodies)::BYTEA[]) AS w (k, g, p, v, b)
+                    ON CONFLICT (tenant, doc_key) DO UPDATE
+                    SET version = excluded.version, body = excluded.body
+                    RETURNING 1
+                ), log AS (
+                    INSERT INTO doccache_change_log (tenant, version, path_key, body)
+                    SELECT \(name), \(version.microseconds), l.k, l.b
+                    FROM UNNEST(\(rows.logPaths)::BYTEA[], \(rows.logBodies)::BYTEA[]) AS l (k, b)
+                    RETURNING 1
+                ), outcome AS (
+                    INSERT INTO doccache_outcomes (tenant, client_id, batch_id, recorded_at, body)
+                    VALUES (\(name), \(clientID), \(batchID), \(outcome.recordedAt), \(record))
+                    RETURNING 1
+                )
+                UPDATE doccache_tenants SET last_version = \(version.microseconds) WHERE tenant = \(name)
+                """, logger)
+            if let channel {
+                try await connection.run("SELECT pg_notify(\(channel), \(name + " " + String(version.microseconds)))", logger)
+            }
+            return CommitResult.stored(previousVersion: last)
+        }
+    }
+}

@@ -1,0 +1,176 @@
+internal import DocModel
+internal import DocServer
+internal import PostgresNIO
+
+/// One tenant of a ``PostgresServerStore``: every statement names the tenant (the first
+/// column of every primary key), so a tenant store reads and writes its own rows only.
+///
+/// Reads are single statements that join the tenant's row, so the documents and the version
+/// they report come from one snapshot. ``commit(_:)`` is one transaction that starts by
+/// locking the tenant's row (`SELECT … FOR UPDATE`): the commits of a tenant are serialized
+/// by the database, across every server instance (see `PostgresTenantStore+Commit.swift`).
+final class PostgresTenantStore: TenantStore {
+    let tenant: TenantID
+    let database: PostgresDatabase
+    /// The `pg_notify` channel commits announce themselves on (`nil`: no `NOTIFY`).
+    let notifyChannel: String?
+
+    init(tenant: TenantID, database: PostgresDatabase, notifyChannel: String?) {
+        self.tenant = tenant
+        self.database = database
+        self.notifyChannel = notifyChannel
+    }
+
+    var name: String { tenant.rawValue }
+
+    func missingState() -> DocError {
+        DocError(.dataLoss, "the state of tenant \(tenant) is missing from \(database.name)")
+    }
+
+    func state() async throws(DocError) -> TenantState {
+        let rows = try await database.rows("read the state of tenant \(tenant)", """
+            SELECT last_version, incarnation, log_floor FROM doccache_tenants WHERE tenant = \(name)
+            """)
+        guard let row = rows.first else { throw missingState() }
+        return try decode("the state of tenant \(tenant)") {
+            let (last, incarnation, floor) = try row.decode((Int64, Int64, Int64).self)
+            return TenantState(lastVersion: SnapshotVersion(microseconds: last), incarnation: UInt64(bitPattern: incarnation),
+                               changeLogFloor: SnapshotVersion(microseconds: floor))
+        }
+    }
+
+    func documents(_ keys: [DocumentKey]) async throws(DocError) -> DocumentsRead {
+        let encoded = keys.map { ByteBuffer(bytes: DocumentKeyBytes.key($0)) }
+        let rows = try await database.rows("read documents of tenant \(tenant)", """
+            SELECT t.last_version, d.body FROM doccache_tenants t
+            LEFT JOIN doccache_documents d ON d.tenant = t.tenant AND d.doc_key = ANY(\(encoded))
+            WHERE t.tenant = \(name)
+            """)
+        let (version, bodies) = try versionAndBodies(rows)
+        var found: [DocumentKey: Document] = [:]
+        found.reserveCapacity(bodies.count)
+        for body in bodies {
+            let document = try Document(binary: body)
+            found[document.key] = document
+        }
+        return DocumentsRead(version: version, documents: found)
+    }
+
+    func query(_ target: Target, limit: Int?) async throws(DocError) -> QueryRead {
+        try await scanQuery(target, limit: limit)
+    }
+
+    func changes(after version: SnapshotVersion, maxEntries: Int) async throws(DocError) -> ChangeLogRead {
+        // One more than allowed: finding it means "too many".
+        let limit = Int64(max(0, min(maxEntries, Int(Int32.max)))) + 1
+        let rows = try await database.rows("read the change log of tenant \(tenant)", """
+            SELECT t.last_version, t.log_floor, l.version, l.body FROM doccache_tenants t
+            LEFT JOIN (
+                SELECT version, path_key, body FROM doccache_change_log
+                WHERE tenant = \(name) AND version > \(version.microseconds)
+                ORDER BY version, path_key LIMIT \(limit)
+            ) l ON TRUE
+            WHERE t.tenant = \(name)
+            ORDER BY l.version, l.path_key
+            """)
+        guard let first = rows.first else { throw missingState() }
+        let (last, floor) = try decode("the change log of tenant \(tenant)") {
+            let (last, floor, _, _) = try first.decode((Int64, Int64, Int64?, ByteBuffer?).self)
+            return (SnapshotVersion(microseconds: last), SnapshotVersion(microseconds: floor))
+        }
+        guard version >= floor else {
+            return .unavailable("version \(version) is older than the change log, which starts after \(floor)")
+        }
+        guard version <= last else {
+            return .unavailable("version \(version) is newer than the last commit \(last)")
+        }
+        var changes: [ChangeLogEntry] = []
+        for row in rows {
+            let body = try decode("the change log of tenant \(tenant)") { try row.decode((Int64, Int64, Int64?, ByteBuffer?).self).3 }
+            guard let body else { continue }
+            guard changes.count < maxEntries else {
+                return .unavailable("more than \(maxEntries) changes after version \(version)")
+            }
+            let document = try MaybeDocument(binary: body.bytes)
+            changes.append(ChangeLogEntry(version: document.version, document: document))
+        }
+        return .complete(changes, through: last)
+    }
+
+    func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? {
+        let rows = try await database.rows("read the outcome of batch \(batch) of tenant \(tenant)", """
+            SELECT body FROM doccache_outcomes
+            WHERE tenant = \(name) AND client_id = \(ByteBuffer(bytes: Array(batch.clientID.utf8))) AND batch_id = \(Int64(batch.batchID))
+            """)
+        guard let row = rows.first else { return nil }
+        let body = try decode("a batch outcome") { try row.decode(ByteBuffer.self) }
+        return try OutcomeRecord.decode(body.bytes)
+    }
+
+    func pruneOutcomes(recordedBefore cutoff: Int64) async throws(DocError) -> Int {
+        let rows = try await database.rows("prune the outcomes of tenant \(tenant)", """
+            WITH gone AS (
+                DELETE FROM doccache_outcomes WHERE tenant = \(name) AND recorded_at < \(cutoff) RETURNING 1
+            )
+            SELECT count(*) FROM gone
+            """)
+        return try count(rows)
+    }
+
+    func pruneChangeLog(before cutoff: SnapshotVersion) async throws(DocError) -> Int {
+        let name = self.name
+        let tenant = self.tenant
+        let missing = missingState()
+        return try await database.transaction("prune the change log of tenant \(tenant)") { connection, logger in
+            let state = try await connection.rows("""
+                SELECT last_version, log_floor FROM doccache_tenants WHERE tenant = \(name) FOR UPDATE
+                """, logger)
+            guard let row = state.first else { throw missing }
+            let (last, floor) = try row.decode((Int64, Int64).self)
+            let deleted = try await connection.rows("""
+                WITH gone AS (
+                    DELETE FROM doccache_change_log WHERE tenant = \(name) AND version < \(cutoff.microseconds) RETURNING 1
+                )
+                SELECT count(*) FROM gone
+                """, logger)
+            let newFloor = min(cutoff.microseconds - 1, last)
+            if newFloor > floor {
+                try await connection.run("""
+                    UPDATE doccache_tenants SET log_floor = \(newFloor) WHERE tenant = \(name)
+                    """, logger)
+            }
+            return Int(try deleted.first?.decode(Int64.self) ?? 0)
+        }
+    }
+
+    // MARK: Row helpers
+
+    /// Decodes with `body`, turning a decoding failure into `dataLoss`.
+    func decode<T>(_ what: String, _ body: () throws -> T) throws(DocError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw PostgresErrorMapping.map(error, doing: "read \(what)", database: database.name)
+        }
+    }
+
+    /// The tenant's version and the non-null bodies of rows `(last_version, body?)`.
+    func versionAndBodies(_ rows: [PostgresRow]) throws(DocError) -> (SnapshotVersion, [[UInt8]]) {
+        guard !rows.isEmpty else { throw missingState() }
+        var version: Int64 = 0
+        var bodies: [[UInt8]] = []
+        bodies.reserveCapacity(rows.count)
+        for row in rows {
+            let (last, body) = try decode("documents of tenant \(tenant)") { try row.decode((Int64, ByteBuffer?).self) }
+            version = last
+            if let body { bodies.append(body.bytes) }
+        }
+        return (SnapshotVersion(microseconds: version), bodies)
+    }
+
+    /// The value of a `SELECT count(*)`.
+    func count(_ rows: [PostgresRow]) throws(DocError) -> Int {
+        guard let row = rows.first else { return 0 }
+        return Int(try decode("a count") { try row.decode(Int64.self) })
+    }
+}

@@ -1,0 +1,99 @@
+import DocModel
+import DocServer
+import DocServerPostgres
+import PostgresTestSupport
+import Testing
+
+/// The database unreachable at start, lost while running, and back.
+@Suite struct PostgresFaultTests {
+    @Test func anUnreachableDatabaseIsNamedWithoutItsPassword() async throws {
+        let port = try PostgresCluster.freePort()   // nothing listens there
+        let url = "postgres://alice:s3cret-pw@127.0.0.1:\(port)/app"
+        let started = ContinuousClock.now
+        let error = await #expect(throws: DocError.self) {
+            try await PostgresServerStore.connect(url: url, options: testOptions())
+        }
+        #expect(error?.code == .unavailable)
+        let text = error?.description ?? ""
+        #expect(text.contains("postgres://alice:***@127.0.0.1:\(port)/app"), "\(text)")
+        #expect(!text.contains("s3cret-pw"), "\(text)")
+        #expect(ContinuousClock.now - started < .seconds(30), "the start-up failure is reported, not waited on")
+    }
+
+    @Test func anUnknownDatabaseIsAClearError() async throws {
+        let cluster = try PostgresCluster.shared()
+        let url = "postgres://postgres:hunter2@127.0.0.1:\(cluster.port)/no_such_database"
+        let error = await #expect(throws: DocError.self) { try await PostgresServerStore.connect(url: url, options: testOptions()) }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.contains("no_such_database") == true && error?.message.contains("does not exist") == true,
+                "\(String(describing: error))")
+        #expect(error?.description.contains("hunter2") == false)
+    }
+
+    @Test func aUnixSocketURLWorks() async throws {
+        let cluster = try PostgresCluster.shared()
+        let url = try freshDatabase("socket")
+        let viaSocket = "postgres://postgres@:\(cluster.port)/\(databaseName(url))?host=\(cluster.directory)&sslmode=disable"
+        let store = try await PostgresServerStore.connect(url: viaSocket, options: testOptions())
+        let tenant = try await store.tenant(TenantID("acme"))
+        try await P.touch(tenant, "a/1", batch: 1)
+        #expect(try await tenant.documents([P.key("a/1")]).documents.count == 1)
+        await store.close()
+    }
+
+    /// The database stops while the store is open: calls fail with `unavailable` (no crash, no
+    /// hang); it comes back on the same address: calls work again on the same store, and the
+    /// `LISTEN` connection is made again.
+    @Test func aLostDatabaseIsUnavailableThenRecovers() async throws {
+        let cluster = try PostgresCluster.start()
+        defer { cluster.stop() }
+        let options = testOptions(notices: .listen(safetyPollMilliseconds: 600_000), operationTimeout: .seconds(5))
+        let store = try await PostgresServerStore.connect(url: cluster.url, options: options)
+        let writer = try await PostgresServerStore.connect(url: cluster.url, options: testOptions(notices: .listen))
+        let recorder = NoticeRecorder(try #require(store.commitNotices()))
+        let tenant = try await store.tenant(TenantID("acme"))
+        let writerTenant = try await writer.tenant(TenantID("acme"))
+        let before = try await P.touch(tenant, "a/1", batch: 1)
+
+        try cluster.kill()
+        let started = ContinuousClock.now
+        let commit = await #expect(throws: DocError.self) { try await P.touch(tenant, "a/2", batch: 2) }
+        #expect(commit?.code == .unavailable, "\(String(describing: commit))")
+        let read = await #expect(throws: DocError.self) { try await tenant.documents([P.key("a/1")]) }
+        #expect(read?.code == .unavailable, "\(String(describing: read))")
+        let health = await #expect(throws: DocError.self) { try await store.checkHealth() }
+        #expect(health?.code == .unavailable)
+        let other = await #expect(throws: DocError.self) { try await store.tenant(TenantID("newcomer")) }
+        #expect(other?.code == .unavailable)
+        #expect(ContinuousClock.now - started < .seconds(60), "every call answered, none hung")
+
+        try cluster.restart()
+        // Back without reopening: the pool reconnects (with its backoff) on its own.
+        let healthy = await waitFor(60) { (try? await store.checkHealth()) != nil }
+        #expect(healthy)
+        var after: SnapshotVersion?
+        for attempt in 0..<50 where after == nil {
+            after = try? await P.touch(tenant, "a/2", batch: 10 + attempt)
+            if after == nil { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        let version = try #require(after)
+        #expect(version > before)
+        let read2 = try await tenant.documents([P.key("a/1"), P.key("a/2")])
+        #expect(read2.documents.count == 2, "the commit before the loss survived it")
+
+        // The LISTEN connection is back too: a commit of the other instance is heard (only
+        // LISTEN can deliver it: the safety poll is 10 minutes).
+        var heard = false
+        for batch in 0..<40 where !heard {
+            guard let v = try? await P.touch(writerTenant, "b/1", client: "writer", batch: batch) else {
+                try await Task.sleep(for: .milliseconds(200))
+                continue
+            }
+            heard = await waitFor(1) { recorder.contains(tenant: "acme", atLeast: v) }
+        }
+        #expect(heard, "notices resume after the database comes back: \(recorder.all)")
+        recorder.cancel()
+        await store.close()
+        await writer.close()
+    }
+}
