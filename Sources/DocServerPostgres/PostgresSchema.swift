@@ -22,7 +22,7 @@ internal import PostgresNIO
 /// are a `doc_key` range, a collection group's under a parent a `path_key` range of its
 /// `group_id`, and the change log is in the embedded store's order (version, then path).
 /// `body` is DocModel's binary encoding
-/// (`Document`, `MaybeDocument`) or the outcome record (``OutcomeRecord``). Every
+/// (`Document`, `MaybeDocument`) or the outcome record (`BatchOutcome.record`, shared with the embedded store). Every
 /// order-significant key is `bytea` (memcmp order on every engine below), never collated text;
 /// names that come from clients (collection ids, client ids) are `bytea` too, since `text`
 /// cannot hold NUL. Tenant names (no control characters) are `text`, compared only for equality.

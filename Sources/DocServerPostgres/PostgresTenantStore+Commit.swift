@@ -67,7 +67,7 @@ extension PostgresTenantStore {
         let readVersions = request.readVersions
         let clientID = ByteBuffer(bytes: Array(outcome.batch.clientID.utf8))
         let batchID = Int64(outcome.batch.batchID)
-        let record = ByteBuffer(bytes: OutcomeRecord.encode(outcome))
+        let record = ByteBuffer(bytes: outcome.record)
         let name = self.name
         let tenant = self.tenant
         let missing = missingState()
@@ -95,7 +95,7 @@ extension PostgresTenantStore {
             for row in checked {
                 let (kind, bytes, version) = try row.decode((String, ByteBuffer, Int64).self)
                 if kind == "o" {
-                    return CommitResult.duplicate(try OutcomeRecord.decode(bytes.bytes))
+                    return CommitResult.duplicate(try BatchOutcome(record: bytes.bytes))
                 }
                 current[bytes.bytes] = version
             }

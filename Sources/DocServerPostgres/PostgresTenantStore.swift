@@ -104,7 +104,7 @@ final class PostgresTenantStore: TenantStore {
             """)
         guard let row = rows.first else { return nil }
         let body = try decode("a batch outcome") { try row.decode(ByteBuffer.self) }
-        return try OutcomeRecord.decode(body.bytes)
+        return try BatchOutcome(record: body.bytes)
     }
 
     func pruneOutcomes(recordedBefore cutoff: Int64) async throws(DocError) -> Int {

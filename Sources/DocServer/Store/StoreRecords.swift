@@ -1,6 +1,8 @@
-internal import DocModel
+package import DocModel
 
 // The values of the store's small records: DocModel `Value` maps in the binary encoding.
+// Both stores use them (the PostgreSQL store keeps an outcome's record in a `bytea` column),
+// hence `package`.
 
 extension TenantState {
     var record: [UInt8] {
@@ -21,7 +23,7 @@ extension TenantState {
 }
 
 extension BatchOutcome {
-    var record: [UInt8] {
+    package var record: [UInt8] {
         var m: [String: Value] = [
             "c": .string(batch.clientID), "b": .integer(Int64(batch.batchID)), "u": .string(uid),
             "d": .integer(Int64(bitPattern: digest)), "t": .integer(recordedAt),
@@ -38,7 +40,7 @@ extension BatchOutcome {
         return Value.map(m).binaryEncoded()
     }
 
-    init(record: [UInt8]) throws(DocError) {
+    package init(record: [UInt8]) throws(DocError) {
         let corrupt = DocError(.dataLoss, "corrupt batch outcome record")
         guard case .map(let m) = try Value(binary: record),
               case .string(let client)? = m["c"], case .integer(let batchID)? = m["b"], case .string(let uid)? = m["u"],
