@@ -126,6 +126,7 @@ let package = Package(
         // the PostgreSQL store's tests, the integration tests and docbench. Foundation only.
         .target(
             name: "PostgresTestSupport",
+            dependencies: ["DocTestSupport"],
             path: "Tests/Support/PostgresTestSupport",
             swiftSettings: strict
         ),

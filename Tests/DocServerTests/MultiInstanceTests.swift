@@ -178,28 +178,6 @@ import Testing
         #expect(versions.count == 2 * perInstance)
         #expect(zip(versions, versions.dropFirst()).allSatisfy { $0 < $1 })
     }
-
-    @Test func aStaleReadIsAbortedByTheStoreAndNothingIsStored() async throws {
-        let server = TestServer()
-        let store = try server.tenantStore("acme")
-        let v = try await store.state().lastVersion.microseconds + 1
-        func set(_ n: Int64, version: Int64, batch: Int, read: SnapshotVersion) -> CommitRequest {
-            let document = Document(key: T.key("a/1"), data: ObjectValue(["n": .integer(n)]), version: SnapshotVersion(microseconds: version))
-            return CommitRequest(
-                outcome: BatchOutcome(batch: BatchKey(clientID: "c", batchID: batch), uid: "u", digest: 1, recordedAt: 1,
-                                      result: .committed(version: SnapshotVersion(microseconds: version), results: [])),
-                writes: [DocumentWrite(key: T.key("a/1"), document: document)], readVersions: [T.key("a/1"): read])
-        }
-        #expect(try await store.commit(set(1, version: v, batch: 1, read: .none)) == .stored(previousVersion: SnapshotVersion(microseconds: v - 1)))
-        // A second batch that read a/1 as absent: it would overwrite the first.
-        await #expect(throws: DocError.self) { try await store.commit(set(2, version: v + 1, batch: 2, read: .none)) }
-        #expect(try await store.outcome(of: BatchKey(clientID: "c", batchID: 2)) == nil)
-        #expect(try await store.documents([T.key("a/1")]).documents[T.key("a/1")]?.data["n"] == 1)
-        // Read at the current version, it commits.
-        #expect(try await store.commit(set(2, version: v + 1, batch: 2, read: SnapshotVersion(microseconds: v)))
-                == .stored(previousVersion: SnapshotVersion(microseconds: v)))
-        #expect(try await store.documents([T.key("a/1")]).documents[T.key("a/1")]?.data["n"] == 2)
-    }
 }
 
 /// A store that publishes a commit notice after every commit, as the PostgreSQL store does

@@ -145,7 +145,7 @@ struct DocctlEndToEndTests {
         try await Self.withServer { _, docctl in
             // A write made while the server is unreachable waits in the cache…
             let cache = docctl.home + "/shared-cache"
-            let offline = docctl.pointing(at: "http://127.0.0.1:\(try closedLoopbackPort())")
+            let offline = docctl.pointing(at: "http://127.0.0.1:\(try freeLoopbackPort())")
             let write = try await offline.run(["set", "rooms/r7", #"{"name": "Attic"}"#, "--cache", cache] + offline.user("carol"))
             #expect(write.status == 0, "\(write)")
             #expect(write.stdout.hasPrefix("rooms/r7: pending (batch "), "\(write)")
@@ -380,7 +380,7 @@ struct DocctlEndToEndTests {
     @Test func pendingShowsOfflineWritesAndSyncPushesThem() async throws {
         try await Self.withServer { _, docctl in
             let cache = docctl.home + "/field-laptop"
-            let down = docctl.pointing(at: "http://127.0.0.1:\(try closedLoopbackPort())")
+            let down = docctl.pointing(at: "http://127.0.0.1:\(try freeLoopbackPort())")
             let write = try await down.run(["set", "notes/n1", #"{"text": "written offline"}"#, "--json", "--cache", cache] + down.user("dora"))
             #expect(write.status == 0, "\(write)")
             let accepted = try #require(JSONObjectLine(write.lines.first ?? ""), "\(write)")
@@ -430,7 +430,7 @@ struct DocctlEndToEndTests {
     @Test func revertDropsAQueuedWriteAndSyncListsRejections() async throws {
         try await Self.withServer { _, docctl in
             let cache = docctl.home + "/laptop"
-            let down = docctl.pointing(at: "http://127.0.0.1:\(try closedLoopbackPort())")
+            let down = docctl.pointing(at: "http://127.0.0.1:\(try freeLoopbackPort())")
             let dora = down.user("dora")
             // Three writes while the server is unreachable: one to keep, one to revert, one
             // the server will reject (an update of a document that does not exist).

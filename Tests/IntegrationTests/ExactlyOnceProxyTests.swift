@@ -62,14 +62,10 @@ struct ExactlyOnceProxyTests {
 /// frames: after the HTTP upgrade answer, each complete frame is forwarded — except a text
 /// frame carrying a `writeResult` after the connection's first one, which a seeded coin flip
 /// may drop; the proxy then closes both sides of that connection at once.
-final class CuttingProxy: @unchecked Sendable {
-    // The listening socket is written once in init and closed once in stop(); everything
-    // that changes is behind Mutexes.
-    let port: Int
+final class CuttingProxy: Sendable {
+    private let links: ProxyLinks
     private let targetPort: Int
-    private let listener: Int32
     private let random: Mutex<SplitMix64>
-    private let state = Mutex<(stopped: Bool, links: [ObjectIdentifier: Link])>((false, [:]))
     private let counts = Mutex(Statistics())
 
     struct Statistics: Sendable, CustomStringConvertible {
@@ -84,31 +80,17 @@ final class CuttingProxy: @unchecked Sendable {
     init(targetPort: Int, seed: UInt64) throws {
         self.targetPort = targetPort
         random = Mutex(SplitMix64(seed: seed))
-        (listener, port) = try listenOnLoopback(backlog: 64)
+        links = try ProxyLinks(backlog: 64)
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
+    var port: Int { links.port }
+
     /// Stops accepting and closes every open connection. Safe to call more than once.
-    func stop() {
-        let links = state.withLock { state -> [Link]? in
-            guard !state.stopped else { return nil }
-            state.stopped = true
-            return Array(state.links.values)
-        }
-        guard let links else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        for link in links { link.cut() }
-    }
+    func stop() { links.stop() }
 
     private func acceptLoop() {
-        while true {
-            let client = accept(listener, nil, nil)
-            if client < 0 {
-                if state.withLock({ $0.stopped }) { return }
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return
-            }
+        while let client = links.accept() {
             let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = loopbackAddress(port: UInt16(targetPort))
             let connected = server >= 0 && withUnsafePointer(to: &address) {
@@ -124,16 +106,11 @@ final class CuttingProxy: @unchecked Sendable {
                 setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
             }
             let link = Link(client: client, server: server)
-            let admitted = state.withLock { state -> Bool in
-                guard !state.stopped else { return false }
-                state.links[ObjectIdentifier(link)] = link
-                return true
-            }
-            guard admitted else { link.cut(); link.finish(); link.finish(); return }
+            guard links.admit(link) else { return }
             counts.withLock { $0.connections += 1 }
             Thread.detachNewThread { [self] in
                 link.pump(from: link.client, to: link.server) { bytes, _ in .forward(bytes) }
-                retire(link)
+                links.retire(link)
             }
             Thread.detachNewThread { [self] in
                 var frames = FrameSplitter()
@@ -158,13 +135,9 @@ final class CuttingProxy: @unchecked Sendable {
                     }
                     return .forward(out)
                 }
-                retire(link)
+                links.retire(link)
             }
         }
-    }
-
-    private func retire(_ link: Link) {
-        if link.finish() { state.withLock { _ = $0.links.removeValue(forKey: ObjectIdentifier(link)) } }
     }
 
     /// One proxied connection: the client's socket and the server's.

@@ -53,7 +53,7 @@ internal import DocModel
 //
 // Field paths in keys are their canonical strings (`FieldPath.canonicalString`, which is
 // injective). The field and array indexes hold entries only for found documents; a value
-// whose index encoding exceeds `FieldIndexer.maxEncodedValueBytes` gets a row in 0x15
+// whose index encoding exceeds `DocumentIndexEntries.maxEncodedValueBytes` gets a row in 0x15
 // instead (so a query engine can tell the index is incomplete for that field).
 
 /// The key spaces of the store: table tags and the key builders and parsers of every table.

@@ -220,7 +220,7 @@ package final class RemoteDocumentCache {
         collection: ResourcePath, field: FieldPath, arrayElements: Bool = false, in txn: PersistenceTransaction
     ) throws(DocError) -> [DocumentKey] {
         let prefix = KeySchema.fieldPrefix(.unindexedValues, collection, field)
-        let wanted = arrayElements ? FieldIndexer.unindexedArrayKind : FieldIndexer.unindexedFieldKind
+        let wanted = (arrayElements ? IndexKind.arrayElement : IndexKind.value).rawValue
         var out: [DocumentKey] = []
         for entry in txn.scan(prefix: prefix) {
             let (kind, id) = try KeySchema.decodeUnindexedEntry(entry.key, prefixCount: prefix.count)

@@ -127,7 +127,8 @@ public struct CommitProcessor: Sendable {
         }
     }
 
-    /// One attempt: the outcome check, the mutations on fresh reads, the conditional commit.
+    /// One attempt: the mutations on fresh reads, then the conditional commit (in which the
+    /// store checks the outcome table again).
     private func processOnce(
         batch key: BatchKey, mutations: [Mutation], uid: String, digest: UInt64, access: AccessContext?, logger: Logger
     ) async throws(DocError) -> Processed {

@@ -178,6 +178,12 @@ actor TenantHub {
     /// ``ServerConfiguration/maxResumeChanges`` entries behind), every target is reset and
     /// read again. Runs inside the hub's serialization.
     private func catchUp(through version: SnapshotVersion?) async {
+        // Nobody listens: nothing to deliver, and nothing to read (a target added later is
+        // read at its own version, and catches up from there).
+        guard targetCount > 0 else {
+            if let version { delivered = max(delivered, version) }
+            return
+        }
         let target: SnapshotVersion
         if let version {
             target = version
@@ -190,10 +196,6 @@ actor TenantHub {
             }
         }
         guard target > delivered else { return }
-        guard targetCount > 0 else {
-            delivered = target   // nobody listens: nothing to deliver
-            return
-        }
         let read: ChangeLogRead
         do {
             read = try await store.changes(after: delivered, maxEntries: configuration.maxResumeChanges)

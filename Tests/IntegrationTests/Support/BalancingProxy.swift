@@ -10,46 +10,30 @@ import Synchronization
 /// backend in turn that accepts it (a killed instance refuses, so its clients land on another
 /// one when they reconnect). Bytes pass untouched both ways; when either side closes, both
 /// do (a killed backend drops its clients' connections).
-final class BalancingProxy: @unchecked Sendable {
-    // The listening socket is written once in init and closed once in stop(); everything
-    // that changes is behind Mutexes.
-    let port: Int
+final class BalancingProxy: Sendable {
+    private let links: ProxyLinks
     private let backends: [Int]
-    private let listener: Int32
-    private let state = Mutex<(stopped: Bool, next: Int, links: [ObjectIdentifier: CuttingProxy.Link])>((false, 0, [:]))
+    /// Which backend the next connection tries first.
+    private let next = Mutex(0)
     /// Connections made to each backend port.
     private let perBackend = Mutex<[Int: Int]>([:])
 
     init(backendPorts: [Int]) throws {
         backends = backendPorts
-        (listener, port) = try listenOnLoopback(backlog: 128)
+        links = try ProxyLinks(backlog: 128)
         Thread.detachNewThread { [self] in acceptLoop() }
     }
+
+    var port: Int { links.port }
 
     /// How many connections went to each backend port.
     var connections: [Int: Int] { perBackend.withLock { $0 } }
 
     /// Stops accepting and closes every open connection. Safe to call more than once.
-    func stop() {
-        let links = state.withLock { state -> [CuttingProxy.Link]? in
-            guard !state.stopped else { return nil }
-            state.stopped = true
-            return Array(state.links.values)
-        }
-        guard let links else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        for link in links { link.cut() }
-    }
+    func stop() { links.stop() }
 
     private func acceptLoop() {
-        while true {
-            let client = accept(listener, nil, nil)
-            if client < 0 {
-                if state.withLock({ $0.stopped }) { return }
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return
-            }
+        while let client = links.accept() {
             guard let (server, backend) = connectToNextBackend() else {
                 close(client)
                 continue
@@ -59,17 +43,12 @@ final class BalancingProxy: @unchecked Sendable {
                 setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
             }
             let link = CuttingProxy.Link(client: client, server: server)
-            let admitted = state.withLock { state -> Bool in
-                guard !state.stopped else { return false }
-                state.links[ObjectIdentifier(link)] = link
-                return true
-            }
-            guard admitted else { link.cut(); link.finish(); link.finish(); return }
+            guard links.admit(link) else { return }
             perBackend.withLock { $0[backend, default: 0] += 1 }
             for (source, destination) in [(link.client, link.server), (link.server, link.client)] {
                 Thread.detachNewThread { [self] in
                     link.pump(from: source, to: destination) { bytes, _ in .forward(bytes) }
-                    if link.finish() { state.withLock { _ = $0.links.removeValue(forKey: ObjectIdentifier(link)) } }
+                    links.retire(link)
                 }
             }
         }
@@ -77,9 +56,9 @@ final class BalancingProxy: @unchecked Sendable {
 
     /// A connected socket to the next backend that accepts, trying each once.
     private func connectToNextBackend() -> (Int32, Int)? {
-        let start = state.withLock { state -> Int in
-            defer { state.next += 1 }
-            return state.next
+        let start = next.withLock { next -> Int in
+            defer { next += 1 }
+            return next
         }
         for offset in 0..<backends.count {
             let backend = backends[(start + offset) % backends.count]

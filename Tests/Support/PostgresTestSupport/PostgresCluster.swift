@@ -1,3 +1,4 @@
+import DocTestSupport
 import Foundation
 import Synchronization
 
@@ -278,27 +279,11 @@ public final class PostgresCluster: Sendable {
 
     /// A TCP port on 127.0.0.1 that is free now (the kernel picks it).
     public static func freePort() throws -> Int {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard fd >= 0 else { throw PostgresClusterError("socket() failed: errno \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        do {
+            return try freeLoopbackPort()
+        } catch {
+            throw PostgresClusterError("no free port on 127.0.0.1: \(error.message)")
         }
-        guard bound == 0 else { throw PostgresClusterError("bind() failed: errno \(errno)") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0 else { throw PostgresClusterError("getsockname() failed: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 

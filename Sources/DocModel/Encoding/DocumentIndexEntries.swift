@@ -1,11 +1,10 @@
-package import DocModel
-
-/// What one document contributes to the query indexes of its collection — the same rows for
-/// every store (LevelDB key spaces, PostgreSQL tables), computed from the document alone.
+/// What one document contributes to the query indexes of its collection — the same entries for
+/// the client's local indexes (`FieldIndexer` in DocCache, docs/persistence.md "Local query
+/// indexes") and every server store (LevelDB key spaces, PostgreSQL tables), computed from the
+/// document alone, so client and server index alike by construction.
 ///
-/// As the client's local indexes (`FieldIndexer` in DocCache, docs/persistence.md "Local query
-/// indexes"): every field path that holds a value gets a ``IndexKind/value`` entry keyed by the
-/// value's index encoding (``DocModel/Value/indexEncoded(descending:)``, whose bytewise order is
+/// Every field path that holds a value gets a ``IndexKind/value`` entry keyed by the
+/// value's index encoding (``Value/indexEncoded(descending:)``, whose bytewise order is
 /// `Value.compare` order) — top-level fields and, descending into maps but not arrays, nested
 /// fields, with maps and arrays also indexed as whole values, so ordering by any field finds every
 /// document that has it. Every element of an array field gets an ``IndexKind/arrayElement``
@@ -23,7 +22,7 @@ package struct DocumentIndexEntries: Sendable, Hashable {
     package struct Entry: Sendable, Hashable {
         /// Which index of the field.
         package var kind: IndexKind
-        /// The field path in canonical form (``DocModel/FieldPath/canonicalString``).
+        /// The field path in canonical form (``FieldPath/canonicalString``).
         package var field: String
         /// The index encoding of the value (or array element).
         package var value: [UInt8]
