@@ -16,7 +16,14 @@ internal import PostgresNIO
 /// doccache_change_log (tenant, version BIGINT, path_key BYTEA, body BYTEA)  PK (tenant, version, path_key)
 /// doccache_outcomes   (tenant, client_id BYTEA, batch_id BIGINT, recorded_at BIGINT, body BYTEA)
 ///                     PK (tenant, client_id, batch_id); INDEX doccache_outcomes_age (tenant, recorded_at)
+/// doccache_field_index (tenant, collection BYTEA, field BYTEA, kind SMALLINT, value BYTEA, doc_id BYTEA)
+///                     PK (tenant, collection, field, kind, value, doc_id)          -- version 2
 /// ```
+///
+/// `doccache_field_index` holds the query indexes (``FieldIndexRows``): one row per entry of
+/// ``DocumentIndexEntries`` of every stored document, written in the commit that writes the
+/// document. Its primary key is the index a query reads: one range of it per (collection,
+/// field, kind), in (value, document id) order — keyset pagination, no sort.
 ///
 /// `doc_key` and `path_key` are ordered code (``DocumentKeyBytes``): a collection's documents
 /// are a `doc_key` range, a collection group's under a parent a `path_key` range of its
@@ -40,20 +47,28 @@ internal import PostgresNIO
 ///   modified at most once per statement (CockroachDB refuses more);
 /// - `BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY` (CockroachDB runs it as
 ///   SERIALIZABLE unless repeatable read is enabled: still one snapshot);
+/// - row-value comparisons (`(value, doc_id) > ($1, $2)`, keyset pagination) and
+///   `(…) IN (SELECT … FROM UNNEST(…))`;
 /// - `pg_notify(channel, payload)` and `LISTEN`, in ``PostgresServerStore/NoticeMode/listen``
 ///   mode only (CockroachDB and YugabyteDB use ``PostgresServerStore/NoticeMode/poll(milliseconds:)``).
 ///
 /// Not used: PL/pgSQL, triggers, advisory locks, sequences, `pg_*` functions (but
 /// `pg_notify`), `SKIP LOCKED`, collations, `SERIAL`/identity columns, JSON types.
 enum PostgresSchema {
-    /// The schema version this code reads and writes.
-    static let version = 1
+    /// One step of the schema: statements, then (optionally) code that fills what the
+    /// statements created from the rows already there.
+    struct Migration: Sendable {
+        var statements: [PostgresQuery]
+        var backfill: (@Sendable (PostgresConnection, Logger) async throws -> Void)? = nil
+    }
 
-    /// The statements of each migration: `migrations[n - 1]` takes the schema from version
-    /// `n - 1` to `n`. Append only; never edit a released migration. (Version 2 is where the
-    /// field-index table of indexed queries goes.)
-    static let migrations: [[PostgresQuery]] = [
-        [
+    /// The schema version this code reads and writes.
+    static let version = 2
+
+    /// The migrations: `migrations[n - 1]` takes the schema from version `n - 1` to `n`.
+    /// Append only; never edit a released migration.
+    static let migrations: [Migration] = [
+        Migration(statements: [
             """
             CREATE TABLE IF NOT EXISTS doccache_tenants (
                 tenant TEXT NOT NULL PRIMARY KEY,
@@ -94,8 +109,56 @@ enum PostgresSchema {
             )
             """,
             "CREATE INDEX IF NOT EXISTS doccache_outcomes_age ON doccache_outcomes (tenant, recorded_at)",
-        ],
+        ]),
+        // 2: query indexes, filled from the documents already stored.
+        Migration(statements: [
+            """
+            CREATE TABLE IF NOT EXISTS doccache_field_index (
+                tenant TEXT NOT NULL,
+                collection BYTEA NOT NULL,
+                field BYTEA NOT NULL,
+                kind SMALLINT NOT NULL,
+                value BYTEA NOT NULL,
+                doc_id BYTEA NOT NULL,
+                PRIMARY KEY (tenant, collection, field, kind, value, doc_id)
+            )
+            """,
+        ], backfill: backfillFieldIndex),
     ]
+
+    /// Writes the index rows of every stored document, 500 documents per statement (run
+    /// inside the migration's transaction, with the meta row locked: no commit of this
+    /// version's code runs before it is done, and an older server would refuse the schema).
+    static func backfillFieldIndex(_ connection: PostgresConnection, logger: Logger) async throws {
+        var after: (tenant: String, key: ByteBuffer) = ("", ByteBuffer())
+        var total = 0
+        while true {
+            let rows = try await connection.rows("""
+                SELECT tenant, doc_key, body FROM doccache_documents
+                WHERE (tenant, doc_key) > (\(after.tenant), \(after.key))
+                ORDER BY tenant, doc_key LIMIT 500
+                """, logger)
+            guard !rows.isEmpty else { break }
+            var tenants: [String] = []
+            var index = FieldIndexRows()
+            for row in rows {
+                let (tenant, key, body) = try row.decode((String, ByteBuffer, ByteBuffer).self)
+                after = (tenant, key)
+                let document = try Document(binary: body.bytes)
+                let before = index.count
+                index.add(FieldIndexRows.entries(of: document), of: document.key)
+                tenants.append(contentsOf: repeatElement(tenant, count: index.count - before))
+            }
+            try await connection.run("""
+                INSERT INTO doccache_field_index (tenant, collection, field, kind, value, doc_id)
+                SELECT * FROM UNNEST(\(tenants)::TEXT[], \(index.collections)::BYTEA[], \(index.fields)::BYTEA[],
+                                     \(index.kinds)::SMALLINT[], \(index.values)::BYTEA[], \(index.documentIDs)::BYTEA[])
+                ON CONFLICT DO NOTHING
+                """, logger)
+            total += rows.count
+        }
+        if total > 0 { logger.info("query indexes built", metadata: ["documents": "\(total)"]) }
+    }
 
     static let versionKey = "schema_version"
 
@@ -154,9 +217,11 @@ enum PostgresSchema {
                            "the database \(database) has schema version \(current); this server knows versions up to \(version): upgrade the server (or point it at another database)")
         }
         if current == version { return true }
-        for statement in migrations[current] {
+        let migration = migrations[current]
+        for statement in migration.statements {
             try await connection.run(statement, logger)
         }
+        try await migration.backfill?(connection, logger)
         try await connection.run("UPDATE doccache_meta SET value = \(String(current + 1)) WHERE name = \(versionKey)", logger)
         logger.info("schema migrated", metadata: ["database": "\(database)", "version": "\(current + 1)"])
         return false

@@ -11,7 +11,8 @@ internal import PostgresNIO
 ///    ``CommitRequest/readVersions`` must still have the version the batch read
 ///    (`SnapshotVersion.none`: absent) — else `aborted`, nothing written (2 and 3 read in one
 ///    statement);
-/// 4. delete and upsert the documents, append their change log rows (the new `Document`, or a
+/// 4. delete and upsert the documents, replace the index rows that changed (``FieldIndexRows``,
+///    computed from the stored bodies read in step 2), append their change log rows (the new `Document`, or a
 ///    `NoDocument` for a hard delete), insert the outcome, set `last_version` (one statement,
 ///    plus one for deletes); in
 ///    ``PostgresServerStore/NoticeMode/listen`` mode, `pg_notify(channel, 'TENANT VERSION')`,
@@ -22,7 +23,8 @@ internal import PostgresNIO
 /// SERIALIZABLE (CockroachDB, YugabyteDB) a concurrent commit makes the lock fail with a
 /// serialization error instead: `aborted` too, and the batch is processed again.
 extension PostgresTenantStore {
-    /// The rows a committed batch writes, encoded before the transaction starts.
+    /// The rows a committed batch writes, encoded before the transaction starts (the index
+    /// rows wait for the documents' previous versions, read in the transaction).
     private struct Rows: Sendable {
         var putKeys: [ByteBuffer] = []
         var putGroups: [ByteBuffer] = []
@@ -32,13 +34,16 @@ extension PostgresTenantStore {
         var deleteKeys: [ByteBuffer] = []
         var logPaths: [ByteBuffer] = []
         var logBodies: [ByteBuffer] = []
+        /// Every key written (put or deleted), with its encoding and new document.
+        var written: [(key: DocumentKey, bytes: [UInt8], document: Document?)] = []
 
         init(_ writes: [DocumentWrite], version: SnapshotVersion) {
             // A key written twice keeps its last write, as in the embedded store's write batch.
             var last: [DocumentKey: Int] = [:]
             for (i, write) in writes.enumerated() { last[write.key] = i }
             for (i, write) in writes.enumerated() where last[write.key] == i {
-                let key = ByteBuffer(bytes: DocumentKeyBytes.key(write.key))
+                let bytes = DocumentKeyBytes.key(write.key)
+                let key = ByteBuffer(bytes: bytes)
                 let path = ByteBuffer(bytes: DocumentKeyBytes.path(write.key))
                 let change: MaybeDocument
                 if let document = write.document {
@@ -54,7 +59,19 @@ extension PostgresTenantStore {
                 }
                 logPaths.append(path)
                 logBodies.append(ByteBuffer(bytes: change.binaryEncoded()))
+                written.append((write.key, bytes, write.document))
             }
+        }
+
+        /// The index rows to delete and insert, given the written documents' stored bodies
+        /// (by key encoding).
+        func indexChanges(previous: [[UInt8]: [UInt8]]) throws -> (delete: FieldIndexRows, insert: FieldIndexRows) {
+            var delete = FieldIndexRows(), insert = FieldIndexRows()
+            for write in written {
+                let old = try previous[write.bytes].map { try Document(binary: $0) }
+                FieldIndexRows.changes(of: write.key, from: old, to: write.document, deleting: &delete, inserting: &insert)
+            }
+            return (delete, insert)
         }
     }
 
@@ -82,22 +99,28 @@ extension PostgresTenantStore {
             guard let row = locked.first else { throw missing }
             let last = SnapshotVersion(microseconds: try row.decode(Int64.self))
 
-            // 2. and 3. in one statement, read after the lock: the batch's outcome, if any, and
-            // the current versions of the documents the batch read.
+            // 2. and 3. in one statement, read after the lock: the batch's outcome, if any, the
+            // current versions of the documents the batch read, and the stored bodies of the
+            // documents it writes (whose index rows change).
             let checked = try await connection.rows("""
-                SELECT 'o', body, 0::BIGINT FROM doccache_outcomes
+                SELECT 'o', body, 0::BIGINT, NULL::BYTEA FROM doccache_outcomes
                 WHERE tenant = \(name) AND client_id = \(clientID) AND batch_id = \(batchID)
                 UNION ALL
-                SELECT 'd', doc_key, version FROM doccache_documents
+                SELECT 'd', doc_key, version, NULL::BYTEA FROM doccache_documents
                 WHERE tenant = \(name) AND doc_key = ANY(\(readKeys.map { ByteBuffer(bytes: $0.1) }))
+                UNION ALL
+                SELECT 'b', doc_key, 0::BIGINT, body FROM doccache_documents
+                WHERE tenant = \(name) AND doc_key = ANY(\(rows?.written.map { ByteBuffer(bytes: $0.bytes) } ?? []))
                 """, logger)
             var current: [[UInt8]: Int64] = [:]
+            var previous: [[UInt8]: [UInt8]] = [:]
             for row in checked {
-                let (kind, bytes, version) = try row.decode((String, ByteBuffer, Int64).self)
-                if kind == "o" {
-                    return CommitResult.duplicate(try BatchOutcome(record: bytes.bytes))
+                let (kind, bytes, version, body) = try row.decode((String, ByteBuffer, Int64, ByteBuffer?).self)
+                switch kind {
+                case "o": return CommitResult.duplicate(try BatchOutcome(record: bytes.bytes))
+                case "b": previous[bytes.bytes] = body?.bytes
+                default: current[bytes.bytes] = version
                 }
-                current[bytes.bytes] = version
             }
 
             guard let version, let rows else {
@@ -122,13 +145,25 @@ extension PostgresTenantStore {
                 }
             }
 
-            // 4. Documents, change log, outcome and version. The deletes go first, on their
-            // own: CockroachDB refuses a statement that modifies one table twice.
-            if !rows.deleteKeys.isEmpty {
+            // 4. Documents, index rows, change log, outcome and version. The deletes go first,
+            // in a statement of their own: CockroachDB refuses a statement that modifies one
+            // table twice.
+            let index = try rows.indexChanges(previous: previous)
+            let gone = index.delete
+            if !rows.deleteKeys.isEmpty || !gone.isEmpty {
                 try await connection.run("""
+                    WITH unindexed AS (
+                        DELETE FROM doccache_field_index
+                        WHERE (tenant, collection, field, kind, value, doc_id) IN (
+                            SELECT \(name), x.c, x.f, x.k, x.v, x.d
+                            FROM UNNEST(\(gone.collections)::BYTEA[], \(gone.fields)::BYTEA[], \(gone.kinds)::SMALLINT[],
+                                        \(gone.values)::BYTEA[], \(gone.documentIDs)::BYTEA[]) AS x (c, f, k, v, d))
+                        RETURNING 1
+                    )
                     DELETE FROM doccache_documents WHERE tenant = \(name) AND doc_key = ANY(\(rows.deleteKeys))
                     """, logger)
             }
+            let added = index.insert
             // One statement, each table modified once (data-modifying CTEs run whether or not
             // they are referenced).
             try await connection.run("""
@@ -139,6 +174,13 @@ extension PostgresTenantStore {
                                 \(rows.putVersions)::BIGINT[], \(rows.putBodies)::BYTEA[]) AS w (k, g, p, v, b)
                     ON CONFLICT (tenant, doc_key) DO UPDATE
                     SET version = excluded.version, body = excluded.body
+                    RETURNING 1
+                ), indexed AS (
+                    INSERT INTO doccache_field_index (tenant, collection, field, kind, value, doc_id)
+                    SELECT \(name), x.c, x.f, x.k, x.v, x.d
+                    FROM UNNEST(\(added.collections)::BYTEA[], \(added.fields)::BYTEA[], \(added.kinds)::SMALLINT[],
+                                \(added.values)::BYTEA[], \(added.documentIDs)::BYTEA[]) AS x (c, f, k, v, d)
+                    ON CONFLICT DO NOTHING
                     RETURNING 1
                 ), log AS (
                     INSERT INTO doccache_change_log (tenant, version, path_key, body)

@@ -6,7 +6,8 @@ internal import PostgresNIO
 /// column of every primary key), so a tenant store reads and writes its own rows only.
 ///
 /// Reads are single statements that join the tenant's row, so the documents and the version
-/// they report come from one snapshot. ``commit(_:)`` is one transaction that starts by
+/// they report come from one snapshot; a query is one read-only transaction
+/// (`PostgresTenantStore+Query.swift`). ``commit(_:)`` is one transaction that starts by
 /// locking the tenant's row (`SELECT … FOR UPDATE`): the commits of a tenant are serialized
 /// by the database, across every server instance (see `PostgresTenantStore+Commit.swift`).
 final class PostgresTenantStore: TenantStore {
@@ -54,10 +55,6 @@ final class PostgresTenantStore: TenantStore {
             found[document.key] = document
         }
         return DocumentsRead(version: version, documents: found)
-    }
-
-    func query(_ target: Target, limit: Int?) async throws(DocError) -> QueryRead {
-        try await scanQuery(target, limit: limit)
     }
 
     func changes(after version: SnapshotVersion, maxEntries: Int) async throws(DocError) -> ChangeLogRead {

@@ -14,10 +14,11 @@ import Testing
         let store = try await PostgresServerStore.connect(url: url, options: testOptions())
         await store.close()
         #expect(try cluster.psql("SELECT value FROM doccache_meta WHERE name = 'schema_version'", database: db)
-                    .trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "2")
         let tables = try cluster.psql("SELECT tablename FROM pg_tables WHERE tablename LIKE 'doccache_%' ORDER BY 1", database: db)
             .split(separator: "\n").map(String.init)
-        #expect(tables == ["doccache_change_log", "doccache_documents", "doccache_meta", "doccache_outcomes", "doccache_tenants"])
+        #expect(tables == ["doccache_change_log", "doccache_documents", "doccache_field_index", "doccache_meta", "doccache_outcomes",
+                           "doccache_tenants"])
         // Every order-significant key column is bytea.
         let types = try cluster.psql("""
             SELECT table_name || '.' || column_name || ':' || data_type FROM information_schema.columns
@@ -45,7 +46,34 @@ import Testing
         for store in stores { try await store.checkHealth() }
         for store in stores { await store.close() }
         #expect(try PostgresCluster.shared().psql("SELECT value FROM doccache_meta", database: databaseName(url))
-                    .trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "2")
+    }
+
+    /// A database of schema version 1 (no query indexes) holding documents: opening it builds
+    /// the index rows of every stored document, and indexed queries answer as before.
+    @Test func versionTwoIndexesTheDocumentsAlreadyStored() async throws {
+        let url = try freshDatabase("schema")
+        let db = databaseName(url)
+        let cluster = try PostgresCluster.shared()
+        let store = try await PostgresServerStore.connect(url: url, options: testOptions())
+        let tenant = try await store.tenant(TenantID("acme"))
+        for i in 0..<1_200 {
+            try await P.touch(tenant, "items/d\(i)", client: "t\(i)", batch: i % 7)
+        }
+        _ = try await P.touch(try await store.tenant(TenantID("other")), "items/x", batch: 3)
+        await store.close()
+        let before = try IndexRowsDump.dump(cluster, database: db)
+        #expect(before.count == 1_201)   // one field per document
+        try cluster.psql("DROP TABLE doccache_field_index; UPDATE doccache_meta SET value = '1' WHERE name = 'schema_version'",
+                         database: db)
+
+        let reopened = try await PostgresServerStore.connect(url: url, options: testOptions())
+        #expect(try IndexRowsDump.dump(cluster, database: db) == before)
+        let query = try DocModel.Query(collection: "items").filter("b", .equal, .integer(3))
+            .order(by: FieldPath("b")).limit(to: 500).toTarget()
+        let read = try await reopened.tenant(TenantID("acme")).query(query, limit: 500)
+        #expect(read.documents.count == (0..<1_200).filter { $0 % 7 == 3 }.count)
+        await reopened.close()
     }
 
     @Test func aNewerSchemaIsAClearError() async throws {

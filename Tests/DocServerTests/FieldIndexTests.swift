@@ -1,4 +1,5 @@
 import DocModel
+import DocTestSupport
 import LevelDB
 import Testing
 @testable import DocServer

@@ -54,13 +54,6 @@ final class CountingReader: QueryIndexReader {
     }
 }
 
-/// The reference every plan must agree with: the full scan's answer.
-func fullScan(_ documents: some Sequence<Document>, _ target: Target, limit: Int?) -> [Document] {
-    let sorted = documents.filter(target.matches).sorted { target.compare($0, $1) < 0 }
-    guard let limit else { return sorted }
-    return Array(sorted.prefix(max(limit, 0)))
-}
-
 extension LevelDBTenantStore {
     /// Commits `writes` as one batch at the next version (their documents stamped with it) and
     /// applies them to `model`; the batch carries the model's versions of the written documents

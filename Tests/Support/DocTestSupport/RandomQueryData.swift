@@ -1,28 +1,27 @@
-import DocModel
-import DocTestSupport
+public import DocModel
 
 /// Seeded random documents and queries for the planner's property test: few distinct values
 /// per field (so that equalities and ties happen), every value type, missing fields, nested
 /// maps, arrays, tombstones, and values too large to index.
-struct RandomQueryData {
-    var rng: SplitMix64
+public struct RandomQueryData {
+    public var rng: SplitMix64
 
-    init(seed: UInt64) { rng = SplitMix64(seed: seed) }
+    public init(seed: UInt64) { rng = SplitMix64(seed: seed) }
 
-    static let collections = ["items", "other/p1/items", "other/p2/items"]
+    public static let collections = ["items", "other/p1/items", "other/p2/items"]
     /// The fields queries filter and sort on (`m.x` is nested).
-    static let fields = ["a", "b", "m.x", "tags", "c"]
+    public static let fields = ["a", "b", "m.x", "tags", "c"]
 
-    mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &rng) < percent }
-    mutating func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &rng)] }
+    public mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &rng) < percent }
+    public mutating func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &rng)] }
 
     /// A value too large for the index; two variants, so that large values can be equal.
-    mutating func largeString() -> Value {
+    public mutating func largeString() -> Value {
         .string(String(repeating: pick(["x", "y"]), count: 1_600) + pick(["1", "2"]))
     }
 
     /// A scalar (or, at depth 0, maybe an array or a map) from a small domain.
-    mutating func value(depth: Int = 0) -> Value {
+    public mutating func value(depth: Int = 0) -> Value {
         switch Int.random(in: 0..<18, using: &rng) {
         case 0: return .null
         case 1: return .boolean(chance(50))
@@ -41,7 +40,7 @@ struct RandomQueryData {
     }
 
     /// An array of small values, sometimes holding one too large to index.
-    mutating func array() -> Value {
+    public mutating func array() -> Value {
         var elements = (0..<Int.random(in: 0...3, using: &rng)).map { _ in value(depth: 1) }
         if chance(10) { elements.append(largeString()) }
         return .array(elements)
@@ -49,7 +48,7 @@ struct RandomQueryData {
 
     /// A document's data: each field present or not, `m` a map whose `x` may be large, `tags`
     /// usually an array, `deletedAt` making some documents tombstones.
-    mutating func data() -> ObjectValue {
+    public mutating func data() -> ObjectValue {
         var fields: [String: Value] = [:]
         if chance(80) { fields["a"] = value() }
         if chance(80) { fields["b"] = value() }
@@ -60,18 +59,18 @@ struct RandomQueryData {
         return ObjectValue(fields)
     }
 
-    mutating func key() -> DocumentKey {
+    public mutating func key() -> DocumentKey {
         let collection = chance(70) ? Self.collections[0] : pick(Self.collections)
         return try! DocumentKey("\(collection)/d\(Int.random(in: 0..<60, using: &rng))")
     }
 
     // MARK: Queries
 
-    mutating func filterValue(for op: FieldFilter.Operator) -> Value {
+    public mutating func filterValue(for op: FieldFilter.Operator) -> Value {
         op.takesValueList ? .array((0..<Int.random(in: 1...3, using: &rng)).map { _ in value(depth: 1) }) : value()
     }
 
-    mutating func fieldFilter() -> Filter {
+    public mutating func fieldFilter() -> Filter {
         let op = pick(FieldFilter.Operator.allCases)
         if chance(10) {
             let keys: [Value] = (0..<Int.random(in: 1...3, using: &rng)).map { _ in .reference(key()) }
@@ -82,7 +81,7 @@ struct RandomQueryData {
     }
 
     /// A random query over `documents`' collections; builder steps the rules refuse are skipped.
-    mutating func query(cursorsFrom documents: [Document]) -> Query {
+    public mutating func query(cursorsFrom documents: [Document]) -> Query {
         var query: Query
         switch Int.random(in: 0..<10, using: &rng) {
         case 0: query = try! Query(collectionGroup: "items", parent: chance(50) ? .root : try! ResourcePath("other/p1"))
@@ -116,7 +115,7 @@ struct RandomQueryData {
     }
 
     /// A start or end cursor from a document, or from values for the leading sort keys.
-    mutating func cursor(on query: Query, documents: [Document], start: Bool) -> Query {
+    public mutating func cursor(on query: Query, documents: [Document], start: Bool) -> Query {
         let inclusive = chance(50)
         if chance(50), !documents.isEmpty {
             let document = pick(documents)
@@ -138,4 +137,12 @@ struct RandomQueryData {
         case (false, false): return (try? query.end(before: values)) ?? query
         }
     }
+}
+
+/// The reference every query plan must agree with: the full scan's answer (`Target.matches`,
+/// `Target.compare`, the first `limit`).
+public func fullScan(_ documents: some Sequence<Document>, _ target: Target, limit: Int?) -> [Document] {
+    let sorted = documents.filter(target.matches).sorted { target.compare($0, $1) < 0 }
+    guard let limit else { return sorted }
+    return Array(sorted.prefix(max(limit, 0)))
 }

@@ -1,0 +1,66 @@
+internal import DocModel
+internal import PostgresNIO
+
+/// The rows of `doccache_field_index` for documents: what ``DocumentIndexEntries`` yields for
+/// each (the rule shared with the embedded store and the client), keyed by the document's
+/// collection (``DocumentKeyBytes/collectionPrefix(_:)``) and id (its UTF-8 bytes, whose
+/// bytewise order is key order within a collection).
+///
+/// `kind` is ``IndexKind``'s raw value for an entry (0 value, 1 array element) and 2 + that
+/// for an ``DocumentIndexEntries/Unindexed`` marker, whose `value` is empty.
+struct FieldIndexRows: Sendable {
+    /// One row without its tenant, collection and document: (field, kind, value).
+    struct Entry: Hashable, Sendable {
+        var field: [UInt8]
+        var kind: Int16
+        var value: [UInt8]
+    }
+
+    private(set) var collections: [ByteBuffer] = []
+    private(set) var fields: [ByteBuffer] = []
+    private(set) var kinds: [Int16] = []
+    private(set) var values: [ByteBuffer] = []
+    private(set) var documentIDs: [ByteBuffer] = []
+
+    var isEmpty: Bool { kinds.isEmpty }
+    var count: Int { kinds.count }
+
+    /// The kind column of an unindexed marker of `kind`.
+    static func unindexedKind(_ kind: IndexKind) -> Int16 { 2 + Int16(kind.rawValue) }
+
+    /// The rows of one document, without its key.
+    static func entries(of document: Document) -> Set<Entry> {
+        let index = DocumentIndexEntries(document)
+        var entries = Set<Entry>(minimumCapacity: index.entries.count + index.unindexed.count)
+        for entry in index.entries {
+            entries.insert(Entry(field: Array(entry.field.utf8), kind: Int16(entry.kind.rawValue), value: entry.value))
+        }
+        for marker in index.unindexed {
+            entries.insert(Entry(field: Array(marker.field.utf8), kind: unindexedKind(marker.kind), value: []))
+        }
+        return entries
+    }
+
+    /// Adds `entries` of the document `key`.
+    mutating func add(_ entries: some Sequence<Entry>, of key: DocumentKey) {
+        let collection = ByteBuffer(bytes: DocumentKeyBytes.collectionPrefix(key.collectionPath))
+        let id = ByteBuffer(bytes: Array(key.documentID.utf8))
+        for entry in entries {
+            collections.append(collection)
+            fields.append(ByteBuffer(bytes: entry.field))
+            kinds.append(entry.kind)
+            values.append(ByteBuffer(bytes: entry.value))
+            documentIDs.append(id)
+        }
+    }
+
+    /// The rows to delete and to insert when `key` goes from `old` to `new` (`nil`: no
+    /// document): only the entries that differ.
+    static func changes(of key: DocumentKey, from old: Document?, to new: Document?,
+                        deleting: inout FieldIndexRows, inserting: inout FieldIndexRows) {
+        let before = old.map(entries(of:)) ?? []
+        let after = new.map(entries(of:)) ?? []
+        deleting.add(before.subtracting(after), of: key)
+        inserting.add(after.subtracting(before), of: key)
+    }
+}

@@ -1,0 +1,69 @@
+import DocModel
+import DocServer
+import DocTestSupport
+import PostgresTestSupport
+import Testing
+@testable import DocServerPostgres
+
+/// The rows of `doccache_field_index` as text, one per row: tenant, collection, field, kind,
+/// value and document id (bytes in hex).
+enum IndexRowsDump {
+    static func dump(_ cluster: PostgresCluster, database: String) throws -> [String] {
+        try cluster.psql("""
+            SELECT tenant || ' ' || encode(collection, 'hex') || ' ' || encode(field, 'hex') || ' ' || kind || ' '
+                   || encode(value, 'hex') || ' ' || encode(doc_id, 'hex')
+            FROM doccache_field_index ORDER BY 1
+            """, database: database).split(separator: "\n").map(String.init)
+    }
+
+    /// The rows the documents of `model` must have in `tenant`, in the dump's format.
+    static func expected(_ model: some Sequence<Document>, tenant: String) -> [String] {
+        func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+        var rows: [String] = []
+        for document in model {
+            let collection = hex(DocumentKeyBytes.collectionPrefix(document.key.collectionPath))
+            let id = hex(Array(document.key.documentID.utf8))
+            for entry in FieldIndexRows.entries(of: document) {
+                rows.append("\(tenant) \(collection) \(hex(entry.field)) \(entry.kind) \(hex(entry.value)) \(id)")
+            }
+        }
+        return rows.sorted()
+    }
+}
+
+@Suite struct PostgresIndexRowsTests {
+    /// Random commits (creates, replacements, hard deletes, tombstones, values too large to
+    /// index) keep the index rows exactly those of the stored documents: rows of replaced
+    /// values and deleted documents go, in the commit that changes them.
+    @Test(arguments: 0..<3 as Range<UInt64>)
+    func indexRowsFollowTheDocuments(seed: UInt64) async throws {
+        let url = try freshDatabase("index")
+        let db = databaseName(url)
+        let store = try await PostgresServerStore.connect(url: url, options: testOptions())
+        let tenant = try await store.tenant(TenantID("acme"))
+        var data = RandomQueryData(seed: seed)
+        var model: [DocumentKey: Document] = [:]
+        for batch in 1...60 {
+            let version = try await tenant.state().lastVersion.microseconds + 1
+            var writes: [DocumentKey: DocumentWrite] = [:]
+            for _ in 0..<Int.random(in: 1...4, using: &data.rng) {
+                let key = data.key()
+                if model[key] != nil, data.chance(25) {
+                    writes[key] = DocumentWrite(key: key, document: nil)
+                } else {
+                    writes[key] = DocumentWrite(key: key, document: Document(
+                        key: key, data: data.data(), version: SnapshotVersion(microseconds: version)))
+                }
+            }
+            _ = try await tenant.commit(CommitRequest(outcome: P.committed("c", batch, version: SnapshotVersion(microseconds: version)),
+                                                      writes: Array(writes.values)))
+            for (key, write) in writes { model[key] = write.document }
+        }
+        let rows = try IndexRowsDump.dump(PostgresCluster.shared(), database: db)
+        #expect(rows == IndexRowsDump.expected(model.values, tenant: "acme"), "seed \(seed)")
+        #expect(rows.contains { $0.split(separator: " ")[3] == "2" } || !model.values.contains {
+            !DocumentIndexEntries($0).unindexed.isEmpty
+        })
+        await store.close()
+    }
+}

@@ -1,0 +1,54 @@
+import DocModel
+import DocServer
+import DocTestSupport
+import Testing
+
+/// Server queries on every store agree with the full scan (`Target.matches`, sort, limit) —
+/// the same random collections and queries as the planner's own property test, here through
+/// each store's `query(_:limit:)` (its reader, its index rows, its snapshot), after commits
+/// that create, replace, tombstone and hard-delete documents, and after reopening the store.
+@Suite struct QueryContractTests {
+    static let cases: [(StoreKind, UInt64)] = StoreKind.allCases.flatMap { kind in (0..<6 as Range<UInt64>).map { (kind, $0) } }
+
+    @Test(arguments: cases)
+    func queriesAgreeWithTheFullScan(_ kind: StoreKind, seed: UInt64) async throws {
+        let fixture = try await StoreFixture.make(kind)
+        var tenant = try await fixture.tenant("acme")
+        var data = RandomQueryData(seed: seed)
+        var model: [DocumentKey: Document] = [:]
+        var batch = 0
+        var checked = 0
+        for round in 0..<3 {
+            for _ in 0..<(round == 0 ? 40 : 15) {
+                var writes: [DocumentKey: DocumentWrite] = [:]
+                let version = try await tenant.state().lastVersion.microseconds + 1
+                for _ in 0..<Int.random(in: 1...4, using: &data.rng) {
+                    let key = data.key()
+                    let existing = model[key]
+                    if existing != nil, data.chance(20) {
+                        writes[key] = DocumentWrite(key: key, document: nil)
+                    } else {
+                        let document = Document(key: key, data: data.data(), version: C.v(version), createTime: existing?.createTime)
+                        writes[key] = DocumentWrite(key: key, document: document)
+                    }
+                }
+                batch += 1
+                _ = try await tenant.commit(CommitRequest(outcome: C.outcome("c", batch, version: version),
+                                                          writes: Array(writes.values)))
+                for (key, write) in writes { model[key] = write.document }
+            }
+            if round == 2 { tenant = try await fixture.reopen().tenant(TenantID("acme")) }
+            for _ in 0..<50 {
+                let query = data.query(cursorsFrom: Array(model.values))
+                guard let target = try? query.toTarget() else { continue }
+                let limit = data.pick([target.limit, target.limit.map { $0 + 3 }, nil])
+                let read = try await tenant.query(target, limit: limit)
+                #expect(read.documents == fullScan(model.values, target, limit: limit),
+                        "\(kind) seed \(seed): \(target) limit \(limit.map(String.init) ?? "nil")")
+                checked += 1
+            }
+        }
+        #expect(checked > 100)
+        await fixture.tearDown()
+    }
+}
