@@ -1,5 +1,5 @@
 // docbench: doccache's benchmarks. `swift run -c release docbench SCENARIO [--n N]`,
-// `docbench list`. One JSON object per line (see DESIGN.md, "Performance targets"):
+// `docbench list`. One JSON object per line (docs/contracts.md, "Benchmark output"):
 // {"scenario":…,"n":…,"unit":"us","median":…,"p99":…,"peer":…,"peerMedian":…,"ratio":…}
 import DocCache
 import DocModel

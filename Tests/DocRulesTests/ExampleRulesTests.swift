@@ -1,4 +1,5 @@
 import DocModel
+import DocTestSupport
 import Testing
 @testable import DocRules
 

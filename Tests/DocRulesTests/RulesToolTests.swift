@@ -1,4 +1,5 @@
 import DocModel
+import DocTestSupport
 import Foundation
 import Testing
 @testable import DocRules
@@ -73,11 +74,14 @@ import Testing
         #expect(directory.error?.message.contains("is a directory") == true)
     }
 
-    @Test func testRunsSuitesAndPrintsFailuresThenTheSummary() throws {
-        let all = RulesTest.run(path: conformanceDirectory)
+    @Test(.enabled(if: rulesSuites.isEnabled))
+    func testRunsTheSharedSuites() throws {
+        let all = RulesTest.run(path: try rulesSuites.folder().path)
         #expect(all.exitStatus == 0 && all.lines.count == 1)
         #expect(all.lines.last == "rules-conformance: \(all.passed) passed, 0 failed, \(all.skipped) skipped")
+    }
 
+    @Test func testPrintsFailuresThenTheSummary() throws {
         // A suite of our own with one wrong expectation.
         let rulesPath = try Self.temporaryFile("firestore.rules", """
             service cloud.firestore {

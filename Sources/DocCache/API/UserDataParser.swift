@@ -1,8 +1,11 @@
 package import DocModel
 
-/// Turns what a user passes to `setData` / `updateData` into a validated ``Mutation``:
-/// plain values become document data, sentinels become field transforms or deletions, and
-/// every limit is checked before anything is written.
+/// Turns what a user passes to `setData` / `updateData` into a ``Mutation``: plain values
+/// become document data, sentinels become field transforms or deletions. It refuses what only
+/// it can see (`FieldValue.delete()` outside an update or merge, an empty update, overlapping
+/// update fields, bad sentinel field paths); the limits (size, depth, field names) and the
+/// transforms are checked by `Mutation.validate` in `LocalStore.writeLocally`, before anything
+/// is written.
 package enum UserDataParser {
     /// `setData(data)`: replaces the document.
     package static func set(_ key: DocumentKey, _ data: [String: FieldValue]) throws(DocError) -> Mutation {

@@ -29,8 +29,9 @@ package struct GarbageCollectionResult: Sendable, Hashable {
 ///
 /// Every cached document has a sentinel row holding the listen sequence number at which it
 /// was last used: stamped when the document is stored, added to or removed from a target,
-/// when one of its pending batches is removed, and when the local store reports it read into
-/// a view (``recordUse(_:in:)``). Targets carry their own sequence number.
+/// and when one of its pending batches is removed. Documents shown in views are not stamped:
+/// the local store passes them as `pinnedKeys` to every run. Targets carry their own sequence
+/// number.
 ///
 /// A run (``collect(cacheSizeLimit:activeTargetIDs:pinnedKeys:in:)``) happens when the store
 /// is larger than the limit. It takes the least recently used ``percentileToCollect`` percent
@@ -76,7 +77,8 @@ package final class LRUGarbageCollector {
     // MARK: Recording use
 
     /// Stamps the sentinels of `keys` with the transaction's sequence number: the documents
-    /// were just used (e.g. read into a view) and become the most recently used.
+    /// become the most recently used. (The engine does not call it: views pin their documents
+    /// through `pinnedKeys` instead.)
     package func recordUse(_ keys: some Collection<DocumentKey>, in txn: PersistenceTransaction) throws(DocError) {
         guard !keys.isEmpty else { return }
         let sequence = Self.encodeSequenceNumber(txn.sequenceNumber)

@@ -1,6 +1,8 @@
 package import DocModel
 
-/// What the remote store needs from the local store (implemented by `LocalStore`).
+/// What the remote store needs from the local store. `LocalStore` does not conform (its calls
+/// throw): `LocalStoreRemoteAdapter` implements it over the `LocalStore` for `ClientCore`, and
+/// `FakeRemoteStoreLocalStore` in memory for the remote store's tests.
 package protocol RemoteStoreLocalStore: AnyObject {
     /// The first batch in the mutation queue with an id greater than `batchID` (pass
     /// ``batchIDUnknown`` for the first batch), or `nil` when there is none.

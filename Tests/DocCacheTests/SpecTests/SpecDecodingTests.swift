@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import DocCache
 import DocModel
+import DocTestSupport
 
 @Suite("Spec tests: decoding")
 struct SpecTestsDecodingTests {
@@ -191,11 +192,9 @@ struct SpecTestsDecodingTests {
     }
 
     /// Every step and expectation of the spec files in the spec directory decodes.
-    @Test func decodesEverySpecFile() throws {
-        guard let (directory, _) = SpecPaths.directory() else {
-            Issue.record("no spec directory")
-            return
-        }
+    @Test(.enabled(if: ExternalSuite.specTests.isEnabled))
+    func decodesEverySpecFile() throws {
+        let directory = URL(fileURLWithPath: try ExternalSuite.specTests.folder().path)
         let files = try SpecPaths.specFiles(in: directory)
         #expect(!files.isEmpty, "no *_spec_test.json in \(directory.path)")
         for url in files {

@@ -2,10 +2,12 @@ import Foundation
 import Testing
 @testable import DocCache
 import DocModel
+import DocTestSupport
 
-/// Runs the Firestore client spec tests against the sync engine (see DESIGN.md, "Conformance
-/// harnesses"): every `*_spec_test.json` in `SPEC_TESTS_DIR` (default `../shared/spec-tests`
-/// from the package root). Prints one line per file and a total line
+/// Runs the Firestore client spec tests against the sync engine (the runner's contract:
+/// docs/contracts.md, "Spec-test runner"): every `*_spec_test.json` in `SPEC_TESTS_DIR`
+/// (default `../shared/spec-tests` from the package root). Prints one line per file and a
+/// total line
 ///
 ///     spec-tests FILE: P passed, F failed, S skipped
 ///     spec-tests total: P passed, F failed, S skipped
@@ -13,14 +15,14 @@ import DocModel
 /// and, for every failing test, the step and a short diff. With the default directory the test
 /// fails on any failure not listed in `known-failures.txt`; with another directory it only
 /// reports. `SPEC_TEST_FILTER=text` runs only the tests whose name contains `text` (the others
-/// count as skipped), for debugging.
+/// count as skipped), for debugging. Without the directory the test is skipped, or fails under
+/// `CI=true` or when `SPEC_TESTS_DIR` names a missing folder (``ExternalSuite``).
 @Suite("Firestore spec tests")
 struct FirestoreSpecTests {
-    @Test func firestoreSpecTests() throws {
-        guard let (directory, isDefault) = SpecPaths.directory() else {
-            Issue.record("cannot find the package root from \(#filePath)")
-            return
-        }
+    @Test(.enabled(if: ExternalSuite.specTests.isEnabled))
+    func firestoreSpecTests() throws {
+        let folder = try ExternalSuite.specTests.folder()
+        let (directory, isDefault) = (URL(fileURLWithPath: folder.path), folder.isDefault)
         let known = isDefault ? try KnownFailures.load(SpecPaths.knownFailuresFile) : KnownFailures()
         for problem in known.problems { Issue.record(Comment(rawValue: problem)) }
 
