@@ -15,9 +15,12 @@ enum BenchStore: Sendable {
     /// Servers given the same URL are instances of one deployment.
     case postgres(url: String)
 
-    /// A fresh database on the run's PostgreSQL cluster.
+    /// A fresh database on the run's PostgreSQL cluster — or, when `DOCBENCH_POSTGRES_URL`
+    /// is set, that database (an empty one of a server you run, e.g. to inspect its
+    /// statistics; the scenario's data stays there).
     static func newPostgresDatabase() throws -> BenchStore {
-        .postgres(url: try BenchPostgres.cluster().createUniqueDatabase(prefix: "bench"))
+        if let url = ProcessInfo.processInfo.environment["DOCBENCH_POSTGRES_URL"] { return .postgres(url: url) }
+        return .postgres(url: try BenchPostgres.cluster().createUniqueDatabase(prefix: "bench"))
     }
 }
 

@@ -15,12 +15,28 @@ internal import PostgresNIO
 ///   documents at any depth under a path `P` are the path keys that start with `path(P)` minus
 ///   its end byte: a collection group's parent.
 enum DocumentKeyBytes {
-    /// The key of a document.
+    /// The key of a document: `collectionPrefix(collection) ‖ documentID(id)`.
     static func key(_ key: DocumentKey) -> [UInt8] {
         var e = KeyEncoder()
         e.append(pathSegments: key.path.segments.dropLast())
         e.append(string: key.documentID)
         return e.bytes
+    }
+
+    /// A document id as its key ends (`string(id)`): the index rows' `doc_id`, so that
+    /// `collection ‖ doc_id` is the document's `doc_key`, and bytewise order is id order.
+    static func documentID(_ id: String) -> [UInt8] {
+        var e = KeyEncoder()
+        e.append(string: id)
+        return e.bytes
+    }
+
+    /// The id of a ``documentID(_:)`` encoding.
+    static func documentID(decoding bytes: [UInt8]) throws(DocError) -> String {
+        var d = KeyDecoder(bytes)
+        let id = try d.readString()
+        try d.finish()
+        return id
     }
 
     /// The path key of a document (`DocumentKey` order).

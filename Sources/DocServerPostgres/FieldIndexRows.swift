@@ -3,7 +3,8 @@ internal import PostgresNIO
 
 /// The rows of `doccache_field_index` for documents: what ``DocumentIndexEntries`` yields for
 /// each (the rule shared with the embedded store and the client), keyed by the document's
-/// collection (``DocumentKeyBytes/collectionPrefix(_:)``) and id (its UTF-8 bytes, whose
+/// collection (``DocumentKeyBytes/collectionPrefix(_:)``) and id
+/// (``DocumentKeyBytes/documentID(_:)``: `collection ‖ doc_id` is the document's `doc_key`, and
 /// bytewise order is key order within a collection).
 ///
 /// `kind` is ``IndexKind``'s raw value for an entry (0 value, 1 array element) and 2 + that
@@ -44,7 +45,7 @@ struct FieldIndexRows: Sendable {
     /// Adds `entries` of the document `key`.
     mutating func add(_ entries: some Sequence<Entry>, of key: DocumentKey) {
         let collection = ByteBuffer(bytes: DocumentKeyBytes.collectionPrefix(key.collectionPath))
-        let id = ByteBuffer(bytes: Array(key.documentID.utf8))
+        let id = ByteBuffer(bytes: DocumentKeyBytes.documentID(key.documentID))
         for entry in entries {
             collections.append(collection)
             fields.append(ByteBuffer(bytes: entry.field))

@@ -88,38 +88,101 @@ struct PostgresQueryReader: QueryIndexReader {
         return try bodies(try await rows("read a page of collection group \(group)", statement))
     }
 
-    func indexPage(
-        _ range: IndexRange, after position: IndexPosition?, descending: Bool, limit: Int
-    ) async throws(DocError) -> [IndexPosition] {
-        var statement = SQLStatement("SELECT value, doc_id FROM doccache_field_index WHERE tenant = ")
-        statement.bind(tenant)
-        statement.add(" AND collection = ", ByteBuffer(bytes: DocumentKeyBytes.collectionPrefix(range.collection)))
-        statement.add(" AND field = ", ByteBuffer(bytes: Array(range.field.canonicalString.utf8)))
-        statement.add(" AND kind = ", Int16(range.kind.rawValue))
+    /// Appends the conditions selecting the entries of `range` from `doccache_field_index i`,
+    /// strictly after `position`, then the order and the limit.
+    private func addIndexRange(
+        _ statement: inout SQLStatement, _ range: IndexRange, after position: IndexPosition?, descending: Bool, limit: Int
+    ) {
+        statement.add(" WHERE i.tenant = ", tenant)
+        statement.add(" AND i.collection = ", ByteBuffer(bytes: DocumentKeyBytes.collectionPrefix(range.collection)))
+        statement.add(" AND i.field = ", ByteBuffer(bytes: Array(range.field.canonicalString.utf8)))
+        statement.add(" AND i.kind = ", Int16(range.kind.rawValue))
         // The bounds as the embedded store's key ranges: an exclusive lower end and an
         // inclusive upper end reach past every encoding that starts with the bound (a type
         // tag brackets its whole type), with `infinity`, which sorts after any continuation.
         if let lower = range.lower {
-            statement.add(" AND value >= ", ByteBuffer(bytes: lower.inclusive ? lower.encoded : lower.encoded + OrderedCode.infinity))
+            statement.add(" AND i.value >= ", ByteBuffer(bytes: lower.inclusive ? lower.encoded : lower.encoded + OrderedCode.infinity))
         }
         if let upper = range.upper {
-            statement.add(" AND value < ", ByteBuffer(bytes: upper.inclusive ? upper.encoded + OrderedCode.infinity : upper.encoded))
+            statement.add(" AND i.value < ", ByteBuffer(bytes: upper.inclusive ? upper.encoded + OrderedCode.infinity : upper.encoded))
         }
         if let position {
-            statement.add(descending ? " AND (value, doc_id) < (" : " AND (value, doc_id) > (", ByteBuffer(bytes: position.value))
-            statement.add(", ", ByteBuffer(bytes: Array(position.key.documentID.utf8)))
+            statement.add(descending ? " AND (i.value, i.doc_id) < (" : " AND (i.value, i.doc_id) > (", ByteBuffer(bytes: position.value))
+            statement.add(", ", ByteBuffer(bytes: DocumentKeyBytes.documentID(position.key.documentID)))
             statement.add(")")
         }
-        statement.add(descending ? " ORDER BY value DESC, doc_id DESC LIMIT " : " ORDER BY value, doc_id LIMIT ", Int64(limit))
+        statement.add(descending ? " ORDER BY i.value DESC, i.doc_id DESC LIMIT " : " ORDER BY i.value, i.doc_id LIMIT ", Int64(limit))
+    }
+
+    /// The entry of a row whose first two columns are `value` and `doc_id`.
+    private func entry(_ value: ByteBuffer, _ id: ByteBuffer, in collection: ResourcePath) throws(DocError) -> IndexPosition {
+        let documentID = try DocumentKeyBytes.documentID(decoding: id.bytes)
+        return IndexPosition(value: value.bytes, key: DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [documentID]))))
+    }
+
+    func indexPage(
+        _ range: IndexRange, after position: IndexPosition?, descending: Bool, limit: Int
+    ) async throws(DocError) -> [IndexPosition] {
+        var statement = SQLStatement("SELECT i.value, i.doc_id FROM doccache_field_index i")
+        addIndexRange(&statement, range, after: position, descending: descending, limit: limit)
         let rows = try await rows("read the index \(range)", statement)
-        return try decode("index entries") {
-            try rows.map { row in
-                let (value, id) = try row.decode((ByteBuffer, ByteBuffer).self)
-                let documentID = String(decoding: id.readableBytesView, as: UTF8.self)
-                return IndexPosition(value: value.bytes,
-                                     key: DocumentKey(unchecked: range.collection.appending(ResourcePath(unchecked: [documentID]))))
-            }
+        var page: [IndexPosition] = []
+        page.reserveCapacity(rows.count)
+        for row in rows {
+            let (value, id) = try decode("index entries") { try row.decode((ByteBuffer, ByteBuffer).self) }
+            page.append(try entry(value, id, in: range.collection))
         }
+        return page
+    }
+
+    /// One statement, which PostgreSQL runs as a pipeline that stops at the `maxMatches`-th
+    /// match: the page of entries (`s`, in index order with its limit), a probe per entry and
+    /// probed entry (a `LATERAL` primary-key lookup — not `EXISTS`, which the planner may turn
+    /// into a hash of every row of the probed value), the entry's number in the page, then
+    /// only the matches and the page's last entry, and the documents of the matches (a scalar
+    /// subquery, evaluated for the rows returned).
+    func walkPage(
+        _ range: IndexRange, requiring probes: [IndexProbe], after position: IndexPosition?, descending: Bool,
+        limit: Int, maxMatches: Int
+    ) async throws(DocError) -> IndexWalkPage {
+        let collection = ByteBuffer(bytes: DocumentKeyBytes.collectionPrefix(range.collection))
+        var statement = SQLStatement("SELECT w.value, w.doc_id, w.n, CASE WHEN w.matches THEN ")
+        statement.add("(SELECT d.body FROM doccache_documents d WHERE d.tenant = ", tenant)
+        statement.add(" AND d.doc_key = ", collection)
+        statement.add(" || w.doc_id) END FROM (SELECT s.value, s.doc_id, row_number() OVER (")
+        statement.add(descending ? "ORDER BY s.value DESC, s.doc_id DESC" : "ORDER BY s.value, s.doc_id")
+        statement.add(") AS n, ")
+        if probes.isEmpty { statement.add("TRUE") }
+        for n in probes.indices {
+            statement.add(n == 0 ? "p" : " AND p", number: n)
+            statement.add(".hit IS NOT NULL")
+        }
+        statement.add(" AS matches FROM (SELECT i.value, i.doc_id FROM doccache_field_index i")
+        addIndexRange(&statement, range, after: position, descending: descending, limit: limit)
+        statement.add(") s")
+        for (n, probe) in probes.enumerated() {
+            statement.add(" LEFT JOIN LATERAL (SELECT TRUE AS hit FROM doccache_field_index e WHERE e.tenant = ", tenant)
+            statement.add(" AND e.collection = ", collection)
+            statement.add(" AND e.field = ", ByteBuffer(bytes: Array(probe.field.canonicalString.utf8)))
+            statement.add(" AND e.kind = ", Int16(probe.kind.rawValue))
+            statement.add(" AND e.value = ", ByteBuffer(bytes: probe.value))
+            statement.add(" AND e.doc_id = s.doc_id LIMIT 1) p", number: n)
+            statement.add(" ON TRUE")
+        }
+        statement.add(") w WHERE w.matches OR w.n = ", Int64(limit))
+        statement.add(descending ? " ORDER BY w.value DESC, w.doc_id DESC LIMIT " : " ORDER BY w.value, w.doc_id LIMIT ",
+                      Int64(max(1, min(maxMatches, Int(Int32.max)))))
+        let rows = try await rows("walk the index \(range)", statement)
+        var page = IndexWalkPage(matches: [], examined: 0, last: nil)
+        for row in rows {
+            let (value, id, number, body) = try decode("index entries") { try row.decode((ByteBuffer, ByteBuffer, Int64, ByteBuffer?).self) }
+            let position = try entry(value, id, in: range.collection)
+            // Rows come in page order, numbered from 1: the last is how far the page read.
+            page.examined = Int(number)
+            page.last = position
+            if let body { page.matches.append((position, try Document(binary: body.bytes))) }
+        }
+        return page
     }
 
     func documents(_ keys: [DocumentKey]) async throws(DocError) -> [DocumentKey: Document] {
@@ -142,12 +205,12 @@ struct PostgresQueryReader: QueryIndexReader {
         statement.add(" AND field = ", ByteBuffer(bytes: Array(field.canonicalString.utf8)))
         statement.add(" AND kind = ", FieldIndexRows.unindexedKind(kind))
         let rows = try await rows("read the unindexed documents of \(collection)", statement)
-        return try decode("index entries") {
-            try rows.map { row in
-                let id = try row.decode(ByteBuffer.self)
-                let documentID = String(decoding: id.readableBytesView, as: UTF8.self)
-                return DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [documentID])))
-            }
+        var keys: [DocumentKey] = []
+        for row in rows {
+            let id = try decode("index entries") { try row.decode(ByteBuffer.self) }
+            let documentID = try DocumentKeyBytes.documentID(decoding: id.bytes)
+            keys.append(DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [documentID]))))
         }
+        return keys
     }
 }

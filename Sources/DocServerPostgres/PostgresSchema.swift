@@ -49,6 +49,8 @@ internal import PostgresNIO
 ///   SERIALIZABLE unless repeatable read is enabled: still one snapshot);
 /// - row-value comparisons (`(value, doc_id) > ($1, $2)`, keyset pagination) and
 ///   `(…) IN (SELECT … FROM UNNEST(…))`;
+/// - `LEFT JOIN LATERAL (… LIMIT 1) ON TRUE`, `row_number() OVER (ORDER BY …)`, scalar
+///   subqueries in `CASE`, `bytea || bytea` (the probing index walk, `PostgresQueryReader`);
 /// - `pg_notify(channel, payload)` and `LISTEN`, in ``PostgresServerStore/NoticeMode/listen``
 ///   mode only (CockroachDB and YugabyteDB use ``PostgresServerStore/NoticeMode/poll(milliseconds:)``).
 ///

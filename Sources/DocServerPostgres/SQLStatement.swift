@@ -16,6 +16,12 @@ struct SQLStatement {
         sql += fragment.description
     }
 
+    /// Appends SQL text (a literal) followed by a number written out (an alias's suffix, say:
+    /// a count, never a value from outside).
+    mutating func add(_ fragment: StaticString, number: Int) {
+        sql += fragment.description + String(number)
+    }
+
     /// Appends a placeholder (`$n`) bound to `value`.
     mutating func bind(_ value: some PostgresDynamicTypeEncodable) {
         bindings.append(value)

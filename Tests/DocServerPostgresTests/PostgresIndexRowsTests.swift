@@ -22,7 +22,7 @@ enum IndexRowsDump {
         var rows: [String] = []
         for document in model {
             let collection = hex(DocumentKeyBytes.collectionPrefix(document.key.collectionPath))
-            let id = hex(Array(document.key.documentID.utf8))
+            let id = hex(DocumentKeyBytes.documentID(document.key.documentID))
             for entry in FieldIndexRows.entries(of: document) {
                 rows.append("\(tenant) \(collection) \(hex(entry.field)) \(entry.kind) \(hex(entry.value)) \(id)")
             }

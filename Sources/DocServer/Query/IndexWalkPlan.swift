@@ -7,11 +7,21 @@ internal import DocModel
 /// and all of those were read). Documents whose value is too large for the index are read
 /// first and merged in.
 ///
-/// Cost: the entries up to the limit-th match, plus the rest of its value's ties — small when
-/// the other filters match often; up to the whole range when they rarely do (then a
-/// ``IndexRangeReadPlan`` on another filter usually finishes first).
+/// The walk reads documents only for entries that can match: an entry whose document lacks
+/// the entry an `==` / `array-contains` filter on another field requires (an ``IndexProbe``)
+/// is skipped on the index alone — `where a == x order by b` walks `b` and reads the
+/// documents with `a == x`, not every document on the way.
+///
+/// Cost: the entries up to the limit-th match, plus the rest of its value's ties, and the
+/// documents of those that pass the probes — small when the other filters match often; up to
+/// the whole range when they rarely do (then a ``IndexRangeReadPlan`` on another filter
+/// usually finishes first).
 final class IndexWalkPlan: QueryPlan {
+    /// How many times the round's budget of entries a probing walk reads per page.
+    static let probingPageFactor = 4
+
     private let range: IndexRange
+    private let probes: [IndexProbe]
     private let descending: Bool
     private let limit: Int?
     private var seedLookup: DocumentKey?
@@ -24,9 +34,10 @@ final class IndexWalkPlan: QueryPlan {
     private var candidates: QueryCandidates
 
     /// - Parameter seed: where the walk may start (see ``TargetConstraints/indexWalkSeed``).
-    init(range: IndexRange, descending: Bool, target: Target, limit: Int?,
+    init(range: IndexRange, probes: [IndexProbe] = [], descending: Bool, target: Target, limit: Int?,
          seed: (after: IndexPosition, includes: DocumentKey?)? = nil) {
         self.range = range
+        self.probes = probes
         self.descending = descending
         self.limit = limit
         position = seed?.after
@@ -34,7 +45,9 @@ final class IndexWalkPlan: QueryPlan {
         candidates = QueryCandidates(target: target, limit: limit)
     }
 
-    var description: String { "index walk \(descending ? "desc" : "asc") of \(range)" }
+    var description: String {
+        "index walk \(descending ? "desc" : "asc") of \(range)" + (probes.isEmpty ? "" : " probing \(probes)")
+    }
 
     /// Whether the walk has its limit and `entry` is past the last match's value.
     private func isPastLimit(_ entry: IndexPosition) -> Bool {
@@ -50,12 +63,17 @@ final class IndexWalkPlan: QueryPlan {
             for document in merged { _ = candidates.consider(document) }
         }
         if range.isEmpty { return candidates.results }
-        var page = try await reader.indexPage(range, after: position, descending: descending, limit: budget)
-        let exhausted = page.count < budget
-        // Past the limit already: only the last match's ties are still worth reading.
-        if let end = page.firstIndex(where: isPastLimit) { page.removeSubrange(end...) }
-        let stopsInPage = page.count < budget && !exhausted
-        for (entry, document) in try await reader.documents(of: page) {
+        // Matches still needed: the rest of the limit and one more — a tie of the last, or the
+        // proof that the walk is past it — so the page that completes the limit also ends it.
+        let wanted = limit.map { max($0 - matched, 0) + 1 } ?? Int(Int32.max)
+        // A probing walk reads documents only for matches, at most `wanted` of them, so its
+        // page can hold more entries than the round's budget (which counts documents or
+        // entries alike): an entry and its probes are point reads of the index, and fewer
+        // pages are fewer round trips to a database server.
+        let pageSize = probes.isEmpty ? budget : budget * Self.probingPageFactor
+        let page = try await reader.walkPage(range, requiring: probes, after: position, descending: descending,
+                                             limit: pageSize, maxMatches: wanted)
+        for (entry, document) in page.matches {
             if isPastLimit(entry) { return candidates.results }
             if candidates.consider(document) {
                 matched += 1
@@ -63,6 +81,9 @@ final class IndexWalkPlan: QueryPlan {
             }
         }
         position = page.last ?? position
-        return exhausted || stopsInPage ? candidates.results : nil
+        // The range ended, or the walk has its limit and has read past the last match's ties.
+        let stoppedAtMatches = page.matches.count >= wanted
+        if (page.examined < pageSize && !stoppedAtMatches) || page.last.map(isPastLimit) == true { return candidates.results }
+        return nil
     }
 }

@@ -47,6 +47,17 @@ package protocol QueryIndexReader: Sendable {
         _ range: IndexRange, after position: IndexPosition?, descending: Bool, limit: Int
     ) async throws(DocError) -> [IndexPosition]
 
+    /// The entries of the index `range` names, as ``indexPage(_:after:descending:limit:)``
+    /// reads them, until `limit` are read or `maxMatches` of them have every entry of
+    /// `probes` (in the same collection) — and the documents of those: the page of an index
+    /// walk, which reads documents only for entries that can match, and stops once it has as
+    /// many as it needs (in PostgreSQL one statement, evaluated lazily: the page, a probe per
+    /// entry, the documents of the matches).
+    func walkPage(
+        _ range: IndexRange, requiring probes: [IndexProbe], after position: IndexPosition?, descending: Bool,
+        limit: Int, maxMatches: Int
+    ) async throws(DocError) -> IndexWalkPage
+
     /// The documents with the given keys that exist (tombstones included).
     func documents(_ keys: [DocumentKey]) async throws(DocError) -> [DocumentKey: Document]
 

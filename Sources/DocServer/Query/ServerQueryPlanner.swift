@@ -97,8 +97,12 @@ package struct ServerQueryPlanner: Sendable {
             } else {
                 let range = constraints.valueRange(of: first.field)
                 if limit != nil || range.isBounded {
-                    plans.append(IndexWalkPlan(range: range, descending: first.isDescending, target: target, limit: limit,
-                                               seed: constraints.indexWalkSeed))
+                    let probes = constraints.probes(except: first.field)
+                    let walk = IndexWalkPlan(range: range, probes: probes, descending: first.isDescending, target: target,
+                                             limit: limit, seed: constraints.indexWalkSeed)
+                    // A probing walk reads documents only for matches: it goes first in each
+                    // round, so that the round in which it finishes reads nothing else.
+                    plans.insert(walk, at: probes.isEmpty ? plans.endIndex : 0)
                 }
             }
         }

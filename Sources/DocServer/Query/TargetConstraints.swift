@@ -123,6 +123,27 @@ struct TargetConstraints {
         }
     }
 
+    /// The index entries every result has, for an index walk over another field than these:
+    /// one per `==` / `array-contains` filter whose value is small enough to be indexed (a
+    /// document's value equal to it, or an element equal to it, then has exactly that entry),
+    /// other than on `walked` and `__name__`.
+    func probes(except walked: FieldPath) -> [IndexProbe] {
+        var probes: [IndexProbe] = []
+        for filter in conjunction where filter.field != walked && !filter.field.isDocumentID {
+            let kind: IndexKind
+            switch filter.op {
+            case .equal: kind = .value
+            case .arrayContains: kind = .arrayElement
+            default: continue
+            }
+            let encoded = filter.value.indexEncoded()
+            guard encoded.count <= DocumentIndexEntries.maxEncodedValueBytes else { continue }
+            let probe = IndexProbe(field: filter.field, kind: kind, value: encoded)
+            if !probes.contains(probe) { probes.append(probe) }
+        }
+        return probes
+    }
+
     /// Whether `filter` selects documents by exact values (a point lookup in an index).
     static func isPointFilter(_ filter: FieldFilter) -> Bool {
         switch filter.op {

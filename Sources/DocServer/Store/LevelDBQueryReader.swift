@@ -47,6 +47,57 @@ struct LevelDBQueryReader: QueryIndexReader {
     func indexPage(
         _ range: IndexRange, after position: IndexPosition?, descending: Bool, limit: Int
     ) async throws(DocError) -> [IndexPosition] {
+        var page: [IndexPosition] = []
+        try forEachEntry(of: range, after: position, descending: descending, limit: limit) { value, id throws(DocError) in
+            page.append(try Self.position(range, value, id))
+            return true
+        }
+        return page
+    }
+
+    func walkPage(
+        _ range: IndexRange, requiring probes: [IndexProbe], after position: IndexPosition?, descending: Bool,
+        limit: Int, maxMatches: Int
+    ) async throws(DocError) -> IndexWalkPage {
+        let probed = probes.map { probe in
+            (prefix: keys.fieldIndex(range.collection, field: probe.field.canonicalString, kind: probe.kind), value: probe.value)
+        }
+        var page = IndexWalkPage(matches: [], examined: 0, last: nil)
+        var last: (value: [UInt8], id: ArraySlice<UInt8>)?
+        try forEachEntry(of: range, after: position, descending: descending, limit: limit) { value, id throws(DocError) in
+            guard page.matches.count < maxMatches else { return false }
+            page.examined += 1
+            last = (value, id)
+            // A probe's key ends like the entry's: the probed value, then the same encoded id.
+            for probe in probed where try LevelDBServerStore.run({ try database.get(probe.prefix + probe.value + id, options: options) }) == nil {
+                return true
+            }
+            let entry = try Self.position(range, value, id)
+            if let bytes = try LevelDBServerStore.run({ try database.get(keys.document(entry.key), options: options) }) {
+                page.matches.append((entry, try Document(binary: bytes)))
+            }
+            return true
+        }
+        page.last = try last.map { last throws(DocError) in try Self.position(range, last.value, last.id) }
+        return page
+    }
+
+    /// The entry of the index `range` with value encoding `value` and encoded document id `id`.
+    private static func position(_ range: IndexRange, _ value: [UInt8], _ id: ArraySlice<UInt8>) throws(DocError) -> IndexPosition {
+        var d = KeyDecoder(Array(id))
+        let documentID = try d.readString()
+        try d.finish()
+        return IndexPosition(value: value, key: DocumentKey(unchecked: range.collection.appending(ResourcePath(unchecked: [documentID]))))
+    }
+
+    /// Reads up to `limit` entries of the index `range` in order (`descending`: reverse),
+    /// strictly after `position`, and passes each — its value encoding and its document id
+    /// still encoded (decoding is left to the entries that need it) — to `visit`, until it
+    /// returns `false`.
+    private func forEachEntry(
+        of range: IndexRange, after position: IndexPosition?, descending: Bool, limit: Int,
+        _ visit: ([UInt8], ArraySlice<UInt8>) throws(DocError) -> Bool
+    ) throws(DocError) {
         let prefix = keys.fieldIndex(range.collection, field: range.field.canonicalString, kind: range.kind)
         var lower = prefix, upper = prefix
         if let bound = range.lower {
@@ -61,14 +112,12 @@ struct LevelDBQueryReader: QueryIndexReader {
         }
         let after = position.map { keys.fieldIndexEntry(prefix, value: $0.value, documentID: $0.key.documentID) }
         let keyRange = Self.range(KeyRange(from: lower, upTo: upper), after: after, descending: descending)
-        return try LevelDBServerStore.run {
-            var page: [IndexPosition] = []
-            var entries = try database.entries(in: keyRange, reverse: descending, options: options).makeIterator()
-            while page.count < limit, let entry = try entries.nextEntry() {
-                let (value, id) = try keys.indexEntry(entry.key, prefix: prefix)
-                page.append(IndexPosition(value: value, key: DocumentKey(unchecked: range.collection.appending(ResourcePath(unchecked: [id])))))
-            }
-            return page
+        var entries = try LevelDBServerStore.run { try database.entries(in: keyRange, reverse: descending, options: options).makeIterator() }
+        var count = 0
+        while count < limit, let entry = try LevelDBServerStore.run({ try entries.nextEntry() }) {
+            count += 1
+            let (value, idStart) = try keys.indexEntryValue(entry.key, prefix: prefix)
+            guard try visit(value, entry.key[idStart...]) else { return }
         }
     }
 

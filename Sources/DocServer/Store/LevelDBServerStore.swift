@@ -48,6 +48,11 @@ public final class LevelDBServerStore: ServerStore {
         self.options = options
     }
 
+    /// How the database is opened: a Bloom filter per table (an index walk probes the
+    /// indexes for entries that are mostly absent, and a missing key then costs no block
+    /// read), and a 64 MiB block cache for the index and document blocks queries revisit.
+    static let databaseOptions = LevelDB.Options(createIfMissing: true, blockCacheSize: 64 << 20, bloomFilterBitsPerKey: 10)
+
     /// Opens (creating if needed) the store in `directory`. A directory of layout 1 is
     /// migrated to layout 2 first: the query indexes of its documents are built (one pass over
     /// the documents; an interrupted migration starts over on the next open).
@@ -57,7 +62,7 @@ public final class LevelDBServerStore: ServerStore {
     public static func open(directory: String, options: Options = Options()) throws(DocError) -> LevelDBServerStore {
         let database: Database
         do {
-            database = try Database.open(path: directory, options: LevelDB.Options(createIfMissing: true))
+            database = try Database.open(path: directory, options: Self.databaseOptions)
         } catch {
             throw DocError(.unavailable, "cannot open the store at \(directory): \(error.message)")
         }

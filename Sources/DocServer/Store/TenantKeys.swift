@@ -125,14 +125,12 @@ struct TenantKeys: Sendable {
         return e.bytes
     }
 
-    /// Reads an entry of the index at `prefix` back: its value encoding and document id.
-    func indexEntry(_ bytes: [UInt8], prefix: [UInt8]) throws(DocError) -> (value: [UInt8], documentID: String) {
+    /// Reads the value encoding of an entry of the index at `prefix`, and where its encoded
+    /// document id starts (the rest of the key), without decoding the id.
+    func indexEntryValue(_ bytes: [UInt8], prefix: [UInt8]) throws(DocError) -> (value: [UInt8], idStart: Int) {
         var d = KeyDecoder(bytes, offset: prefix.count)
         _ = try d.readIndexValue()
-        let value = Array(bytes[prefix.count..<d.offset])
-        let id = try d.readString()
-        try d.finish()
-        return (value, id)
+        return (Array(bytes[prefix.count..<d.offset]), d.offset)
     }
 
     /// The prefix of the documents of `collection` whose value (or an array element) at

@@ -41,6 +41,16 @@ final class CountingReader: QueryIndexReader {
         return page
     }
 
+    /// Counts the entries read and the documents returned (the probes are point reads of
+    /// the index, counted as one entry per probe and entry read).
+    func walkPage(_ range: IndexRange, requiring probes: [IndexProbe], after position: IndexPosition?, descending: Bool,
+                  limit: Int, maxMatches: Int) async throws(DocError) -> IndexWalkPage {
+        let page = try await base.walkPage(range, requiring: probes, after: position, descending: descending, limit: limit,
+                                           maxMatches: maxMatches)
+        count(documents: page.matches.count, entries: page.examined * (1 + probes.count))
+        return page
+    }
+
     func documents(_ keys: [DocumentKey]) async throws(DocError) -> [DocumentKey: Document] {
         let found = try await base.documents(keys)
         count(documents: found.count)
