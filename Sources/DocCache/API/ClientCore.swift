@@ -41,6 +41,9 @@ package actor ClientCore {
     private var listeners: [Int: ListenerEntry] = [:]
     private var detachedScopes: Set<Int> = []
     private var nextID = 0
+    /// The failed writes after every change (rejection, retry, discard), for
+    /// ``DocumentStore/failedWriteUpdates()``; replays the latest list to a new observer.
+    package nonisolated let failedWriteLists: EventBroadcast<[FailedWriteRecord]>
     /// Rejected writes, for ``DocumentStore/writeErrors()`` (observers register synchronously).
     package nonisolated let writeErrors = EventBroadcast<WriteError>()
     /// The pending-write count (kept in memory, read from disk once at open) and its changes,
@@ -87,6 +90,7 @@ package actor ClientCore {
         self.syncEngine = syncEngine
         self.eventManager = eventManager
         self.pendingWriteCounts = EventBroadcast(replayingLatest: try localStore.pendingBatchCount())
+        self.failedWriteLists = EventBroadcast(replayingLatest: try localStore.failedWrites())
         scheduler.core = self
         router.core = self
         // The engine calls these synchronously on this actor.
@@ -94,6 +98,10 @@ package actor ClientCore {
             self.assumeIsolated { $0.publishWriteError(batch, error) }
         }
         syncEngine.onBatchSettled = { [unowned self] in self.assumeIsolated { $0.adjustPendingWriteCount(by: -1) } }
+        syncEngine.onFailedWritesChanged = { [unowned self] records in
+            self.assumeIsolated { $0.failedWriteLists.yield(records) }
+        }
+        syncEngine.attemptsOfBatch = { [unowned self] id in self.assumeIsolated { max($0.activity.attempts(of: id), 1) } }
         remoteStore.start()
         if network == nil { remoteStore.disableNetwork() }
         onlineStates.yield(remoteStore.onlineState)
@@ -150,6 +158,7 @@ package actor ClientCore {
         listeners = [:]
         pendingWriteCounts.finish()
         writeErrors.finish()
+        failedWriteLists.finish()
         onlineStates.finish()
         persistence.close()
     }
@@ -172,6 +181,43 @@ package actor ClientCore {
         try syncEngine.revert(batchID)
         activity.forget(batchID)
         adjustPendingWriteCount(by: -1)
+    }
+
+    // MARK: - Failed writes
+
+    /// The failed writes, oldest first.
+    package func failedWrites() throws(DocError) -> [FailedWriteRecord] {
+        try checkOpen()
+        return try localStore.failedWrites()
+    }
+
+    /// One failed write (`notFound` when there is none).
+    package func failedWrite(_ id: BatchID) throws(DocError) -> FailedWriteRecord {
+        try checkOpen()
+        return try localStore.failedWrite(id)
+    }
+
+    /// Queues `mutations` (by default the failed write's own) as a new batch at the end of the
+    /// queue, removing the failed write in the same transaction.
+    package func retryFailedWrite(_ id: BatchID, with edited: [Mutation]? = nil) throws(DocError) -> (BatchID, CommitTracker) {
+        try checkOpen()
+        let mutations: [Mutation]
+        if let edited {
+            mutations = edited
+        } else {
+            mutations = try localStore.failedWrite(id).batch.mutations
+        }
+        let tracker = CommitTracker()
+        let result = try syncEngine.write(mutations, retrying: id) { outcome in tracker.resolve(outcome) }
+        adjustPendingWriteCount(by: 1)
+        if let failedWrites = result.failedWrites { failedWriteLists.yield(failedWrites) }
+        return (result.batchID, tracker)
+    }
+
+    /// Drops a failed write for good.
+    package func discardFailedWrite(_ id: BatchID) throws(DocError) {
+        try checkOpen()
+        failedWriteLists.yield(try localStore.discardFailedWrite(id))
     }
 
     package func pendingWrites() throws(DocError) -> [PendingWrite] {

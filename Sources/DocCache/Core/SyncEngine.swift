@@ -40,6 +40,10 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     package weak var sink: (any QueryEventSink)?
     /// Called for every rejected batch (the store-wide error stream).
     package var onWriteRejected: ((MutationBatch?, DocError) -> Void)?
+    /// The failed writes after a rejection kept one (read in the rejection's transaction).
+    package var onFailedWritesChanged: (([FailedWriteRecord]) -> Void)?
+    /// How many times a batch was sent (for the failed-write record of a rejected batch).
+    package var attemptsOfBatch: ((BatchID) -> Int)?
     /// Called after a batch left the queue (acknowledged or rejected).
     package var onBatchSettled: (() -> Void)?
     /// Called with every new online state.
@@ -154,8 +158,12 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     /// Queues a batch locally (durable when this returns), updates every view, and starts
     /// sending it. `callback` hears the commit or the rejection.
     @discardableResult
-    package func write(_ mutations: [Mutation], callback: WriteCallback? = nil) throws(DocError) -> LocalWriteResult {
-        let result = try localStore.writeLocally(mutations)
+    ///
+    /// `failedWrite`: the failed write this batch retries (removed with the batch's commit).
+    package func write(
+        _ mutations: [Mutation], retrying failedWrite: BatchID? = nil, callback: WriteCallback? = nil
+    ) throws(DocError) -> LocalWriteResult {
+        let result = try localStore.writeLocally(mutations, retrying: failedWrite)
         if let callback { writeCallbacks[result.batchID] = callback }
         emitNewSnapshots(changes: result.changes, remoteEvent: nil)
         remoteStore.fillWritePipeline()
@@ -165,7 +173,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     /// Drops a pending batch without sending it (or ignoring its eventual result), restoring
     /// the local view. The batch's callback hears `cancelled`.
     package func revert(_ batchID: BatchID) throws(DocError) {
-        let (_, changes) = try localStore.rejectBatch(batchID)
+        let (_, changes, _) = try localStore.rejectBatch(batchID)
         if remoteStore.writePipeline.contains(where: { $0.batchID == batchID }) {
             revertedInFlight.insert(batchID)
         }
@@ -281,7 +289,10 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     package func rejectFailedWrite(batchID: BatchID, error: DocError) {
         if revertedInFlight.remove(batchID) != nil { return }
         do {
-            let (batch, changes) = try localStore.rejectBatch(batchID)
+            // Kept as a failed write, in the transaction that removes the batch.
+            let (batch, changes, failedWrites) = try localStore.rejectBatch(
+                batchID, rejection: (error, attemptsOfBatch?(batchID) ?? 1))
+            if let failedWrites { onFailedWritesChanged?(failedWrites) }
             notifyUser(batchID, .failure(error))
             triggerPendingWritesCallbacks(upTo: batchID)
             onWriteRejected?(batch, error)

@@ -61,7 +61,11 @@ package final class LocalStore {
 
     /// Validates and durably queues a batch of mutations, updating the local view of every
     /// document it touches, all in one transaction.
-    package func writeLocally(_ mutations: [Mutation]) throws(DocError) -> LocalWriteResult {
+    ///
+    /// - Parameter failedWrite: a failed write this batch retries: its record is removed in the
+    ///   same transaction (`notFound` when there is none), so the write is never both queued
+    ///   and kept as failed, nor neither.
+    package func writeLocally(_ mutations: [Mutation], retrying failedWrite: BatchID? = nil) throws(DocError) -> LocalWriteResult {
         guard !mutations.isEmpty else { throw DocError(.invalidArgument, "a write batch needs at least one write") }
         // The first mutation's data is checked and encoded in one walk; the batch record
         // stores that encoding.
@@ -85,6 +89,7 @@ package final class LocalStore {
                     if !mutation.replacesDocument { toRead.append(mutation.key) }
                 }
             }
+            if let failedWrite { try FailedWriteStore(user: user).remove(failedWrite, in: txn) }
             let before = toRead.isEmpty ? [:] : try localViews(toRead, in: txn)
             let batch = try queue.addBatch(
                 localWriteTime: localWriteTime, baseMutations: [], mutations: mutations,
@@ -103,7 +108,10 @@ package final class LocalStore {
                 }
                 changes.append((key, after))
             }
-            return LocalWriteResult(batchID: batch.batchID, localWriteTime: localWriteTime, changes: changes)
+            return LocalWriteResult(batchID: batch.batchID, localWriteTime: localWriteTime, changes: changes,
+                                    failedWrites: try failedWrite.map { _ throws(DocError) in
+                                        try FailedWriteStore(user: user).all(in: txn).map { record throws(DocError) in try refreshed(record, in: txn) }
+                                    })
         }
     }
 
@@ -136,7 +144,13 @@ package final class LocalStore {
 
     /// The server rejected a batch (or the user reverted it): drop it and recompute the local
     /// view of its documents. Returns the removed batch and the new local views.
-    package func rejectBatch(_ batchID: BatchID) throws(DocError) -> (batch: MutationBatch, changes: [DocumentKey: MaybeDocument?]) {
+    ///
+    /// - Parameter rejection: the server's rejection (why, after how many sends): the
+    ///   batch is kept as a failed write (``FailedWriteStore``) in the same transaction, with
+    ///   the cached server version of each of its documents. `nil` (a revert): nothing is kept.
+    package func rejectBatch(
+        _ batchID: BatchID, rejection: (error: DocError, attempts: Int)? = nil
+    ) throws(DocError) -> (batch: MutationBatch, changes: [DocumentKey: MaybeDocument?], failedWrites: [FailedWriteRecord]?) {
         try persistence.run("Reject batch") { txn throws(DocError) in
             guard let batch = try queue.batch(batchID, in: txn) else {
                 throw DocError(.notFound, "no pending write batch \(batchID)")
@@ -144,13 +158,60 @@ package final class LocalStore {
             try queue.remove(batch, in: txn)
             let keys = batch.keys
             let remote = try persistence.remoteDocuments.getAll(keys, in: txn)
+            if let rejection {
+                FailedWriteStore(user: user).add(FailedWriteRecord(
+                    batch: batch, rejectedAt: clock(), error: rejection.error, attempts: rejection.attempts,
+                    serverDocuments: batch.orderedKeys.map { ($0, remote[$0]) }), in: txn)
+            }
+            let failedWrites = try rejection.map { _ throws(DocError) in
+                try FailedWriteStore(user: user).all(in: txn).map { record throws(DocError) in try refreshed(record, in: txn) }
+            }
             for key in keys {
                 // The later batches of `key` went on from the local view this batch gave; they
                 // now go on from the remote document.
                 try overlayMaintenance.rebase(
                     key, removing: batchID, from: batch.applyToLocalView(remote[key], for: key), to: remote[key], in: txn)
             }
-            return (batch, try localViews(keys, in: txn))
+            return (batch, try localViews(keys, in: txn), failedWrites)
+        }
+    }
+
+    /// The current user's failed writes, oldest batch first, each with the server's version
+    /// of its documents as this device knows it now (``refreshed(_:in:)``).
+    package func failedWrites() throws(DocError) -> [FailedWriteRecord] {
+        try persistence.run("Failed writes") { txn throws(DocError) in
+            try FailedWriteStore(user: user).all(in: txn).map { record throws(DocError) in try refreshed(record, in: txn) }
+        }
+    }
+
+    /// `record` with the server's version of each document from the remote document cache as
+    /// it is now (a listen or read since the rejection may have brought a newer version); the
+    /// version kept at the rejection where the cache has none any more.
+    private func refreshed(_ record: FailedWriteRecord, in txn: PersistenceTransaction) throws(DocError) -> FailedWriteRecord {
+        let cached = try persistence.remoteDocuments.getAll(record.serverDocuments.map(\.key), in: txn)
+        var record = record
+        record.serverDocuments = record.serverDocuments.map { key, kept in (key, cached[key] ?? kept) }
+        return record
+    }
+
+    /// One failed write; `notFound` when there is none.
+    package func failedWrite(_ id: BatchID) throws(DocError) -> FailedWriteRecord {
+        let record = try persistence.run("Failed write") { txn throws(DocError) in
+            try FailedWriteStore(user: user).record(id, in: txn).map { record throws(DocError) in try refreshed(record, in: txn) }
+        }
+        guard let record else {
+            throw DocError(.notFound, "no failed write \(id) (it was never made, or was already retried or discarded)")
+        }
+        return record
+    }
+
+    /// Drops a failed write for good (`notFound` when there is none); returns the failed
+    /// writes left.
+    package func discardFailedWrite(_ id: BatchID) throws(DocError) -> [FailedWriteRecord] {
+        try persistence.run("Discard failed write") { txn throws(DocError) in
+            let store = FailedWriteStore(user: user)
+            try store.remove(id, in: txn)
+            return try store.all(in: txn).map { record throws(DocError) in try refreshed(record, in: txn) }
         }
     }
 

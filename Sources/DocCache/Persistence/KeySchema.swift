@@ -38,6 +38,7 @@ internal import DocModel
 //                                int(batch id)
 //  0x22  mutation queues         string(user)                          queue record: format, bytes
 //                                                                      last stream token
+//  0x23  failed writes           string(user), int(batch id)           failed-write record (FailedWriteCoding)
 //  0x30  overlays                string(user), path(collection),       overlay record: format, flags,
 //                                string(document id)                   zigzag largest batch id,
 //                                                                      MaybeDocument
@@ -71,6 +72,7 @@ enum KeySchema {
         case mutations = 0x20
         case documentMutations = 0x21
         case mutationQueues = 0x22
+        case failedWrites = 0x23
         case overlays = 0x30
         case targets = 0x40
         case targetCanonicalIDs = 0x41
@@ -92,6 +94,7 @@ enum KeySchema {
             case .mutations: return "mutations"
             case .documentMutations: return "document_mutations"
             case .mutationQueues: return "mutation_queues"
+            case .failedWrites: return "failed_writes"
             case .overlays: return "overlays"
             case .targets: return "targets"
             case .targetCanonicalIDs: return "target_canonical_ids"
@@ -297,6 +300,21 @@ enum KeySchema {
         let id = try d.readInt64()
         try d.finish()
         return (path, BatchID(id))
+    }
+
+    /// The prefix of the failed writes of `user` (batches the server rejected, kept for the
+    /// user; see ``FailedWriteStore``).
+    static func failedWritesPrefix(_ user: String) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.failedWrites.prefix)
+        k.append(string: user)
+        return k.bytes
+    }
+
+    /// The failed write of `user` made from rejected batch `batchID`.
+    static func failedWrite(_ user: String, _ batchID: BatchID) -> [UInt8] {
+        var k = KeyEncoder(prefix: failedWritesPrefix(user))
+        k.append(int64: Int64(batchID))
+        return k.bytes
     }
 
     /// The queue row of `user` (its last stream token).

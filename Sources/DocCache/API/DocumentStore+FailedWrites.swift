@@ -1,0 +1,67 @@
+public import DocModel
+
+/// Failed writes: batches the server rejected, kept for the user (``FailedWrite``).
+///
+/// A rejected write is undone locally at once (the local view shows the server's version
+/// again) and reported on ``writeErrors()``; its data is not lost: it stays here, across
+/// restarts, until the app retries, resolves or discards it. Request documents keep their
+/// rejection in the request document itself (``RequestHandle``); an outbox screen lists both
+/// (docs/failed-writes.md).
+extension DocumentStore {
+    /// The failed writes, oldest first.
+    public func failedWrites() async throws(DocError) -> [FailedWrite] {
+        try await core.failedWrites().map(FailedWrite.init)
+    }
+
+    /// The failed writes now and after every change (a rejection, a retry, a discard), from
+    /// the moment this is called; the sequence ends when the store closes.
+    public func failedWriteUpdates() -> AsyncStream<[FailedWrite]> {
+        let records = core.failedWriteLists.stream()
+        return AsyncStream { continuation in
+            let task = Task {
+                for await list in records { continuation.yield(list.map(FailedWrite.init)) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Queues the failed write's own writes again, as a new batch at the end of the queue
+    /// (the failed write is removed in the same transaction). Throws `notFound` for an unknown
+    /// id, or one already retried or discarded.
+    @discardableResult
+    public func retryFailedWrite(_ id: Int) async throws(DocError) -> WriteHandle {
+        let (batchID, tracker) = try await core.retryFailedWrite(id)
+        return WriteHandle(batchID: batchID, tracker: tracker)
+    }
+
+    /// Queues `batch` (the user's edited writes, built with ``batch()``) in place of the
+    /// failed write, which is removed in the same transaction. Limits are checked before
+    /// anything changes: on an error the failed write is still there.
+    @discardableResult
+    public func retryFailedWrite(_ id: Int, with batch: WriteBatch) async throws(DocError) -> WriteHandle {
+        let (batchID, tracker) = try await core.retryFailedWrite(id, with: batch.mutations)
+        return WriteHandle(batchID: batchID, tracker: tracker)
+    }
+
+    /// Turns the user's choice on a conflict into a write conditioned on the server's version
+    /// shown in ``FailedWrite/conflicts`` — so a change made on the server since is caught
+    /// (a new failed write) rather than overwritten — and removes the failed write in the same
+    /// transaction. ``FailedWrite/Resolution/theirs`` writes nothing and returns `nil`.
+    @discardableResult
+    public func resolveFailedWrite(_ id: Int, keeping resolution: FailedWrite.Resolution) async throws(DocError) -> WriteHandle? {
+        let failed = FailedWrite(try await core.failedWrite(id))
+        guard let mutations = try failed.mutations(resolving: resolution) else {
+            try await core.discardFailedWrite(id)
+            return nil
+        }
+        let (batchID, tracker) = try await core.retryFailedWrite(id, with: mutations)
+        return WriteHandle(batchID: batchID, tracker: tracker)
+    }
+
+    /// Drops a failed write for good. Throws `notFound` for an unknown id, or one already
+    /// retried or discarded.
+    public func discardFailedWrite(_ id: Int) async throws(DocError) {
+        try await core.discardFailedWrite(id)
+    }
+}
