@@ -14,6 +14,12 @@
 // sets of distinct documents `items/i<k>`, printing `accepted <batchID> <path>` as each call
 // returns and `committed <batchID>` as the server acknowledges each; then `ready`, and it
 // keeps syncing until killed (or stdin closes, or 5 minutes pass).
+//
+// usage: doccache-crash-child DIRECTORY COUNT --server URL --token TOKEN --rejected
+// The rejection mode (IntegrationTests' FailedWriteCrashTests): the same store, COUNT updates
+// of documents that do not exist (`missing/m<k>`, each rejected by the server with
+// `notFound`), printing `accepted <batchID> <path>` as each call returns and
+// `rejected <batchID>` as each rejection arrives; then `ready`, and it waits to be killed.
 import DocCache
 import Foundation
 
@@ -23,7 +29,8 @@ func report(_ line: String) {
 }
 
 let arguments = CommandLine.arguments
-let syncing = arguments.count == 7 && arguments[3] == "--server" && arguments[5] == "--token"
+let rejecting = arguments.count == 8 && arguments[7] == "--rejected"
+let syncing = (arguments.count == 7 || rejecting) && arguments[3] == "--server" && arguments[5] == "--token"
 guard arguments.count == 3 || syncing, let count = Int(arguments[2]) else {
     FileHandle.standardError.write("usage: doccache-crash-child DIRECTORY COUNT [--server URL --token TOKEN]\n".data(using: .utf8)!)
     exit(2)
@@ -38,6 +45,19 @@ if syncing {
     do {
         let server = try ServerEndpoint(url: arguments[4]) { token }
         let store = try await DocumentStore.open(directory: arguments[1], tenant: "acme", user: "child", server: server)
+        if rejecting {
+            for k in 0..<count {
+                let missing = try store.document("missing/m\(k)")
+                let update = try await missing.updateData(["k": .value(.integer(Int64(k))), "text": .value(.string("typed \(k)"))])
+                report("accepted \(update.batchID) \(missing.path)")
+                Task {
+                    if (try? await update.committed) == nil { report("rejected \(update.batchID)") }
+                }
+            }
+            report("ready")
+            try await Task.sleep(for: .seconds(300))
+            exit(0)
+        }
         let counter = try store.document("counters/c1")
         let items = try store.collection("items")
         for k in 0..<count {
