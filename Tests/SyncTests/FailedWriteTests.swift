@@ -22,7 +22,9 @@ struct FailedWriteTests {
         try await bob.enableNetwork()
         let rejection = await #expect(throws: DocError.self) { _ = try await stale.committed }
         #expect(rejection?.code == .failedPrecondition)
-        _ = try await bob.document("accounts/a1").getDocument(source: .server)
+        // Bob's cache held v1; after the rejection the store reads the document from the
+        // server by itself, and the conflict view shows v2.
+        #expect(await eventually { (try? await bob.failedWrites().first?.conflicts.first?.theirsVersion) == v2 })
         let failed = try #require(try await bob.failedWrites().first)
         #expect(failed.id == stale.batchID)
         return (alice, bob, failed, v2)
@@ -116,7 +118,8 @@ struct FailedWriteTests {
             let edit = try await bob.document("accounts/a1").updateData(["note": "bob again"], ifVersion: v3)
             try await bob.enableNetwork()
             await #expect(throws: DocError.self) { _ = try await edit.committed }
-            _ = try await bob.document("accounts/a1").getDocument(source: .server)
+            let v4 = try #require(try await alice.document("accounts/a1").getDocument(source: .server).version)
+            #expect(await eventually { (try? await bob.failedWrites().first?.conflicts.first?.theirsVersion) == v4 })
             let second = try #require(try await bob.failedWrites().first)
             // Alice changes the document once more before Bob resolves.
             _ = try await alice.document("accounts/a1").updateData(["balance": 70]).committed
@@ -146,12 +149,12 @@ struct FailedWriteTests {
             let limit = await #expect(throws: DocError.self) { try await bob.retryFailedWrite(id, with: tooBig) }
             #expect(limit?.code == .invalidArgument)
             #expect(try await bob.failedWrites().map(\.id) == [id], "a refused retry keeps the failed write")
-            // The server's version of notes/n1 was never seen here: a resolution cannot be
-            // conditioned on it.
-            let unknownServer = await #expect(throws: DocError.self) { try await bob.resolveFailedWrite(id, keeping: .mine) }
-            #expect(unknownServer?.code == .failedPrecondition)
-            #expect(unknownServer?.message.contains("not known") == true)
-            #expect(try await bob.failedWrites().map(\.id) == [id])
+            // notes/n1 was never read here: after the rejection the store read it from the
+            // server, so the conflict view knows it does not exist.
+            #expect(await eventually { (try? await bob.failedWrites().first?.conflicts.first?.serverVersionKnown) == true })
+            let conflict = try #require(try await bob.failedWrites().first?.conflicts.first)
+            #expect(conflict.theirs == nil)
+            #expect(conflict.mine?["text"] == .string("draft"))
 
             // An edited retry: a set instead of the update, which the server accepts.
             var edited = bob.batch()

@@ -214,6 +214,13 @@ package actor ClientCore {
         return (result.batchID, tracker)
     }
 
+    /// Publishes the failed writes again (their conflict views read the remote document cache,
+    /// which a read may have refreshed). A failing read is left to the next call that reads.
+    package func republishFailedWrites() {
+        guard !isClosed, let records = try? localStore.failedWrites() else { return }
+        failedWriteLists.yield(records)
+    }
+
     /// Drops a failed write for good.
     package func discardFailedWrite(_ id: BatchID) throws(DocError) {
         try checkOpen()

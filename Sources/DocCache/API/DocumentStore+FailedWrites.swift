@@ -64,4 +64,30 @@ extension DocumentStore {
     public func discardFailedWrite(_ id: Int) async throws(DocError) {
         try await core.discardFailedWrite(id)
     }
+
+    /// Whether a rejection with `code` is a conflict with the server's data, whose current
+    /// version the conflict view needs.
+    static func isConflict(_ code: DocError.Code) -> Bool {
+        code == .failedPrecondition || code == .aborted || code == .notFound || code == .alreadyExists
+    }
+
+    /// For as long as the store is open: after each conflict rejection, reads the batch's
+    /// documents from the server (one read each, as `getDocument(source: .server)`), so that
+    /// the failed write's conflict view shows the server's current version rather than the
+    /// one cached before, then publishes the failed writes again. A read that fails (offline,
+    /// denied) leaves the cached version; the app can read the document itself later.
+    func refreshConflictsAfterRejections() {
+        let rejections = core.writeErrors.stream()
+        Task { [weak self] in
+            for await rejection in rejections where Self.isConflict(rejection.error.code) {
+                guard let self else { return }
+                var refreshed = false
+                for path in rejection.paths {
+                    guard let reference = try? document(path) else { continue }
+                    if (try? await reference.getDocument(source: .server)) != nil { refreshed = true }
+                }
+                if refreshed { await core.republishFailedWrites() }
+            }
+        }
+    }
 }

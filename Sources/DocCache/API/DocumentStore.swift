@@ -62,7 +62,9 @@ public final class DocumentStore: Sendable {
         try settings.validate()
         let path = try storeDirectory(directory, tenant: tenant, user: user)
         let core = try ClientCore(directory: path, user: user, settings: settings, network: network)
-        return DocumentStore(core: core, tenant: tenant, user: user, settings: settings)
+        let store = DocumentStore(core: core, tenant: tenant, user: user, settings: settings)
+        if network != nil { store.refreshConflictsAfterRejections() }
+        return store
     }
 
     /// Closes the store: listeners end with `cancelled`, pending writes stay queued on disk for

@@ -29,4 +29,31 @@ import Testing
         #expect(decoded.serverDocuments[2].document == nil)
         #expect(throws: DocError.self) { try FailedWriteRecord(decoding: Array(record.encoded().dropLast())) }
     }
+
+    /// A resolution is conditioned on the server's version shown; without one (the document
+    /// was never seen on the server) it is refused, and `.merged` takes one document only.
+    @Test func resolutionsNeedTheServersVersion() throws {
+        let a = try DocumentKey("notes/a"), b = try DocumentKey("notes/b")
+        let batch = MutationBatch(batchID: 7, localWriteTime: Timestamp(microseconds: 1), mutations: [
+            .set(a, ObjectValue(["x": .integer(1)]), transforms: []), .set(b, ObjectValue(["y": .integer(2)]), transforms: []),
+        ])
+        let v9 = SnapshotVersion(microseconds: 9)
+        func failed(_ server: MaybeDocument?) -> FailedWrite {
+            FailedWrite(FailedWriteRecord(batch: batch, rejectedAt: Timestamp(microseconds: 2), error: DocError(.aborted, "raced"),
+                                          attempts: 1, serverDocuments: [(a, server), (b, .noDocument(NoDocument(key: b, version: v9)))]))
+        }
+        let unknown = failed(nil)
+        #expect(unknown.conflicts.first?.serverVersionKnown == false)
+        let refused = #expect(throws: DocError.self) { try unknown.mutations(resolving: .mine) }
+        #expect(refused?.code == .failedPrecondition)
+        #expect(refused?.message.contains("not known") == true)
+
+        let known = failed(.document(Document(key: a, data: ObjectValue(["x": .integer(0)]), version: v9)))
+        let mine = try #require(try known.mutations(resolving: .mine))
+        #expect(mine.map(\.precondition) == [.updateTime(v9), .exists(false)])
+        #expect(try known.mutations(resolving: .theirs) == nil)
+        let merged = #expect(throws: DocError.self) { try known.mutations(resolving: .merged(["x": 3])) }
+        #expect(merged?.code == .invalidArgument, "a merged resolution replaces one document")
+        #expect(known.conflicts.first?.changedFields.map(\.field) == ["x"])
+    }
 }
