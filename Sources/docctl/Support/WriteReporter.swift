@@ -21,7 +21,7 @@ enum WriteReporter {
             } catch {
                 throw CommandFailure(error, json: client.json)
             }
-            try await report(handle, path: path, options: write, client: client)
+            try await report(handle, path: path, options: write, client: client, store: session.store)
         }
     }
 
@@ -29,11 +29,19 @@ enum WriteReporter {
     /// reports it pending (it stays queued in the cache either way).
     static let grace: Duration = .seconds(3)
 
+    /// How often a write without `--wait` asks the store whether the server turned out to be
+    /// unreachable (see ``isUnreachable(_:)``).
+    static let reachabilityPoll: Duration = .milliseconds(20)
+
     /// Reports a write: committed (with its version), pending (queued in the cache), or
-    /// rejected (exit 1).
-    static func report(_ handle: WriteHandle, path: String, options: WriteOptions, client: ClientOptions) async throws {
-        let limit: Duration? = options.wait ? options.timeout.map { .seconds($0) } : grace
-        let outcome = await Self.outcome(of: handle, within: limit)
+    /// rejected (exit 1). Without `--wait` the write is reported pending after ``grace``, or
+    /// at once when the store finds the server unreachable; `--wait` waits for the commit
+    /// (or `--timeout`) whatever the connection does, as the library retries it.
+    static func report(_ handle: WriteHandle, path: String, options: WriteOptions, client: ClientOptions,
+                       store: DocumentStore) async throws {
+        let outcome = options.wait
+            ? await Self.outcome(of: handle, within: options.timeout.map { .seconds($0) })
+            : await Self.outcome(of: handle, within: grace, orUntilUnreachable: store)
         switch outcome {
         case .committed(let version):
             emit(path: path, handle: handle, status: "committed", version: version, error: nil, client: client)
@@ -57,26 +65,60 @@ enum WriteReporter {
         case rejected(DocError)
     }
 
-    /// Waits for the handle's outcome, at most `limit` (nil: as long as it takes). The wait
-    /// for the commit is not cancellable, so the two waits race outside a task group.
-    static func outcome(of handle: WriteHandle, within limit: Duration?) async -> Outcome {
+    /// Waits for the handle's outcome, at most `limit` (nil: as long as it takes) and, given a
+    /// `store`, only until the store finds its server unreachable while the write is still
+    /// queued (then `.pending`: the library sends it when the server is back). The wait for
+    /// the commit is not cancellable, so the waits race outside a task group; the timer and
+    /// the reachability poll are cancelled once the race is decided.
+    static func outcome(of handle: WriteHandle, within limit: Duration?,
+                        orUntilUnreachable store: DocumentStore? = nil) async -> Outcome {
         let race = FirstOf<Outcome>()
-        return await withCheckedContinuation { continuation in
-            race.start(continuation)
-            Task {
-                do {
-                    race.finish(.committed(try await handle.committed))
-                } catch {
-                    race.finish(.rejected((error as? DocError) ?? DocError(.unknown, "\(error)")))
-                }
-            }
-            if let limit {
-                Task {
-                    try? await Task.sleep(for: limit)
-                    race.finish(.pending)
-                }
+        Task {
+            do {
+                race.finish(.committed(try await handle.committed))
+            } catch {
+                race.finish(.rejected((error as? DocError) ?? DocError(.unknown, "\(error)")))
             }
         }
+        var watchers: [Task<Void, Never>] = []
+        if let limit {
+            watchers.append(Task {
+                guard (try? await Task.sleep(for: limit)) != nil else { return }
+                race.finish(.pending)
+            })
+        }
+        if let store {
+            watchers.append(Task {
+                while !Task.isCancelled {
+                    if await isUnreachable(store), await isQueued(handle, in: store) {
+                        race.finish(.pending)
+                        return
+                    }
+                    guard (try? await Task.sleep(for: reachabilityPoll)) != nil else { return }
+                }
+            })
+        }
+        let outcome = await withCheckedContinuation { race.start($0) }
+        for watcher in watchers { watcher.cancel() }
+        return outcome
+    }
+
+    /// Whether the store knows its server cannot be reached now: the connection that sends
+    /// the writes failed with `unavailable` (refused, reset, no WebSocket upgrade, no `hello`
+    /// answer in time, or the server said it cannot decide now) and has not connected since.
+    ///
+    /// The library's ``DocumentStore/onlineState`` cannot tell: it follows the watch stream
+    /// only, which a write command never opens (it stays `unknown`), and no public stream
+    /// announces sync errors, so ``DocumentStore/lastSyncError`` is polled. Other sync errors
+    /// (`unauthenticated`, …) come from a server that answers; the write then gets its grace.
+    static func isUnreachable(_ store: DocumentStore) async -> Bool {
+        await store.lastSyncError?.code == .unavailable
+    }
+
+    /// Whether the write is still in the store's queue (not acknowledged or rejected in the
+    /// meantime), so that `pending` is true when it is printed.
+    static func isQueued(_ handle: WriteHandle, in store: DocumentStore) async -> Bool {
+        ((try? await store.pendingWrites()) ?? []).contains { $0.batchID == handle.batchID }
     }
 
     /// The value of `body`, or nil when `limit` passes first (the body is not awaited after).

@@ -32,8 +32,10 @@ final class ServerProcess: @unchecked Sendable {
 
     /// A server with its own data directory; `sharingSecretWith` another one verifies the
     /// same tokens (two instances of one deployment; start that one first, it creates the
-    /// secret).
-    init(arguments: [String] = [], sharingSecretWith other: ServerProcess? = nil) throws {
+    /// secret). `port` 0 lets the first start pick a free port; another port (e.g. from
+    /// `freeLoopbackPort()`) is where clients can be pointed before the server first starts.
+    init(arguments: [String] = [], sharingSecretWith other: ServerProcess? = nil, port: Int = 0) throws {
+        self.port = port
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("doccache-proc-\(UUID().uuidString)")
         dataDirectory = base.appendingPathComponent("data").path
         secretFile = other?.secretFile ?? base.appendingPathComponent("secret").path
