@@ -45,19 +45,10 @@ enum IndexRowsDump {
         var model: [DocumentKey: Document] = [:]
         for batch in 1...60 {
             let version = try await tenant.state().lastVersion.microseconds + 1
-            var writes: [DocumentKey: DocumentWrite] = [:]
-            for _ in 0..<Int.random(in: 1...4, using: &data.rng) {
-                let key = data.key()
-                if model[key] != nil, data.chance(25) {
-                    writes[key] = DocumentWrite(key: key, document: nil)
-                } else {
-                    writes[key] = DocumentWrite(key: key, document: Document(
-                        key: key, data: data.data(), version: SnapshotVersion(microseconds: version)))
-                }
-            }
+            let writes = data.batch(over: model, version: SnapshotVersion(microseconds: version), deletePercent: 25)
             _ = try await tenant.commit(CommitRequest(outcome: P.committed("c", batch, version: SnapshotVersion(microseconds: version)),
-                                                      writes: Array(writes.values)))
-            for (key, write) in writes { model[key] = write.document }
+                                                      writes: writes.map { DocumentWrite(key: $0.key, document: $0.value) }))
+            for (key, document) in writes { model[key] = document }
         }
         let rows = try IndexRowsDump.dump(PostgresCluster.shared(), database: db)
         #expect(rows == IndexRowsDump.expected(model.values, tenant: "acme"), "seed \(seed)")

@@ -20,19 +20,9 @@ import Testing
         var queriesChecked = 0
         for round in 0..<3 {
             for _ in 0..<(round == 0 ? 40 : 15) {
-                var writes: [DocumentKey: DocumentWrite] = [:]
-                for _ in 0..<Int.random(in: 1...4, using: &data.rng) {
-                    let key = data.key()
-                    let existing = model[key]
-                    if existing != nil, data.chance(20) {
-                        writes[key] = DocumentWrite(key: key, document: nil)
-                    } else {
-                        let document = Document(key: key, data: data.data(), version: .none, createTime: existing?.createTime)
-                        writes[key] = DocumentWrite(key: key, document: document)
-                    }
-                }
+                let writes = data.batch(over: model, version: .none).map { DocumentWrite(key: $0.key, document: $0.value) }
                 batch += 1
-                try await store.commitNext(Array(writes.values), batch: batch, checked: data.chance(70), model: &model)
+                try await store.commitNext(writes, batch: batch, checked: data.chance(70), model: &model)
             }
             #expect(try store.storedIndexRows() == store.expectedIndexRows(model.values), "seed \(seed) round \(round)")
 

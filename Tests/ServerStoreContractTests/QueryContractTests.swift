@@ -20,22 +20,12 @@ import Testing
         var checked = 0
         for round in 0..<3 {
             for _ in 0..<(round == 0 ? 40 : 15) {
-                var writes: [DocumentKey: DocumentWrite] = [:]
                 let version = try await tenant.state().lastVersion.microseconds + 1
-                for _ in 0..<Int.random(in: 1...4, using: &data.rng) {
-                    let key = data.key()
-                    let existing = model[key]
-                    if existing != nil, data.chance(20) {
-                        writes[key] = DocumentWrite(key: key, document: nil)
-                    } else {
-                        let document = Document(key: key, data: data.data(), version: C.v(version), createTime: existing?.createTime)
-                        writes[key] = DocumentWrite(key: key, document: document)
-                    }
-                }
+                let writes = data.batch(over: model, version: C.v(version))
                 batch += 1
                 _ = try await tenant.commit(CommitRequest(outcome: C.outcome("c", batch, version: version),
-                                                          writes: Array(writes.values)))
-                for (key, write) in writes { model[key] = write.document }
+                                                          writes: writes.map { DocumentWrite(key: $0.key, document: $0.value) }))
+                for (key, document) in writes { model[key] = document }
             }
             if round == 2 { tenant = try await fixture.reopen().tenant(TenantID("acme")) }
             for _ in 0..<50 {

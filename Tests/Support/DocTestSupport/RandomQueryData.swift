@@ -139,6 +139,28 @@ public struct RandomQueryData {
     }
 }
 
+extension RandomQueryData {
+    /// One random batch over the documents of `model`: one to four writes of random keys —
+    /// replacements (keeping the existing document's create time) and creates, and for a key
+    /// that exists a hard delete `deletePercent` times in a hundred — each key once, stamped
+    /// with `version`. A `nil` document is a delete.
+    public mutating func batch(
+        over model: [DocumentKey: Document], version: SnapshotVersion, deletePercent: Int = 20
+    ) -> [DocumentKey: Document?] {
+        var writes: [DocumentKey: Document?] = [:]
+        for _ in 0..<Int.random(in: 1...4, using: &rng) {
+            let key = key()
+            let existing = model[key]
+            if existing != nil, chance(deletePercent) {
+                writes.updateValue(nil, forKey: key)
+            } else {
+                writes.updateValue(Document(key: key, data: data(), version: version, createTime: existing?.createTime), forKey: key)
+            }
+        }
+        return writes
+    }
+}
+
 /// The reference every query plan must agree with: the full scan's answer (`Target.matches`,
 /// `Target.compare`, the first `limit`).
 public func fullScan(_ documents: some Sequence<Document>, _ target: Target, limit: Int?) -> [Document] {
