@@ -1,7 +1,8 @@
 import ArgumentParser
 
 /// `docctl`: runs the doccache backend, reads and writes documents through a local cache,
-/// watches live changes, submits requests, inspects the write queue and tests rules.
+/// watches live changes, submits requests, inspects the write queue and the failed writes, and
+/// tests rules.
 ///
 /// Exit codes: 0 success, 1 the operation failed (rejected, denied, not found), 2 usage
 /// error, 3 the server cannot be reached.
@@ -22,7 +23,7 @@ struct Docctl: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, TokenCommand.self, GetCommand.self, SetCommand.self, UpdateCommand.self,
             DeleteCommand.self, PurgeCommand.self, QueryCommand.self, ListenCommand.self, RequestCommand.self,
-            PendingCommand.self, SyncCommand.self, StatusCommand.self, RulesCommand.self,
+            PendingCommand.self, FailedCommand.self, SyncCommand.self, StatusCommand.self, RulesCommand.self,
         ]
     )
 }

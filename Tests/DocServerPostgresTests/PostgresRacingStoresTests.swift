@@ -8,8 +8,12 @@ import Testing
 @Suite struct PostgresRacingStoresTests {
     @Test func racingIncrementsLoseNothing() async throws {
         let url = try freshDatabase("race")
-        let a = try await PostgresServerStore.connect(url: url, options: testOptions())
-        let b = try await PostgresServerStore.connect(url: url, options: testOptions())
+        // 200 increments start at once and queue for 2 × 4 pooled connections; the operation
+        // timeout counts that queue too, which on a loaded 2-core CI machine (the whole suite
+        // running beside) has exceeded the default 10 s. Correctness is what is tested here.
+        let options = testOptions(operationTimeout: .seconds(60))
+        let a = try await PostgresServerStore.connect(url: url, options: options)
+        let b = try await PostgresServerStore.connect(url: url, options: options)
         let tenantA = try await a.tenant(TenantID("acme"))
         let tenantB = try await b.tenant(TenantID("acme"))
         let created = try await tenantA.state().lastVersion

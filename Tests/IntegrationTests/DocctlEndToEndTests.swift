@@ -129,8 +129,11 @@ struct DocctlEndToEndTests {
                     && line["fromCache"] as? Bool == false
             }
             #expect(arrived, "stdout: \(listen.standardOutput)")
-            let reconnected = listen.standardError.components(separatedBy: "docctl: connected to \(docctl.server)").count - 1
-            #expect(reconnected >= 2, "status lines: \(listen.standardError)")
+            // The status line goes to stderr, the snapshot to stdout: the snapshot may be read
+            // first, so the second "connected" line is waited for, not expected at once.
+            func reconnections() -> Int { listen.standardError.components(separatedBy: "docctl: connected to \(docctl.server)").count - 1 }
+            let reconnected = await eventually(30) { reconnections() >= 2 }
+            #expect(reconnected, "status lines: \(listen.standardError)")
 
             // Ctrl-C ends it with exit 0 and removes its private cache.
             let caches = docctl.home + "/.docctl/tmp"

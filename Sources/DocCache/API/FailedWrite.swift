@@ -121,7 +121,8 @@ public struct FailedWrite: Sendable, Hashable, Identifiable {
     public static func == (a: Self, b: Self) -> Bool { a.record == b.record }
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 
-    /// The leaf fields whose values differ (maps compared field by field, anything else whole).
+    /// The leaf fields whose values differ (maps compared field by field, also against a
+    /// missing field; anything else whole).
     static func changes(_ mine: [String: Value], _ theirs: [String: Value], prefix: [String]) -> [FieldChange] {
         var out: [FieldChange] = []
         for name in Set(mine.keys).union(theirs.keys).sorted() {
@@ -129,6 +130,11 @@ public struct FailedWrite: Sendable, Hashable, Identifiable {
             switch (mine[name], theirs[name]) {
             case (.map(let a)?, .map(let b)?):
                 out += changes(a, b, prefix: path)
+            // A map on one side only: its leaves, each against nothing (an empty map whole).
+            case (.map(let a)?, nil) where !a.isEmpty:
+                out += changes(a, [:], prefix: path)
+            case (nil, .map(let b)?) where !b.isEmpty:
+                out += changes([:], b, prefix: path)
             case let (a, b) where a != b:
                 out.append(FieldChange(field: FieldPath(unchecked: path).canonicalString, mine: a, theirs: b))
             default:

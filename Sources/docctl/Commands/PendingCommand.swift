@@ -32,12 +32,7 @@ struct PendingCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await ClientSession.with(client) { session in
-                let writes: [PendingWrite]
-                do {
-                    writes = try await session.store.pendingWrites()
-                } catch {
-                    throw CommandFailure(error, json: client.json)
-                }
+                let writes = try await session.call { try await $0.pendingWrites() }
                 for write in writes {
                     if client.json {
                         Output.line(PendingRendering.json(write))
@@ -69,11 +64,7 @@ struct PendingCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await ClientSession.with(client) { session in
-                do {
-                    try await session.store.revert(batchID)
-                } catch {
-                    throw CommandFailure(error, json: client.json)
-                }
+                try await session.call { try await $0.revert(batchID) }
                 Output.line(client.json ? JSONLine.object([("batchId", .int(Int64(batchID))), ("reverted", .bool(true))]).text
                                         : "batch \(batchID) reverted")
             }
@@ -89,7 +80,7 @@ enum PendingRendering {
             ("kinds", .array(write.kinds.map { .string($0.rawValue) })),
             ("localTime", .string(write.localWriteTime.rfc3339)),
             ("attempts", .int(Int64(write.attempts))),
-            ("lastError", write.lastError.map { .object([("code", .string($0.code.name)), ("message", .string($0.message))]) } ?? .null),
+            ("lastError", write.lastError.map { Rendering.error($0) } ?? .null),
                     ])
     }
 

@@ -10,12 +10,13 @@ import FoundationNetworking
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Online or offline, pending writes, the last sync error, the cache's size.",
+        abstract: "Online or offline, pending and failed writes, the last sync error, the cache's size.",
         discussion: """
             Example:
               docctl status --tenant acme --uid alice
               server     http://127.0.0.1:8080 (online)
               pending    2 batches
+              failed     1 write
               last error none
               cache      ~/.docctl/cache/127.0.0.1_8080/acme/alice (1.2 MB)
 
@@ -30,6 +31,7 @@ struct StatusCommand: AsyncParsableCommand {
         try await ClientSession.with(client) { session in
             let pending = await session.store.pendingWriteCount
             let pendingWrites = (try? await session.store.pendingWrites()) ?? []
+            let failed = ((try? await session.store.failedWrites()) ?? []).count
             let lastError = await session.store.lastSyncError ?? pendingWrites.compactMap(\.lastError).last
             let identity = try client.identity()
             let directory = client.cacheRoot
@@ -39,13 +41,15 @@ struct StatusCommand: AsyncParsableCommand {
                     ("server", .string(client.serverURL)), ("online", .bool(online)),
                     ("tenant", .string(identity.tenant)), ("uid", .string(identity.uid)),
                     ("pendingWrites", .int(Int64(pending))),
-                    ("lastSyncError", lastError.map { .object([("code", .string($0.code.name)), ("message", .string($0.message))]) } ?? .null),
+                    ("failedWrites", .int(Int64(failed))),
+                    ("lastSyncError", lastError.map { Rendering.error($0) } ?? .null),
                     ("cache", .string(directory)), ("cacheBytes", .int(bytes)),
                 ]))
             } else {
                 Output.line("server     \(client.serverURL) (\(online ? "online" : "offline"))")
                 Output.line("user       \(identity.uid) in \(identity.tenant)")
                 Output.line("pending    \(pending) batch\(pending == 1 ? "" : "es")")
+                Output.line("failed     \(failed) write\(failed == 1 ? "" : "s")")
                 Output.line("last error \(lastError.map { "\($0)" } ?? "none")")
                 Output.line("cache      \(directory) (\(ByteCountFormatter.string(fromByteCount: bytes, countStyle: .file)))")
             }

@@ -48,7 +48,7 @@ struct SyncCommand: AsyncParsableCommand {
                     Output.line(.object([
                         ("batchId", error.batchID.map { .int(Int64($0)) } ?? .null), ("paths", .array(error.paths.map { .string($0) })),
                         ("status", .string("rejected")),
-                        ("error", .object([("code", .string(error.error.code.name)), ("message", .string(error.error.message))])),
+                        ("error", Rendering.error(error.error)),
                     ]))
                 } else {
                     Output.line("rejected: batch \(error.batchID.map(String.init) ?? "?") \(error.paths.joined(separator: ", ")): \(error.error)")

@@ -52,6 +52,15 @@ struct ClientSession {
         await store.close()
     }
 
+    /// A library call on the store, its error reported as the command's failure.
+    func call<T>(_ body: (DocumentStore) async throws -> T) async throws -> T {
+        do {
+            return try await body(store)
+        } catch {
+            throw CommandFailure(error, json: options.json)
+        }
+    }
+
     /// Runs `body` with the session and closes it afterwards, also when `body` throws.
     static func with<T>(_ options: ClientOptions, _ body: (ClientSession) async throws -> T) async throws -> T {
         let session = try await open(options)

@@ -3,6 +3,11 @@ import DocModel
 
 /// How documents, snapshots and changes are printed, for people and as JSON lines.
 enum Rendering {
+    /// A library error as JSON: `{"code":…,"message":…}`.
+    static func error(_ error: DocError) -> JSONLine {
+        .object([("code", .string(error.code.name)), ("message", .string(error.message))])
+    }
+
     static func data(_ snapshot: DocumentSnapshot) -> JSONLine {
         guard let data = snapshot.data() else { return .null }
         return .value(.map(data))

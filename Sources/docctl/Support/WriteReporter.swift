@@ -140,7 +140,7 @@ enum WriteReporter {
             Output.line(.object([
                 ("path", .string(path)), ("batchId", .int(Int64(handle.batchID))), ("status", .string(status)),
                 ("version", version.map { .int($0.microseconds) } ?? .null),
-                ("error", error.map { .object([("code", .string($0.code.name)), ("message", .string($0.message))]) } ?? .null),
+                ("error", error.map { Rendering.error($0) } ?? .null),
             ]))
         } else {
             switch status {

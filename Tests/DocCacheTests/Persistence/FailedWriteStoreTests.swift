@@ -55,5 +55,7 @@ import Testing
         let merged = #expect(throws: DocError.self) { try known.mutations(resolving: .merged(["x": 3])) }
         #expect(merged?.code == .invalidArgument, "a merged resolution replaces one document")
         #expect(known.conflicts.first?.changedFields.map(\.field) == ["x"])
+        let nested = FailedWrite.changes(["m": .map(["a": .integer(1), "b": .map(["c": .null])]), "e": .map([:])], [:], prefix: [])
+        #expect(nested.map(\.field) == ["e", "m.a", "m.b.c"], "a map on one side only is compared leaf by leaf")
     }
 }
