@@ -104,4 +104,44 @@ struct DocctlFailedTests {
             #expect(data?["text"] as? String == "mine" && data?["by"] as? String == "erik", "\(get)")
         }
     }
+
+    /// `failed resolve`: keep theirs writes nothing; keep mine and merged commit on the server
+    /// version the device knows, and a change made since is caught, not overwritten.
+    @Test func failedWritesAreResolved() async throws {
+        try await DocctlEndToEndTests.withServer { _, docctl in
+            let dora = docctl.user("dora") + ["--cache", docctl.home + "/dora"]
+            let erik = docctl.user("erik")
+
+            // Theirs: nothing is written, the failed write is gone.
+            let first = try await DocctlFailedTests.rejectedUpdate(docctl, dora, path: "notes/r1", data: #"{"text": "mine"}"#)
+            let usage = try await docctl.run(["failed", "resolve", String(first), "--keep", "merged"] + dora)
+            #expect(usage.status != 0 && usage.stderr.contains("needs the merged data"), "\(usage)")
+            let theirs = try await docctl.run(["failed", "resolve", String(first), "--keep", "theirs"] + dora)
+            #expect(theirs.status == 0 && theirs.lines == ["failed write \(first) resolved: the server's version kept"], "\(theirs)")
+
+            // Merged: Erik created the document; Dora reads it (so its version is known here),
+            // then merges.
+            let second = try await DocctlFailedTests.rejectedUpdate(docctl, dora, path: "notes/r2", data: #"{"text": "mine"}"#)
+            #expect(try await docctl.run(["set", "notes/r2", #"{"text": "theirs", "by": "erik"}"#, "--wait"] + erik).status == 0)
+            #expect(try await docctl.run(["get", "notes/r2", "--source", "server"] + dora).status == 0)
+            let merged = try await docctl.run(["failed", "resolve", String(second), "--keep", "merged",
+                                               #"{"text": "both", "by": "erik"}"#, "--wait"] + dora)
+            #expect(merged.status == 0, "\(merged)")
+            #expect(merged.lines.first?.hasPrefix("failed write \(second) resolved as batch ") == true, "\(merged)")
+            #expect(merged.lines.last?.range(of: #"^notes/r2: committed \(version [0-9]+\)$"#, options: .regularExpression) != nil, "\(merged)")
+
+            // Mine, after a change Dora has not seen: rejected again, the server keeps Erik's.
+            let third = try await DocctlFailedTests.rejectedUpdate(docctl, dora, path: "notes/r3", data: #"{"text": "mine"}"#)
+            #expect(try await docctl.run(["set", "notes/r3", #"{"text": "v1"}"#, "--wait"] + erik).status == 0)
+            #expect(try await docctl.run(["get", "notes/r3", "--source", "server"] + dora).status == 0)
+            #expect(try await docctl.run(["set", "notes/r3", #"{"text": "v2"}"#, "--wait"] + erik).status == 0)
+            let mine = try await docctl.run(["failed", "resolve", String(third), "--keep", "mine", "--wait"] + dora)
+            #expect(mine.status == 1, "\(mine)")
+            #expect(mine.lines.last?.contains("rejected") == true, "\(mine)")
+            let server = try await docctl.run(["get", "notes/r3", "--source", "server", "--json"] + erik)
+            #expect((JSONObjectLine(server.lines.first ?? "")?["data"] as? [String: Any])?["text"] as? String == "v2", "\(server)")
+            let left = try await docctl.run(["failed", "--json"] + dora)
+            #expect(left.lines.count == 1, "the caught resolution is a failed write again: \(left)")
+        }
+    }
 }

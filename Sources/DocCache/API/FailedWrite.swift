@@ -148,6 +148,7 @@ public struct FailedWrite: Sendable, Hashable, Identifiable {
     /// Each document's first write is conditioned on the server's version shown (its update
     /// time, or "must not exist"), so a change made on the server since is caught again.
     func mutations(resolving resolution: Resolution) throws(DocError) -> [Mutation]? {
+        if case .theirs = resolution { return nil }   // nothing to write, nothing to condition
         var preconditions: [DocumentKey: Precondition] = [:]
         for (key, server) in record.serverDocuments {
             guard let server else {

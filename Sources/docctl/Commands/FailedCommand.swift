@@ -14,8 +14,9 @@ struct FailedCommand: AsyncParsableCommand {
               docctl failed show 3 --tenant acme --uid alice
               docctl failed retry 3 --tenant acme --uid alice
               docctl failed discard 3 --tenant acme --uid alice
+              docctl failed resolve 3 --keep merged '{"balance": 90, "note": "bob"}' --tenant acme --uid alice
             """,
-        subcommands: [List.self, Show.self, Retry.self, Discard.self],
+        subcommands: [List.self, Show.self, Retry.self, Resolve.self, Discard.self],
         defaultSubcommand: List.self
     )
 
@@ -108,6 +109,71 @@ struct FailedCommand: AsyncParsableCommand {
                 let paths = (try? await session.store.failedWrites())?.first { $0.id == id }?.conflicts.map(\.path) ?? []
                 let handle = try await session.call { try await $0.retryFailedWrite(id) }
                 if !client.json { Output.line("failed write \(id) retried as batch \(handle.batchID)") }
+                try await WriteReporter.report(handle, path: paths.joined(separator: ", "), options: write, client: client,
+                                               store: session.store)
+            }
+        }
+    }
+
+    /// `docctl failed resolve ID --keep mine|theirs|merged [DATA]`.
+    struct Resolve: AsyncParsableCommand {
+        enum Keep: String, ExpressibleByArgument, CaseIterable {
+            case mine, theirs, merged
+        }
+
+        static let configuration = CommandConfiguration(
+            commandName: "resolve",
+            abstract: "Resolve a failed write's conflict: keep mine, keep theirs, or write merged data.",
+            discussion: """
+                Example:
+                  docctl failed resolve 3 --keep merged '{"balance": 90, "note": "bob"}' --tenant acme --uid alice --wait
+                  failed write 3 resolved as batch 8
+                  accounts/a1: committed (version 1763802000000000)
+
+                --keep theirs writes nothing and drops the failed write (`failed write 3
+                resolved: the server's version kept`). --keep mine queues the user's writes
+                again and --keep merged the given data (a failed write of one document only),
+                each conditioned on the server version `docctl failed show` shows: if the
+                server's document changed since, the resolution is rejected (exit 1 with
+                --wait) and becomes a new failed write instead of overwriting the change.
+                Exit status 1 when no failed write has that id, or when the server's version
+                is not known on this device (read the document first: `docctl get PATH
+                --source server`).
+                """
+        )
+
+        @Argument(help: "The failed write's id (from `docctl failed`).")
+        var id: Int
+        @Option(help: "What to keep: mine, theirs or merged.")
+        var keep: Keep
+        @Argument(help: "With --keep merged: the document's data as a JSON object.")
+        var data: String?
+        @OptionGroup var write: WriteOptions
+        @OptionGroup var client: ClientOptions
+
+        func validate() throws {
+            if (keep == .merged) != (data != nil) {
+                throw ValidationError(keep == .merged ? "--keep merged needs the merged data as a JSON object"
+                                                      : "data is given only with --keep merged")
+            }
+        }
+
+        func run() async throws {
+            let resolution: FailedWrite.Resolution
+            switch keep {
+            case .mine: resolution = .mine
+            case .theirs: resolution = .theirs
+            case .merged: resolution = .merged(try DocumentJSON.fields(data ?? "", json: client.json))
+            }
+            try await ClientSession.with(client) { session in
+                let paths = (try? await session.store.failedWrites())?.first { $0.id == id }?.conflicts.map(\.path) ?? []
+                let handle = try await session.call { try await $0.resolveFailedWrite(id, keeping: resolution) }
+                guard let handle else {
+                    Output.line(client.json ? JSONLine.object([("id", .int(Int64(id))), ("resolved", .bool(true)), ("batchId", .null)]).text
+                                            : "failed write \(id) resolved: the server's version kept")
+                    return
+                }
+                if !client.json { Output.line("failed write \(id) resolved as batch \(handle.batchID)") }
                 try await WriteReporter.report(handle, path: paths.joined(separator: ", "), options: write, client: client,
                                                store: session.store)
             }

@@ -47,6 +47,7 @@ import Testing
         let refused = #expect(throws: DocError.self) { try unknown.mutations(resolving: .mine) }
         #expect(refused?.code == .failedPrecondition)
         #expect(refused?.message.contains("not known") == true)
+        #expect(try unknown.mutations(resolving: .theirs) == nil, "keeping theirs needs no server version")
 
         let known = failed(.document(Document(key: a, data: ObjectValue(["x": .integer(0)]), version: v9)))
         let mine = try #require(try known.mutations(resolving: .mine))
