@@ -1,6 +1,7 @@
 import DocModel
 import DocProtocol
 import DocRules
+import DocTestSupport
 import Foundation
 import Testing
 @testable import DocServer

@@ -5,13 +5,6 @@ import Foundation
 import Testing
 @testable import DocServer
 
-/// The package root, from this file's path (`<root>/Tests/DocServerTests/Support/RulesSupport.swift`).
-let packageRoot: String = {
-    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(4)
-    return parts.joined(separator: "/")
-}()
-
 /// The rules of the enforcement tests; each block serves one kind of check.
 let enforcementRules = """
 rules_version = '2';
