@@ -154,8 +154,8 @@ final class CommitNoticeFeed: Sendable {
             }
             failures += 1
             state.withLock { $0.listenConnection = nil }
-            // Backoff: 100 ms, doubling, at most 2 s.
-            try? await Task.sleep(for: .milliseconds(min(2_000, 100 << min(failures, 5))))
+            // Backoff: 100 ms after the first failure, doubling, at most 2 s.
+            try? await Task.sleep(for: .milliseconds(min(2_000, 100 << min(failures - 1, 5))))
         }
     }
 

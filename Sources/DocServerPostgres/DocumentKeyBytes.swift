@@ -61,11 +61,11 @@ enum DocumentKeyBytes {
         return bytes
     }
 
-    /// The half-open range `[prefix, successor)` of the keys starting with `prefix`; `nil` for
-    /// the empty prefix (every key).
-    static func range(_ prefix: [UInt8]) -> (lower: [UInt8], upper: [UInt8])? {
-        guard !prefix.isEmpty, let upper = OrderedCode.prefixSuccessor(prefix) else { return nil }
-        return (prefix, upper)
+    /// The end of the keys starting with `prefix`: the keys with it are exactly
+    /// `[prefix, prefixEnd(prefix))`; `nil` for the empty prefix (every key, no end).
+    static func prefixEnd(_ prefix: [UInt8]) -> [UInt8]? {
+        guard !prefix.isEmpty else { return nil }
+        return OrderedCode.prefixSuccessor(prefix)
     }
 
     /// A collection group's name as stored: its UTF-8 bytes (`bytea`: path segments may hold

@@ -69,8 +69,7 @@ final class PostgresDatabase: Sendable {
                 throw DocError(.invalidArgument, "cannot set up TLS for \(name): \(error)")
             }
         }
-        let ms = options.connectTimeout.components.seconds * 1000 + options.connectTimeout.components.attoseconds / 1_000_000_000_000_000
-        configuration.options.connectTimeout = .milliseconds(max(1, ms))
+        configuration.options.connectTimeout = TimeAmount(max(options.connectTimeout, .milliseconds(1)))
         return configuration
     }
 

@@ -11,6 +11,16 @@ internal import PostgresNIO
 /// | a row that does not decode                                    | `dataLoss`    |
 /// | anything else the server reports                              | `internal`, with its message |
 enum PostgresErrorMapping {
+    /// Decodes a row of `database` (a redacted URL) with `body`, turning a decoding failure
+    /// into `dataLoss` ("read `what`: …").
+    static func decode<T>(_ what: String, in database: String, _ body: () throws -> T) throws(DocError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw map(error, doing: "read \(what)", database: database)
+        }
+    }
+
     /// The ``DocError`` for `error`, raised while doing `what` ("commit", "read documents")
     /// on the database named `database` (a redacted URL).
     static func map(_ error: any Error, doing what: String, database: String) -> DocError {

@@ -20,19 +20,11 @@ struct PostgresQueryReader: QueryIndexReader {
         }
     }
 
-    private func decode<T>(_ what: String, _ body: () throws -> T) throws(DocError) -> T {
-        do {
-            return try body()
-        } catch {
-            throw PostgresErrorMapping.map(error, doing: "read \(what)", database: database)
-        }
-    }
-
     private func bodies(_ rows: [PostgresRow]) throws(DocError) -> [Document] {
         var documents: [Document] = []
         documents.reserveCapacity(rows.count)
         for row in rows {
-            let body = try decode("a document") { try row.decode(ByteBuffer.self) }
+            let body = try PostgresErrorMapping.decode("a document", in: database) { try row.decode(ByteBuffer.self) }
             documents.append(try Document(binary: body.bytes))
         }
         return documents
@@ -44,7 +36,7 @@ struct PostgresQueryReader: QueryIndexReader {
         _ statement: inout SQLStatement, column: KeyColumn, prefix: [UInt8], after: [UInt8]?, descending: Bool
     ) {
         var lower = prefix
-        var upper = DocumentKeyBytes.range(prefix)?.upper
+        var upper = DocumentKeyBytes.prefixEnd(prefix)
         if let after {
             if descending {
                 if upper.map({ OrderedCode.compare(after, $0) < 0 }) ?? true { upper = after }
@@ -97,15 +89,10 @@ struct PostgresQueryReader: QueryIndexReader {
         statement.add(" AND i.collection = ", ByteBuffer(bytes: DocumentKeyBytes.collectionPrefix(range.collection)))
         statement.add(" AND i.field = ", ByteBuffer(bytes: Array(range.field.canonicalString.utf8)))
         statement.add(" AND i.kind = ", Int16(range.kind.rawValue))
-        // The bounds as the embedded store's key ranges: an exclusive lower end and an
-        // inclusive upper end reach past every encoding that starts with the bound (a type
-        // tag brackets its whole type), with `infinity`, which sorts after any continuation.
-        if let lower = range.lower {
-            statement.add(" AND i.value >= ", ByteBuffer(bytes: lower.inclusive ? lower.encoded : lower.encoded + OrderedCode.infinity))
-        }
-        if let upper = range.upper {
-            statement.add(" AND i.value < ", ByteBuffer(bytes: upper.inclusive ? upper.encoded + OrderedCode.infinity : upper.encoded))
-        }
+        // The same half-open bounds as the embedded store's key ranges.
+        let bounds = range.encodedBounds()
+        if let lower = bounds.lower { statement.add(" AND i.value >= ", ByteBuffer(bytes: lower)) }
+        if let upper = bounds.upper { statement.add(" AND i.value < ", ByteBuffer(bytes: upper)) }
         if let position {
             statement.add(descending ? " AND (i.value, i.doc_id) < (" : " AND (i.value, i.doc_id) > (", ByteBuffer(bytes: position.value))
             statement.add(", ", ByteBuffer(bytes: DocumentKeyBytes.documentID(position.key.documentID)))
@@ -129,7 +116,7 @@ struct PostgresQueryReader: QueryIndexReader {
         var page: [IndexPosition] = []
         page.reserveCapacity(rows.count)
         for row in rows {
-            let (value, id) = try decode("index entries") { try row.decode((ByteBuffer, ByteBuffer).self) }
+            let (value, id) = try PostgresErrorMapping.decode("index entries", in: database) { try row.decode((ByteBuffer, ByteBuffer).self) }
             page.append(try entry(value, id, in: range.collection))
         }
         return page
@@ -175,7 +162,7 @@ struct PostgresQueryReader: QueryIndexReader {
         let rows = try await rows("walk the index \(range)", statement)
         var page = IndexWalkPage(matches: [], examined: 0, last: nil)
         for row in rows {
-            let (value, id, number, body) = try decode("index entries") { try row.decode((ByteBuffer, ByteBuffer, Int64, ByteBuffer?).self) }
+            let (value, id, number, body) = try PostgresErrorMapping.decode("index entries", in: database) { try row.decode((ByteBuffer, ByteBuffer, Int64, ByteBuffer?).self) }
             let position = try entry(value, id, in: range.collection)
             // Rows come in page order, numbered from 1: the last is how far the page read.
             page.examined = Int(number)
@@ -207,7 +194,7 @@ struct PostgresQueryReader: QueryIndexReader {
         let rows = try await rows("read the unindexed documents of \(collection)", statement)
         var keys: [DocumentKey] = []
         for row in rows {
-            let id = try decode("index entries") { try row.decode(ByteBuffer.self) }
+            let id = try PostgresErrorMapping.decode("index entries", in: database) { try row.decode(ByteBuffer.self) }
             let documentID = try DocumentKeyBytes.documentID(decoding: id.bytes)
             keys.append(DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [documentID]))))
         }

@@ -130,7 +130,9 @@ enum PostgresSchema {
 
     /// Writes the index rows of every stored document, 500 documents per statement (run
     /// inside the migration's transaction, with the meta row locked: no commit of this
-    /// version's code runs before it is done, and an older server would refuse the schema).
+    /// version's code runs before it is done). An older server checks the schema version only
+    /// when it starts, so it refuses to start on version 2 — but an older instance already
+    /// running would go on committing without index rows: stop every one before upgrading.
     static func backfillFieldIndex(_ connection: PostgresConnection, logger: Logger) async throws {
         var after: (tenant: String, key: ByteBuffer) = ("", ByteBuffer())
         var total = 0

@@ -33,7 +33,7 @@ final class PostgresTenantStore: TenantStore {
             SELECT last_version, incarnation, log_floor FROM doccache_tenants WHERE tenant = \(name)
             """)
         guard let row = rows.first else { throw missingState() }
-        return try decode("the state of tenant \(tenant)") {
+        return try PostgresErrorMapping.decode("the state of tenant \(tenant)", in: database.name) {
             let (last, incarnation, floor) = try row.decode((Int64, Int64, Int64).self)
             return TenantState(lastVersion: SnapshotVersion(microseconds: last), incarnation: UInt64(bitPattern: incarnation),
                                changeLogFloor: SnapshotVersion(microseconds: floor))
@@ -71,7 +71,7 @@ final class PostgresTenantStore: TenantStore {
             ORDER BY l.version, l.path_key
             """)
         guard let first = rows.first else { throw missingState() }
-        let (last, floor) = try decode("the change log of tenant \(tenant)") {
+        let (last, floor) = try PostgresErrorMapping.decode("the change log of tenant \(tenant)", in: database.name) {
             let (last, floor, _, _) = try first.decode((Int64, Int64, Int64?, ByteBuffer?).self)
             return (SnapshotVersion(microseconds: last), SnapshotVersion(microseconds: floor))
         }
@@ -83,7 +83,7 @@ final class PostgresTenantStore: TenantStore {
         }
         var changes: [ChangeLogEntry] = []
         for row in rows {
-            let body = try decode("the change log of tenant \(tenant)") { try row.decode((Int64, Int64, Int64?, ByteBuffer?).self).3 }
+            let body = try PostgresErrorMapping.decode("the change log of tenant \(tenant)", in: database.name) { try row.decode((Int64, Int64, Int64?, ByteBuffer?).self).3 }
             guard let body else { continue }
             guard changes.count < maxEntries else {
                 return .unavailable("more than \(maxEntries) changes after version \(version)")
@@ -100,7 +100,7 @@ final class PostgresTenantStore: TenantStore {
             WHERE tenant = \(name) AND client_id = \(ByteBuffer(bytes: Array(batch.clientID.utf8))) AND batch_id = \(Int64(batch.batchID))
             """)
         guard let row = rows.first else { return nil }
-        let body = try decode("a batch outcome") { try row.decode(ByteBuffer.self) }
+        let body = try PostgresErrorMapping.decode("a batch outcome", in: database.name) { try row.decode(ByteBuffer.self) }
         return try BatchOutcome(record: body.bytes)
     }
 
@@ -142,15 +142,6 @@ final class PostgresTenantStore: TenantStore {
 
     // MARK: Row helpers
 
-    /// Decodes with `body`, turning a decoding failure into `dataLoss`.
-    func decode<T>(_ what: String, _ body: () throws -> T) throws(DocError) -> T {
-        do {
-            return try body()
-        } catch {
-            throw PostgresErrorMapping.map(error, doing: "read \(what)", database: database.name)
-        }
-    }
-
     /// The tenant's version and the non-null bodies of rows `(last_version, body?)`.
     func versionAndBodies(_ rows: [PostgresRow]) throws(DocError) -> (SnapshotVersion, [[UInt8]]) {
         guard !rows.isEmpty else { throw missingState() }
@@ -158,7 +149,7 @@ final class PostgresTenantStore: TenantStore {
         var bodies: [[UInt8]] = []
         bodies.reserveCapacity(rows.count)
         for row in rows {
-            let (last, body) = try decode("documents of tenant \(tenant)") { try row.decode((Int64, ByteBuffer?).self) }
+            let (last, body) = try PostgresErrorMapping.decode("documents of tenant \(tenant)", in: database.name) { try row.decode((Int64, ByteBuffer?).self) }
             version = last
             if let body { bodies.append(body.bytes) }
         }
@@ -168,6 +159,6 @@ final class PostgresTenantStore: TenantStore {
     /// The value of a `SELECT count(*)`.
     func count(_ rows: [PostgresRow]) throws(DocError) -> Int {
         guard let row = rows.first else { return 0 }
-        return Int(try decode("a count") { try row.decode(Int64.self) })
+        return Int(try PostgresErrorMapping.decode("a count", in: database.name) { try row.decode(Int64.self) })
     }
 }

@@ -1,6 +1,7 @@
 import DocModel
 import DocServer
 import DocServerPostgres
+import DocTestSupport
 import PostgresTestSupport
 import Testing
 
@@ -69,7 +70,7 @@ import Testing
 
         try cluster.restart()
         // Back without reopening: the pool reconnects (with its backoff) on its own.
-        let healthy = await waitFor(60) { (try? await store.checkHealth()) != nil }
+        let healthy = await eventually(60) { (try? await store.checkHealth()) != nil }
         #expect(healthy)
         var after: SnapshotVersion?
         for attempt in 0..<50 where after == nil {
@@ -89,7 +90,7 @@ import Testing
                 try await Task.sleep(for: .milliseconds(200))
                 continue
             }
-            heard = await waitFor(1) { recorder.contains(tenant: "acme", atLeast: v) }
+            heard = await eventually(1) { recorder.contains(tenant: "acme", atLeast: v) }
         }
         #expect(heard, "notices resume after the database comes back: \(recorder.all)")
         recorder.cancel()

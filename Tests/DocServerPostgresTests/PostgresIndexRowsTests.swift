@@ -52,9 +52,7 @@ enum IndexRowsDump {
         }
         let rows = try IndexRowsDump.dump(PostgresCluster.shared(), database: db)
         #expect(rows == IndexRowsDump.expected(model.values, tenant: "acme"), "seed \(seed)")
-        #expect(rows.contains { $0.split(separator: " ")[3] == "2" } || !model.values.contains {
-            !DocumentIndexEntries($0).unindexed.isEmpty
-        })
+        #expect(model.values.contains { !DocumentIndexEntries($0).unindexed.isEmpty }, "seed \(seed) writes values too large to index")
         await store.close()
     }
 }

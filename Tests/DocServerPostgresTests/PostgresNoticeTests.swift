@@ -1,6 +1,7 @@
 import DocModel
 import DocServer
 import DocServerPostgres
+import DocTestSupport
 import Testing
 
 /// ``PostgresServerStore/commitNotices()``: an instance hears of the commits of another.
@@ -18,12 +19,12 @@ import Testing
         var last = SnapshotVersion.none
         for batch in 0..<30 where !heard {
             last = try await P.touch(tenant, "a/1", batch: batch)
-            heard = await waitFor(1) { recorder.contains(tenant: "acme", atLeast: last) }
+            heard = await eventually(1) { recorder.contains(tenant: "acme", atLeast: last) }
         }
         #expect(heard, "no notice for a commit of another instance: \(recorder.all)")
         // Once listening, every later commit is heard with its exact version.
         let next = try await P.touch(tenant, "a/1", batch: 100)
-        #expect(await waitFor(30) { recorder.all.contains(CommitNotice(tenant: try! TenantID("acme"), version: next)) })
+        #expect(await eventually(30) { recorder.all.contains(CommitNotice(tenant: try! TenantID("acme"), version: next)) })
         recorder.cancel()
         await listener.close()
         await writer.close()
@@ -40,7 +41,7 @@ import Testing
         var heard = false
         for batch in 0..<30 where !heard {
             let version = try await P.touch(tenant, "a/1", batch: batch)
-            heard = await waitFor(2) { recorder.contains(tenant: "acme", atLeast: version) }
+            heard = await eventually(2) { recorder.contains(tenant: "acme", atLeast: version) }
         }
         #expect(heard, "no notice for a commit of another instance: \(recorder.all)")
         #expect(!recorder.all.contains { $0.tenant.rawValue == "quiet" }, "a tenant without commits is not announced")
@@ -64,13 +65,13 @@ import Testing
         var heard = false
         for batch in 0..<30 where !heard {
             let version = try await P.touch(loud, "a/1", batch: batch)
-            heard = await waitFor(1) { recorder.contains(tenant: "loud", atLeast: version) }
+            heard = await eventually(1) { recorder.contains(tenant: "loud", atLeast: version) }
         }
         #expect(heard)
         let before = recorder.all.count
         try await P.touch(silent, "a/1", batch: 1)
         let marker = try await P.touch(loud, "a/1", batch: 1_000)
-        #expect(await waitFor(30) { recorder.contains(tenant: "loud", atLeast: marker) })
+        #expect(await eventually(30) { recorder.contains(tenant: "loud", atLeast: marker) })
         let after = recorder.all.dropFirst(before)
         #expect(!after.contains { $0.tenant.rawValue == "silent" }, "the poll-mode commit notified: \(Array(after))")
         recorder.cancel()

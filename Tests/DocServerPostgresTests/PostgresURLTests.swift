@@ -20,7 +20,8 @@ import Testing
         #expect(socket.socketPath == "/var/run/postgresql/.s.PGSQL.5432" && socket.tls == .disable)
         #expect(try PostgresURL("postgres://u@:5433/d?host=%2Ftmp%2Fpg").socketPath == "/tmp/pg/.s.PGSQL.5433")
 
-        // A password may hold '@' and ':' when encoded, and the last '@' ends the user info.
+        // A password may hold ':' and '@' even unencoded: the first ':' ends the user name,
+        // the last '@' ends the user info.
         let tricky = try PostgresURL("postgres://u:a:b@c@h/d")
         #expect(tricky.password == "a:b@c" && tricky.host == "h")
     }

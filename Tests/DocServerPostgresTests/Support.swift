@@ -103,13 +103,3 @@ final class NoticeRecorder: Sendable {
 
     func cancel() { task.withLock { $0?.cancel() } }
 }
-
-/// Waits up to `seconds` for `condition` (a liveness bound, not a timing assertion).
-func waitFor(_ seconds: Double, _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
-}

@@ -127,6 +127,17 @@ import Testing
                 readVersions: [T.key("items/x"): .none]))
         }
         #expect(try store.storedIndexRows() == before)
+        // Batch 1 again, with another document: a duplicate, nothing of it is stored.
+        let again = SnapshotVersion(microseconds: try await store.state().lastVersion.microseconds + 1)
+        let duplicate = try await store.commit(CommitRequest(
+            outcome: BatchOutcome(batch: BatchKey(clientID: "test", batchID: 1), uid: "u", digest: 0, recordedAt: 1,
+                                  result: .committed(version: again, results: [])),
+            writes: [DocumentWrite(key: T.key("items/y"), document: Document(key: T.key("items/y"), data: ObjectValue(["a": 2]), version: again))]))
+        guard case .duplicate = duplicate else {
+            Issue.record("batch 1 sent again was not a duplicate: \(duplicate)")
+            return
+        }
+        #expect(try store.storedIndexRows() == before)
     }
 
     // MARK: Migration

@@ -134,5 +134,13 @@ import Testing
         let target = try DocModel.Query(collection: "items").order(by: "a").limit(to: 5).toTarget()
         #expect(try await store.query(target, limit: 5).documents.isEmpty)
         #expect(try await store.query(target, limit: 0).documents.isEmpty)
+        // With a matching document, a zero limit still returns nothing; a positive one finds it.
+        let key = try DocumentKey("items/one")
+        var model: [DocumentKey: Document] = [:]
+        try await store.commitNext([DocumentWrite(key: key, document: Document(key: key, data: ObjectValue(["a": .integer(1)]), version: .none))],
+                                   batch: 1, model: &model)
+        let stored = try #require(model[key])
+        #expect(try await store.query(target, limit: 0).documents.isEmpty)
+        #expect(try await store.query(target, limit: 5).documents == [stored])
     }
 }

@@ -24,6 +24,9 @@ struct DocctlFailedTests {
 
             // A rejected write is kept: `failed --json` prints it, one line, the documented keys.
             let first = try await Self.rejectedUpdate(docctl, dora, path: "notes/n1", data: #"{"text": "mine"}"#)
+            // Read from the server, so the conflict knows there is no document there (the
+            // store's own read after the rejection may not finish before `update` exits).
+            #expect(try await docctl.run(["get", "notes/n1", "--source", "server"] + dora).status == 1, "exit 1: no such document")
             let list = try await docctl.run(["failed", "--json"] + dora)
             #expect(list.status == 0, "\(list)")
             #expect(list.lines.count == 1, "\(list)")
@@ -42,7 +45,7 @@ struct DocctlFailedTests {
             #expect(Set(conflicts.first?.keys.map { $0 } ?? []) == ["path", "mine", "theirs", "theirsVersion", "serverVersionKnown", "changedFields"],
                     "\(failed)")
             #expect(conflicts.first?["theirs"] is NSNull, "no document on the server: \(failed)")
-            #expect(conflicts.first?["serverVersionKnown"] is Bool, "\(failed)")
+            #expect(conflicts.first?["serverVersionKnown"] as? Bool == true, "\(failed)")
 
             // The human list: one line per failed write, then the count.
             let human = try await docctl.run(["failed"] + dora)

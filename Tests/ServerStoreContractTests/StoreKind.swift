@@ -52,7 +52,7 @@ final class StoreFixture: Sendable {
         case .leveldb:
             let directory = FileManager.default.temporaryDirectory
                 .appendingPathComponent("store-contract-\(UUID().uuidString)").path
-            let store = try open(kind, at: directory, clock: clock)
+            let store = try open(at: directory, clock: clock)
             return StoreFixture(kind: kind, clock: clock, location: directory, store: store)
         case .postgres:
             let url = try PostgresCluster.shared().createUniqueDatabase(prefix: "contract")
@@ -65,7 +65,7 @@ final class StoreFixture: Sendable {
         PostgresServerStore.Options(notices: .poll(milliseconds: 200), clock: clock.serverClock, maximumConnections: 4)
     }
 
-    private static func open(_ kind: StoreKind, at directory: String, clock: ManualClock) throws -> LevelDBServerStore {
+    private static func open(at directory: String, clock: ManualClock) throws -> LevelDBServerStore {
         try LevelDBServerStore.open(directory: directory, options: .init(syncWrites: false, clock: clock.serverClock))
     }
 
@@ -85,7 +85,7 @@ final class StoreFixture: Sendable {
         await close()
         let store: any ServerStore
         switch kind {
-        case .leveldb: store = try Self.open(kind, at: location, clock: clock)
+        case .leveldb: store = try Self.open(at: location, clock: clock)
         case .postgres: store = try await PostgresServerStore.connect(url: location, options: Self.postgresOptions(clock))
         }
         current.withLock { $0 = store }

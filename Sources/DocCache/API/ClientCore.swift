@@ -41,9 +41,10 @@ package actor ClientCore {
     private var listeners: [Int: ListenerEntry] = [:]
     private var detachedScopes: Set<Int> = []
     private var nextID = 0
-    /// The failed writes after every change (rejection, retry, discard), for
-    /// ``DocumentStore/failedWriteUpdates()``; replays the latest list to a new observer.
-    package nonisolated let failedWriteLists: EventBroadcast<[FailedWriteRecord]>
+    /// A signal after every change of the failed writes (a rejection kept one, a retry or a
+    /// discard removed one, a read may have refreshed their server versions), for
+    /// ``DocumentStore/failedWriteUpdates()``, which reads the list again.
+    package nonisolated let failedWriteChanges = EventBroadcast<Void>()
     /// Rejected writes, for ``DocumentStore/writeErrors()`` (observers register synchronously).
     package nonisolated let writeErrors = EventBroadcast<WriteError>()
     /// The pending-write count (kept in memory, read from disk once at open) and its changes,
@@ -90,17 +91,16 @@ package actor ClientCore {
         self.syncEngine = syncEngine
         self.eventManager = eventManager
         self.pendingWriteCounts = EventBroadcast(replayingLatest: try localStore.pendingBatchCount())
-        self.failedWriteLists = EventBroadcast(replayingLatest: try localStore.failedWrites())
         scheduler.core = self
         router.core = self
         // The engine calls these synchronously on this actor.
         syncEngine.onWriteRejected = { [unowned self] batch, error in
-            self.assumeIsolated { $0.publishWriteError(batch, error) }
+            self.assumeIsolated { core in
+                core.publishWriteError(batch, error)
+                core.failedWriteChanges.yield(())
+            }
         }
         syncEngine.onBatchSettled = { [unowned self] in self.assumeIsolated { $0.adjustPendingWriteCount(by: -1) } }
-        syncEngine.onFailedWritesChanged = { [unowned self] records in
-            self.assumeIsolated { $0.failedWriteLists.yield(records) }
-        }
         syncEngine.attemptsOfBatch = { [unowned self] id in self.assumeIsolated { max($0.activity.attempts(of: id), 1) } }
         remoteStore.start()
         if network == nil { remoteStore.disableNetwork() }
@@ -158,7 +158,7 @@ package actor ClientCore {
         listeners = [:]
         pendingWriteCounts.finish()
         writeErrors.finish()
-        failedWriteLists.finish()
+        failedWriteChanges.finish()
         onlineStates.finish()
         persistence.close()
     }
@@ -205,26 +205,27 @@ package actor ClientCore {
         if let edited {
             mutations = edited
         } else {
-            mutations = try localStore.failedWrite(id).batch.mutations
+            mutations = try localStore.failedWrite(id, refreshed: false).batch.mutations
         }
         let tracker = CommitTracker()
         let result = try syncEngine.write(mutations, retrying: id) { outcome in tracker.resolve(outcome) }
         adjustPendingWriteCount(by: 1)
-        if let failedWrites = result.failedWrites { failedWriteLists.yield(failedWrites) }
+        failedWriteChanges.yield(())
         return (result.batchID, tracker)
     }
 
-    /// Publishes the failed writes again (their conflict views read the remote document cache,
-    /// which a read may have refreshed). A failing read is left to the next call that reads.
-    package func republishFailedWrites() {
-        guard !isClosed, let records = try? localStore.failedWrites() else { return }
-        failedWriteLists.yield(records)
+    /// Tells the observers of the failed writes to read them again (their conflict views read
+    /// the remote document cache, which a read may have refreshed).
+    package func failedWritesMayHaveChanged() {
+        guard !isClosed else { return }
+        failedWriteChanges.yield(())
     }
 
     /// Drops a failed write for good.
     package func discardFailedWrite(_ id: BatchID) throws(DocError) {
         try checkOpen()
-        failedWriteLists.yield(try localStore.discardFailedWrite(id))
+        try localStore.discardFailedWrite(id)
+        failedWriteChanges.yield(())
     }
 
     package func pendingWrites() throws(DocError) -> [PendingWrite] {

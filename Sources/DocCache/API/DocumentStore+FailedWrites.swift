@@ -13,13 +13,29 @@ extension DocumentStore {
         try await core.failedWrites().map(FailedWrite.init)
     }
 
-    /// The failed writes now and after every change (a rejection, a retry, a discard), from
-    /// the moment this is called; the sequence ends when the store closes.
+    /// One failed write (`notFound` for an unknown id, or one already retried, resolved or
+    /// discarded).
+    public func failedWrite(_ id: Int) async throws(DocError) -> FailedWrite {
+        FailedWrite(try await core.failedWrite(id))
+    }
+
+    /// The failed writes now and after every change (a rejection, a retry, a resolution, a
+    /// discard, a newer server version of one of their documents), from the moment this is
+    /// called. The sequence ends when the store closes, or when the list cannot be read (the
+    /// next ``failedWrites()`` then throws why).
     public func failedWriteUpdates() -> AsyncStream<[FailedWrite]> {
-        let records = core.failedWriteLists.stream()
+        // Observed before the first read, so that no change between the two is missed.
+        let changes = core.failedWriteChanges.stream()
+        let core = self.core
         return AsyncStream { continuation in
             let task = Task {
-                for await list in records { continuation.yield(list.map(FailedWrite.init)) }
+                var pending: Void? = ()
+                var iterator = changes.makeAsyncIterator()
+                while pending != nil {
+                    guard let records = try? await core.failedWrites() else { break }
+                    continuation.yield(records.map(FailedWrite.init))
+                    pending = await iterator.next()
+                }
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
@@ -44,18 +60,18 @@ extension DocumentStore {
         return WriteHandle(batchID: batchID, tracker: tracker)
     }
 
-    /// Turns the user's choice on a conflict into a write conditioned on the server's version
-    /// shown in ``FailedWrite/conflicts`` — so a change made on the server since is caught
-    /// (a new failed write) rather than overwritten — and removes the failed write in the same
-    /// transaction. ``FailedWrite/Resolution/theirs`` writes nothing and returns `nil`.
+    /// Turns the user's choice on `failed` — as the conflict screen showed it — into a write
+    /// conditioned on the server's version in its ``FailedWrite/conflicts``, so a change made
+    /// on the server since is caught (a new failed write) rather than overwritten, and
+    /// removes the failed write in the same transaction. ``FailedWrite/Resolution/theirs``
+    /// writes nothing and returns `nil`.
     @discardableResult
-    public func resolveFailedWrite(_ id: Int, keeping resolution: FailedWrite.Resolution) async throws(DocError) -> WriteHandle? {
-        let failed = FailedWrite(try await core.failedWrite(id))
+    public func resolveFailedWrite(_ failed: FailedWrite, keeping resolution: FailedWrite.Resolution) async throws(DocError) -> WriteHandle? {
         guard let mutations = try failed.mutations(resolving: resolution) else {
-            try await core.discardFailedWrite(id)
+            try await core.discardFailedWrite(failed.id)
             return nil
         }
-        let (batchID, tracker) = try await core.retryFailedWrite(id, with: mutations)
+        let (batchID, tracker) = try await core.retryFailedWrite(failed.id, with: mutations)
         return WriteHandle(batchID: batchID, tracker: tracker)
     }
 
@@ -86,7 +102,7 @@ extension DocumentStore {
                     guard let reference = try? document(path) else { continue }
                     if (try? await reference.getDocument(source: .server)) != nil { refreshed = true }
                 }
-                if refreshed { await core.republishFailedWrites() }
+                if refreshed { await core.failedWritesMayHaveChanged() }
             }
         }
     }

@@ -91,14 +91,14 @@ public struct FailedWrite: Sendable, Hashable, Identifiable {
         rejectedAt = record.rejectedAt
         error = record.error
         attempts = record.attempts
-        let kinds = PendingWrite(batch).kinds
-        writes = zip(batch.mutations, kinds).map { mutation, kind in
+        let pending = PendingWrite(batch)
+        writes = batch.mutations.indices.map { i in
             let data: [String: Value]?
-            switch mutation.kind {
+            switch batch.mutations[i].kind {
             case .set(let object), .patch(let object, _): data = object.fields
             case .delete, .tombstone, .verify: data = nil
             }
-            return Write(kind: kind, path: mutation.key.description, data: data)
+            return Write(kind: pending.kinds[i], path: pending.paths[i], data: data)
         }
         // The user's writes on the server's version, their preconditions left out (the
         // rejection was often one of them; "mine" is what the user wrote, applied).
@@ -148,20 +148,11 @@ public struct FailedWrite: Sendable, Hashable, Identifiable {
     /// Each document's first write is conditioned on the server's version shown (its update
     /// time, or "must not exist"), so a change made on the server since is caught again.
     func mutations(resolving resolution: Resolution) throws(DocError) -> [Mutation]? {
-        if case .theirs = resolution { return nil }   // nothing to write, nothing to condition
-        var preconditions: [DocumentKey: Precondition] = [:]
-        for (key, server) in record.serverDocuments {
-            guard let server else {
-                throw DocError(.failedPrecondition,
-                               "the server's version of \(key) is not known on this device: read it (get or listen) before resolving",
-                               at: "failed write \(id)")
-            }
-            preconditions[key] = server.document.map { .updateTime($0.version) } ?? .exists(false)
-        }
         switch resolution {
         case .theirs:
             return nil
         case .mine:
+            let preconditions = try serverPreconditions()
             var conditioned = Set<DocumentKey>()
             return record.batch.mutations.map { mutation in
                 var mutation = mutation
@@ -176,9 +167,25 @@ public struct FailedWrite: Sendable, Hashable, Identifiable {
                                "a merged resolution replaces one document; failed write \(id) writes \(record.serverDocuments.count)",
                                at: "failed write \(id)")
             }
+            let preconditions = try serverPreconditions()
             var mutation = try UserDataParser.set(key, data)
             mutation.precondition = preconditions[key] ?? .none
             return [mutation]
         }
+    }
+
+    /// Per document, the precondition "still the server's version shown"; `failedPrecondition`
+    /// when a document's server version is not known on this device.
+    private func serverPreconditions() throws(DocError) -> [DocumentKey: Precondition] {
+        var preconditions: [DocumentKey: Precondition] = [:]
+        for (key, server) in record.serverDocuments {
+            guard let server else {
+                throw DocError(.failedPrecondition,
+                               "the server's version of \(key) is not known on this device: read it (get or listen) before resolving",
+                               at: "failed write \(id)")
+            }
+            preconditions[key] = server.document.map { .updateTime($0.version) } ?? .exists(false)
+        }
+        return preconditions
     }
 }

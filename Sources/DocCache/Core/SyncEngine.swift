@@ -40,8 +40,6 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     package weak var sink: (any QueryEventSink)?
     /// Called for every rejected batch (the store-wide error stream).
     package var onWriteRejected: ((MutationBatch?, DocError) -> Void)?
-    /// The failed writes after a rejection kept one (read in the rejection's transaction).
-    package var onFailedWritesChanged: (([FailedWriteRecord]) -> Void)?
     /// How many times a batch was sent (for the failed-write record of a rejected batch).
     package var attemptsOfBatch: ((BatchID) -> Int)?
     /// Called after a batch left the queue (acknowledged or rejected).
@@ -173,7 +171,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     /// Drops a pending batch without sending it (or ignoring its eventual result), restoring
     /// the local view. The batch's callback hears `cancelled`.
     package func revert(_ batchID: BatchID) throws(DocError) {
-        let (_, changes, _) = try localStore.rejectBatch(batchID)
+        let (_, changes) = try localStore.rejectBatch(batchID)
         if remoteStore.writePipeline.contains(where: { $0.batchID == batchID }) {
             revertedInFlight.insert(batchID)
         }
@@ -290,9 +288,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
         if revertedInFlight.remove(batchID) != nil { return }
         do {
             // Kept as a failed write, in the transaction that removes the batch.
-            let (batch, changes, failedWrites) = try localStore.rejectBatch(
-                batchID, rejection: (error, attemptsOfBatch?(batchID) ?? 1))
-            if let failedWrites { onFailedWritesChanged?(failedWrites) }
+            let (batch, changes) = try localStore.rejectBatch(batchID, rejection: (error, attemptsOfBatch?(batchID) ?? 1))
             notifyUser(batchID, .failure(error))
             triggerPendingWritesCallbacks(upTo: batchID)
             onWriteRejected?(batch, error)

@@ -89,7 +89,7 @@ package final class LocalStore {
                     if !mutation.replacesDocument { toRead.append(mutation.key) }
                 }
             }
-            if let failedWrite { try FailedWriteStore(user: user).remove(failedWrite, in: txn) }
+            if let failedWrite { try failedWriteStore.remove(failedWrite, in: txn) }
             let before = toRead.isEmpty ? [:] : try localViews(toRead, in: txn)
             let batch = try queue.addBatch(
                 localWriteTime: localWriteTime, baseMutations: [], mutations: mutations,
@@ -108,10 +108,7 @@ package final class LocalStore {
                 }
                 changes.append((key, after))
             }
-            return LocalWriteResult(batchID: batch.batchID, localWriteTime: localWriteTime, changes: changes,
-                                    failedWrites: try failedWrite.map { _ throws(DocError) in
-                                        try FailedWriteStore(user: user).all(in: txn).map { record throws(DocError) in try refreshed(record, in: txn) }
-                                    })
+            return LocalWriteResult(batchID: batch.batchID, localWriteTime: localWriteTime, changes: changes)
         }
     }
 
@@ -150,7 +147,7 @@ package final class LocalStore {
     ///   the cached server version of each of its documents. `nil` (a revert): nothing is kept.
     package func rejectBatch(
         _ batchID: BatchID, rejection: (error: DocError, attempts: Int)? = nil
-    ) throws(DocError) -> (batch: MutationBatch, changes: [DocumentKey: MaybeDocument?], failedWrites: [FailedWriteRecord]?) {
+    ) throws(DocError) -> (batch: MutationBatch, changes: [DocumentKey: MaybeDocument?]) {
         try persistence.run("Reject batch") { txn throws(DocError) in
             guard let batch = try queue.batch(batchID, in: txn) else {
                 throw DocError(.notFound, "no pending write batch \(batchID)")
@@ -159,12 +156,9 @@ package final class LocalStore {
             let keys = batch.keys
             let remote = try persistence.remoteDocuments.getAll(keys, in: txn)
             if let rejection {
-                FailedWriteStore(user: user).add(FailedWriteRecord(
+                failedWriteStore.add(FailedWriteRecord(
                     batch: batch, rejectedAt: clock(), error: rejection.error, attempts: rejection.attempts,
                     serverDocuments: batch.orderedKeys.map { ($0, remote[$0]) }), in: txn)
-            }
-            let failedWrites = try rejection.map { _ throws(DocError) in
-                try FailedWriteStore(user: user).all(in: txn).map { record throws(DocError) in try refreshed(record, in: txn) }
             }
             for key in keys {
                 // The later batches of `key` went on from the local view this batch gave; they
@@ -172,15 +166,18 @@ package final class LocalStore {
                 try overlayMaintenance.rebase(
                     key, removing: batchID, from: batch.applyToLocalView(remote[key], for: key), to: remote[key], in: txn)
             }
-            return (batch, try localViews(keys, in: txn), failedWrites)
+            return (batch, try localViews(keys, in: txn))
         }
     }
+
+    /// The current user's failed writes (never sent again; see ``FailedWriteStore``).
+    private var failedWriteStore: FailedWriteStore { FailedWriteStore(user: user) }
 
     /// The current user's failed writes, oldest batch first, each with the server's version
     /// of its documents as this device knows it now (``refreshed(_:in:)``).
     package func failedWrites() throws(DocError) -> [FailedWriteRecord] {
         try persistence.run("Failed writes") { txn throws(DocError) in
-            try FailedWriteStore(user: user).all(in: txn).map { record throws(DocError) in try refreshed(record, in: txn) }
+            try failedWriteStore.all(in: txn).map { record throws(DocError) in try refreshed(record, in: txn) }
         }
     }
 
@@ -194,25 +191,21 @@ package final class LocalStore {
         return record
     }
 
-    /// One failed write; `notFound` when there is none.
-    package func failedWrite(_ id: BatchID) throws(DocError) -> FailedWriteRecord {
+    /// One failed write (`notFound` when there is none), refreshed as in ``failedWrites()``
+    /// unless `refreshed` is false (a retry needs only its mutations).
+    package func failedWrite(_ id: BatchID, refreshed refresh: Bool = true) throws(DocError) -> FailedWriteRecord {
         let record = try persistence.run("Failed write") { txn throws(DocError) in
-            try FailedWriteStore(user: user).record(id, in: txn).map { record throws(DocError) in try refreshed(record, in: txn) }
+            try failedWriteStore.record(id, in: txn).map { record throws(DocError) in
+                refresh ? try refreshed(record, in: txn) : record
+            }
         }
-        guard let record else {
-            throw DocError(.notFound, "no failed write \(id) (it was never made, or was already retried or discarded)")
-        }
+        guard let record else { throw FailedWriteStore.notFound(id) }
         return record
     }
 
-    /// Drops a failed write for good (`notFound` when there is none); returns the failed
-    /// writes left.
-    package func discardFailedWrite(_ id: BatchID) throws(DocError) -> [FailedWriteRecord] {
-        try persistence.run("Discard failed write") { txn throws(DocError) in
-            let store = FailedWriteStore(user: user)
-            try store.remove(id, in: txn)
-            return try store.all(in: txn).map { record throws(DocError) in try refreshed(record, in: txn) }
-        }
+    /// Drops a failed write for good; `notFound` when there is none.
+    package func discardFailedWrite(_ id: BatchID) throws(DocError) {
+        try persistence.run("Discard failed write") { txn throws(DocError) in try failedWriteStore.remove(id, in: txn) }
     }
 
     package func nextMutationBatch(after batchID: BatchID) throws(DocError) -> MutationBatch? {

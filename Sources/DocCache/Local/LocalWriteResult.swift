@@ -7,8 +7,6 @@ package struct LocalWriteResult: Sendable {
     package var batchID: BatchID
     package var localWriteTime: Timestamp
     package var changes: [(key: DocumentKey, value: MaybeDocument?)]
-    /// The failed writes after the write, when it retried one (read in its transaction).
-    package var failedWrites: [FailedWriteRecord]? = nil
 }
 
 /// The documents of a query from the cache, and the keys the server last said match its target.

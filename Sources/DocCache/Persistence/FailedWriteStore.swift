@@ -4,7 +4,7 @@ package import DocModel
 /// mutations, when they were made and rejected, why, and the server's version of each
 /// document the batch writes as the client last knew it (from the remote document cache; `nil`
 /// when the cache held nothing for the key).
-package struct FailedWriteRecord: Sendable, Hashable {
+package struct FailedWriteRecord: Sendable, Equatable {
     /// The rejected batch (its id is the failed write's id).
     package var batch: MutationBatch
     /// When the rejection arrived.
@@ -31,8 +31,6 @@ package struct FailedWriteRecord: Sendable, Hashable {
             && a.serverDocuments.map(\.key) == b.serverDocuments.map(\.key)
             && a.serverDocuments.map(\.document) == b.serverDocuments.map(\.document)
     }
-
-    package func hash(into hasher: inout Hasher) { hasher.combine(batch.batchID) }
 
     /// The record's storage encoding:
     /// `format, batch (MutationCoding), timestamp rejectedAt, zigzag code, string message,
@@ -96,14 +94,17 @@ package struct FailedWriteStore {
         try txn.get(KeySchema.failedWrite(user, id)).map { bytes throws(DocError) in try FailedWriteRecord(decoding: bytes) }
     }
 
-    /// Removes the record `id`; throws `notFound` when there is none (never made, or already
-    /// retried or discarded).
+    /// Removes the record `id`; throws ``notFound(_:)`` when there is none.
     package func remove(_ id: BatchID, in txn: PersistenceTransaction) throws(DocError) {
         let key = KeySchema.failedWrite(user, id)
-        guard try txn.get(key) != nil else {
-            throw DocError(.notFound, "no failed write \(id) (it was never made, or was already retried or discarded)")
-        }
+        guard try txn.get(key) != nil else { throw Self.notFound(id) }
         txn.delete(key)
+    }
+
+    /// The error for an id with no failed write: never made, or already retried, resolved or
+    /// discarded.
+    package static func notFound(_ id: BatchID) -> DocError {
+        DocError(.notFound, "no failed write \(id) (it was never made, or was already retried, resolved or discarded)")
     }
 
     /// Every record, oldest batch first.

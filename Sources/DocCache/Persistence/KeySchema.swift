@@ -38,7 +38,7 @@ internal import DocModel
 //                                int(batch id)
 //  0x22  mutation queues         string(user)                          queue record: format, bytes
 //                                                                      last stream token
-//  0x23  failed writes           string(user), int(batch id)           failed-write record (FailedWriteCoding)
+//  0x23  failed writes           string(user), int(batch id)           FailedWriteRecord.encoded()
 //  0x30  overlays                string(user), path(collection),       overlay record: format, flags,
 //                                string(document id)                   zigzag largest batch id,
 //                                                                      MaybeDocument
@@ -204,23 +204,6 @@ enum KeySchema {
         var k = KeyEncoder(prefix: table.prefix)
         k.append(path: collection)
         k.append(string: field.canonicalString)
-        return k.bytes
-    }
-
-    /// A field or array index entry: the (collection, field) prefix, the index-encoded value,
-    /// the document id.
-    static func indexEntry(fieldPrefix: [UInt8], encodedValue: [UInt8], documentID: String) -> [UInt8] {
-        var k = KeyEncoder(prefix: fieldPrefix)
-        k.append(raw: encodedValue)
-        k.append(string: documentID)
-        return k.bytes
-    }
-
-    /// An unindexed-value row: the (collection, field) prefix, the kind, the document id.
-    static func unindexedEntry(fieldPrefix: [UInt8], kind: Int64, documentID: String) -> [UInt8] {
-        var k = KeyEncoder(prefix: fieldPrefix)
-        k.append(int64: kind)
-        k.append(string: documentID)
         return k.bytes
     }
 

@@ -81,6 +81,16 @@ package struct IndexRange: Sendable, Hashable, CustomStringConvertible {
         if c < 0 || (c == 0 && !bound.inclusive) { self.upper = bound }
     }
 
+    /// The range as value encodings `[lower, upper)` compared bytewise (`nil`: open on that
+    /// side), the one rule both stores read an index by: an exclusive lower end and an
+    /// inclusive upper end reach past every encoding that starts with the bound (a type tag
+    /// brackets its whole type) by appending ``OrderedCode/infinity``, which sorts after any
+    /// continuation.
+    package func encodedBounds() -> (lower: [UInt8]?, upper: [UInt8]?) {
+        (lower.map { $0.inclusive ? $0.encoded : $0.encoded + OrderedCode.infinity },
+         upper.map { $0.inclusive ? $0.encoded + OrderedCode.infinity : $0.encoded })
+    }
+
     package var description: String {
         "\(collection.canonicalString).\(field.canonicalString) \(kind) [\(lower?.description ?? "open"), \(upper?.description ?? "open")]"
     }

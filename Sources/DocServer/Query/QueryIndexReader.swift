@@ -4,24 +4,21 @@ package import DocModel
 /// store implements it; every call of one reader sees the tenant at one version (a LevelDB
 /// snapshot; one `REPEATABLE READ` transaction in PostgreSQL).
 ///
-/// Each method is one bounded read — one seek and a short scan in LevelDB, one SQL statement
-/// with keyset pagination in PostgreSQL:
-///
-/// ```sql
-/// -- indexPage, ascending, after a position, within value bounds
-/// SELECT value, doc_id FROM field_index
-///  WHERE tenant = $1 AND collection = $2 AND field = $3 AND kind = $4
-///    AND (value, doc_id) > ($5, $6) AND value >= $7 AND value < $8
-///  ORDER BY value, doc_id LIMIT $9
-/// ```
+/// Every page is a range of ordered-code keys read in order with a limit: one seek and a
+/// scan of at most `limit` entries in LevelDB (``LevelDBQueryReader``); one SQL statement with
+/// keyset pagination and a `LIMIT` in PostgreSQL (`PostgresQueryReader`), over `bytea` keys in
+/// ordered code (`DocumentKeyBytes`) — documents by `doc_key` or `path_key`, index entries in
+/// the table `doccache_field_index` by `(tenant, collection, field, kind, value, doc_id)`.
+/// ``walkPage(_:requiring:after:descending:limit:maxMatches:)`` also does point reads for each
+/// entry it reads: a probe per ``IndexProbe``, and the document of each match.
 ///
 /// Orders: **key order** is `DocumentKey` order — within a collection, document ids compared
-/// by their UTF-8 bytes (PostgreSQL: `COLLATE "C"`); across a collection group, paths compared
-/// segment by segment (PostgreSQL: order by an order-preserving `bytea` of the path, e.g.
-/// `KeyEncoder.append(key:)`, or by the segment array with `COLLATE "C"`). **Index order** is
-/// (value encoding bytewise, then key order). Values are compared as raw bytes (`bytea`).
-/// "Descending" is the exact reverse; "after" a position is strictly beyond it in the
-/// direction read.
+/// by the bytes of their ordered-code encoding, which is their UTF-8 byte order; across a
+/// collection group, paths compared segment by segment (the ordered code of the whole path,
+/// `KeyEncoder.append(key:)`). **Index order** is (value encoding bytewise, then key order).
+/// Value encodings and keys are compared as raw bytes (`memcmp`; PostgreSQL `bytea`, whatever
+/// the collation). "Descending" is the exact reverse; "after" a position is strictly beyond it
+/// in the direction read. Value bounds are ``IndexRange/encodedBounds()``.
 ///
 /// Index rows are what ``DocumentIndexEntries`` yields for each stored document (tombstones
 /// included), written in the same transaction as the document.

@@ -17,14 +17,6 @@ extension QueryIndexReader {
         return keys.compactMap { found[$0] }
     }
 
-    /// The documents of index entries, in entry order (an entry whose document is gone is
-    /// skipped: the document is the truth, and it is read in the same snapshot).
-    func documents(of entries: [IndexPosition]) async throws(DocError) -> [(entry: IndexPosition, document: Document)] {
-        guard !entries.isEmpty else { return [] }
-        let found = try await documents(entries.map(\.key))
-        return entries.compactMap { entry in found[entry.key].map { (entry, $0) } }
-    }
-
     /// The documents directly in `collection` whose value at `field` (or an array element of
     /// it, by `kind`) has no index entry because it is too large: every plan that reads the
     /// field's index adds them as candidates.

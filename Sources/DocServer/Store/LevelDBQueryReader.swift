@@ -2,7 +2,11 @@ internal import DocModel
 internal import LevelDB
 
 /// ``QueryIndexReader`` over one LevelDB snapshot of a tenant (``TenantKeys`` layout 2): every
-/// page is one seek and a scan of at most `limit` entries; documents are point reads.
+/// page is one seek and a scan of at most `limit` entries of ordered-code keys (documents in
+/// key order, index entries as `prefix ‖ value encoding ‖ document id` in index order, within
+/// ``IndexRange/encodedBounds()``); documents are point reads, and a
+/// ``walkPage(_:requiring:after:descending:limit:maxMatches:)`` also does point reads for each
+/// entry it reads (a probe per ``IndexProbe``, then the document of a match).
 struct LevelDBQueryReader: QueryIndexReader {
     let database: Database
     let keys: TenantKeys
@@ -99,17 +103,10 @@ struct LevelDBQueryReader: QueryIndexReader {
         _ visit: ([UInt8], ArraySlice<UInt8>) throws(DocError) -> Bool
     ) throws(DocError) {
         let prefix = keys.fieldIndex(range.collection, field: range.field.canonicalString, kind: range.kind)
-        var lower = prefix, upper = prefix
-        if let bound = range.lower {
-            lower += bound.encoded
-            if !bound.inclusive { lower += OrderedCode.infinity }
-        }
-        if let bound = range.upper {
-            upper += bound.encoded
-            if bound.inclusive { upper += OrderedCode.infinity }
-        } else {
-            upper += OrderedCode.infinity
-        }
+        // The value bounds under the index's prefix; an open upper end is the end of the prefix.
+        let bounds = range.encodedBounds()
+        let lower = prefix + (bounds.lower ?? [])
+        let upper = prefix + (bounds.upper ?? OrderedCode.infinity)
         let after = position.map { keys.fieldIndexEntry(prefix, value: $0.value, documentID: $0.key.documentID) }
         let keyRange = Self.range(KeyRange(from: lower, upTo: upper), after: after, descending: descending)
         var entries = try LevelDBServerStore.run { try database.entries(in: keyRange, reverse: descending, options: options).makeIterator() }

@@ -68,10 +68,7 @@ struct FailedCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await ClientSession.with(client) { session in
-                let failed = try await session.call { try await $0.failedWrites() }
-                guard let write = failed.first(where: { $0.id == id }) else {
-                    throw CommandFailure(DocError(.notFound, "no failed write \(id)"), json: client.json)
-                }
+                let write = try await session.call { try await $0.failedWrite(id) }
                 if client.json {
                     Output.line(FailedRendering.json(write))
                     return
@@ -106,11 +103,10 @@ struct FailedCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await ClientSession.with(client) { session in
-                let paths = (try? await session.store.failedWrites())?.first { $0.id == id }?.conflicts.map(\.path) ?? []
+                let failed = try await session.call { try await $0.failedWrite(id) }
                 let handle = try await session.call { try await $0.retryFailedWrite(id) }
                 if !client.json { Output.line("failed write \(id) retried as batch \(handle.batchID)") }
-                try await WriteReporter.report(handle, path: paths.joined(separator: ", "), options: write, client: client,
-                                               store: session.store)
+                try await WriteReporter.report(handle, path: failed.paths, options: write, client: client, store: session.store)
             }
         }
     }
@@ -166,16 +162,15 @@ struct FailedCommand: AsyncParsableCommand {
             case .merged: resolution = .merged(try DocumentJSON.fields(data ?? "", json: client.json))
             }
             try await ClientSession.with(client) { session in
-                let paths = (try? await session.store.failedWrites())?.first { $0.id == id }?.conflicts.map(\.path) ?? []
-                let handle = try await session.call { try await $0.resolveFailedWrite(id, keeping: resolution) }
+                let failed = try await session.call { try await $0.failedWrite(id) }
+                let handle = try await session.call { try await $0.resolveFailedWrite(failed, keeping: resolution) }
                 guard let handle else {
                     Output.line(client.json ? JSONLine.object([("id", .int(Int64(id))), ("resolved", .bool(true)), ("batchId", .null)]).text
                                             : "failed write \(id) resolved: the server's version kept")
                     return
                 }
                 if !client.json { Output.line("failed write \(id) resolved as batch \(handle.batchID)") }
-                try await WriteReporter.report(handle, path: paths.joined(separator: ", "), options: write, client: client,
-                                               store: session.store)
+                try await WriteReporter.report(handle, path: failed.paths, options: write, client: client, store: session.store)
             }
         }
     }
@@ -270,4 +265,9 @@ enum FailedRendering {
     private static func pad(_ text: String, _ width: Int) -> String {
         text + String(repeating: " ", count: max(0, width - text.count))
     }
+}
+
+extension FailedWrite {
+    /// The documents it writes, as the write report names them (`a/1, b/2`).
+    var paths: String { conflicts.map(\.path).joined(separator: ", ") }
 }

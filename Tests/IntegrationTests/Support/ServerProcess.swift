@@ -1,5 +1,6 @@
 import DocModel
 import DocServer
+import DocTestSupport
 import Foundation
 
 /// `docctl serve` as a real child process: started on a data directory, read until it prints
@@ -24,11 +25,8 @@ final class ServerProcess: @unchecked Sendable {
         return candidate
     }
 
-    /// The repository root (for Rules/).
-    static var repositoryRoot: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-    }
+    /// The repository root (for Rules/): ``DocTestSupport/packageRoot``.
+    static var repositoryRoot: URL { URL(fileURLWithPath: packageRoot) }
 
     /// A server with its own data directory; `sharingSecretWith` another one verifies the
     /// same tokens (two instances of one deployment; start that one first, it creates the

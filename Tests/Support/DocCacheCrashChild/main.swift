@@ -32,7 +32,7 @@ let arguments = CommandLine.arguments
 let rejecting = arguments.count == 8 && arguments[7] == "--rejected"
 let syncing = (arguments.count == 7 || rejecting) && arguments[3] == "--server" && arguments[5] == "--token"
 guard arguments.count == 3 || syncing, let count = Int(arguments[2]) else {
-    FileHandle.standardError.write("usage: doccache-crash-child DIRECTORY COUNT [--server URL --token TOKEN]\n".data(using: .utf8)!)
+    FileHandle.standardError.write("usage: doccache-crash-child DIRECTORY COUNT [--server URL --token TOKEN [--rejected]]\n".data(using: .utf8)!)
     exit(2)
 }
 Thread.detachNewThread {
