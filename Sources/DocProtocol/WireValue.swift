@@ -2,7 +2,7 @@ internal import DocModel
 
 /// `Codable` support for frames: a DocModel `Value` written through any `Encoder` and read
 /// from any `Decoder`, with the typed escapes of DocModel's canonical JSON (`{"$timestamp":
-/// …}`, `{"$bytes": …}`, `{"$ref": …}`, `{"$geo": […]}`, `{"$double": …}`, `{"$map": {…}}`).
+/// …}`, `{"$bytes": …}`, `{"$ref": …}`, `{"$attachment": …}`, `{"$geo": […]}`, `{"$double": …}`, `{"$map": {…}}`).
 ///
 /// ``FrameEncoder`` and ``FrameDecoder`` do not go through here: they read and write JSON
 /// with DocModel's own strict reader and writer, which keep integers and doubles apart
@@ -62,6 +62,9 @@ struct WireValue: Codable {
         case .reference(let k):
             var c = encoder.container(keyedBy: Key.self)
             try c.encode(k.path.canonicalString, forKey: Key("$ref"))
+        case .attachment(let id):
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(id.hex, forKey: Key("$attachment"))
         case .geoPoint(let g):
             var c = encoder.container(keyedBy: Key.self)
             var inner = c.nestedUnkeyedContainer(forKey: Key("$geo"))

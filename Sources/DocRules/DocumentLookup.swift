@@ -94,6 +94,9 @@ final class LookupBudget {
 extension Evaluator {
     /// Resolves `get()`-style path arguments and reads through the budget.
     func fetch(_ v: RulesValue, after: Bool) throws(EvalError) -> Document? {
+        guard let request else {
+            throw EvalError("get()/exists()/getAfter()/existsAfter() read Firestore documents, which storage rules cannot do")
+        }
         guard case .path(let p) = v else {
             throw EvalError("get()/exists() need a path, not \(v.typeName)")
         }

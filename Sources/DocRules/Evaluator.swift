@@ -81,7 +81,9 @@ final class Evaluator {
     let time: Timestamp
     let budget: LookupBudget
     let lookup: any DocumentLookup
-    let request: RulesRequest
+    /// The Firestore request; `nil` while deciding a storage request (whose rules cannot read
+    /// documents, see `RuleSet+Storage.swift`).
+    let request: RulesRequest?
     /// `request` as the rules see it.
     let requestValue: RulesValue
     /// `resource` as the rules see it (set per combination for a list request).
@@ -91,15 +93,25 @@ final class Evaluator {
     private var nesting = 0
     private var regexCache: [String: RulesRegex] = [:]
 
-    init(request: RulesRequest, lookup: any DocumentLookup, budget: LookupBudget, symbolic: Bool) {
+    /// An evaluator of prepared `request` and `resource` values. `request` is the Firestore
+    /// request documents are read for, `nil` for storage rules.
+    init(request: RulesRequest?, requestValue: RulesValue, resourceValue: RulesValue, database: String,
+         time: Timestamp, lookup: any DocumentLookup, budget: LookupBudget, symbolic: Bool) {
         self.request = request
-        self.database = request.database
-        self.time = request.time
+        self.database = database
+        self.time = time
         self.lookup = lookup
         self.budget = budget
         self.symbolic = symbolic
-        self.requestValue = Self.makeRequestValue(request)
-        self.resourceValue = request.resource.map { Self.resourceValue($0, database: request.database, time: request.time) } ?? .null
+        self.requestValue = requestValue
+        self.resourceValue = resourceValue
+    }
+
+    /// An evaluator for a Firestore request.
+    convenience init(request: RulesRequest, lookup: any DocumentLookup, budget: LookupBudget, symbolic: Bool) {
+        self.init(request: request, requestValue: Self.makeRequestValue(request),
+                  resourceValue: request.resource.map { Self.resourceValue($0, database: request.database, time: request.time) } ?? .null,
+                  database: request.database, time: request.time, lookup: lookup, budget: budget, symbolic: symbolic)
     }
 
     // MARK: - Request values
@@ -120,13 +132,7 @@ final class Evaluator {
             "path": .path(RulesPath(segments: ["databases", r.database, "documents"] + r.path.segments)),
             "resource": r.requestResource.map { resourceValue($0, database: r.database, time: r.time) } ?? .null,
         ]
-        if let auth = r.auth {
-            var token = auth.token.mapValues { RulesValue($0, database: r.database, requestTime: r.time) }
-            if token["sub"] == nil { token["sub"] = .string(auth.uid) }
-            m["auth"] = .map(["uid": .string(auth.uid), "token": .map(token)])
-        } else {
-            m["auth"] = .null
-        }
+        m["auth"] = authValue(r.auth, database: r.database, time: r.time)
         if r.method == .list {
             let q = r.query ?? RulesQuery()
             var orderBy: [String: RulesValue] = [:]
@@ -138,6 +144,14 @@ final class Evaluator {
             ])
         }
         return .map(m)
+    }
+
+    /// `request.auth`: `{uid, token}`, or `null` for an unauthenticated caller.
+    static func authValue(_ auth: RulesAuth?, database: String, time: Timestamp) -> RulesValue {
+        guard let auth else { return .null }
+        var token = auth.token.mapValues { RulesValue($0, database: database, requestTime: time) }
+        if token["sub"] == nil { token["sub"] = .string(auth.uid) }
+        return .map(["uid": .string(auth.uid), "token": .map(token)])
     }
 
     // MARK: - Entry
@@ -338,6 +352,8 @@ final class Evaluator {
         switch name {
         case "request": return requestValue
         case "resource": return resourceValue
+        case "firestore" where request == nil:
+            throw EvalError("reading Firestore documents from storage rules (firestore.get(), firestore.exists()) is not supported")
         default:
             if let ns = RulesValue.Namespace(rawValue: name) { return .namespace(ns) }
             throw EvalError("unknown variable '\(name)'")

@@ -1,7 +1,10 @@
-/// A parsed rules file: its version and the root block of `service cloud.firestore`.
+/// A parsed rules file: its version and the root blocks of its services (at least one).
 struct ParsedRules: Sendable {
     var version: RulesVersion
-    var root: MatchBlock
+    /// The body of `service cloud.firestore`, if the file has one.
+    var firestore: MatchBlock?
+    /// The body of `service firebase.storage`, if the file has one.
+    var storage: MatchBlock?
     /// Problems that do not stop the file from loading.
     var warnings: [RulesError]
 }
@@ -65,10 +68,11 @@ struct Parser {
         let tokens = try Lexer.tokenize(bytes, start: 0, end: bytes.count,
                                         location: SourceLocation(line: 1, column: 1, offset: 0), file: file)
         var parser = Parser(bytes: bytes, tokens: tokens, file: file, nesting: 0)
-        let root = try parser.parseFile()
+        let roots = try parser.parseFile()
         var checker = StaticChecker(file: file)
-        try checker.check(root)
-        return ParsedRules(version: parser.version, root: root, warnings: parser.warnings + checker.warnings)
+        try checker.check(firestore: roots[.firestore], storage: roots[.storage])
+        return ParsedRules(version: parser.version, firestore: roots[.firestore], storage: roots[.storage],
+                           warnings: parser.warnings + checker.warnings)
     }
 
     /// Parses a single expression (used by tests and tools).
@@ -158,7 +162,10 @@ struct Parser {
 
     // MARK: - File structure
 
-    private mutating func parseFile() throws(RulesError) -> MatchBlock {
+    /// Parses the file: an optional `rules_version`, then `service` blocks (at most one per
+    /// service, at least one in all) and top-level functions. A service block sees the
+    /// top-level functions declared before it.
+    private mutating func parseFile() throws(RulesError) -> [RulesService: MatchBlock] {
         if current.isIdentifier("rules_version") {
             _ = next()
             _ = try expect(.assign)
@@ -172,7 +179,7 @@ struct Parser {
             _ = next()
             try endStatement("rules_version")
         }
-        var root: MatchBlock?
+        var roots: [RulesService: MatchBlock] = [:]
         var topFunctions: [FunctionDecl] = []
         while current.kind != .end {
             if current.isIdentifier("service") {
@@ -183,12 +190,12 @@ struct Parser {
                     _ = next()
                     name += "." + (try expectIdentifier("a service name").0)
                 }
-                guard name == "cloud.firestore" else {
-                    throw error("unsupported service '\(name)'; only 'cloud.firestore' is supported", at: loc,
-                                code: .invalidRule, expected: ["'cloud.firestore'"])
+                guard let service = RulesService(named: name) else {
+                    throw error("unsupported service '\(name)'; only 'cloud.firestore' and 'firebase.storage' are supported",
+                                at: loc, code: .invalidRule, expected: RulesService.allCases.map { "'\($0.rawValue)'" })
                 }
-                guard root == nil else {
-                    throw error("duplicate 'service cloud.firestore'", at: loc, code: .invalidRule)
+                guard roots[service] == nil else {
+                    throw error("duplicate 'service \(service.rawValue)'", at: loc, code: .invalidRule)
                 }
                 _ = try expect(.lbrace)
                 let body = try parseBody(in: "service")
@@ -200,19 +207,19 @@ struct Parser {
                     }
                     functions[f.name] = f
                 }
-                root = MatchBlock(pattern: [], patternText: "", location: loc, rules: body.rules,
-                                  functions: functions, children: body.children)
+                roots[service] = MatchBlock(pattern: [], patternText: "", location: loc, rules: body.rules,
+                                            functions: functions, children: body.children)
             } else if current.isIdentifier("function") {
                 topFunctions.append(try parseFunction())
             } else {
                 throw unexpected(expected: ["'service'", "'function'", "end of file"])
             }
         }
-        guard let root else {
+        guard !roots.isEmpty else {
             throw error("no 'service cloud.firestore { … }' in the file", at: current.location,
                         code: .syntax, expected: ["'service'"])
         }
-        return root
+        return roots
     }
 
     private struct Body {

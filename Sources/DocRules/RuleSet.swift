@@ -7,6 +7,10 @@ internal import DocModel
 /// let decision = rules.evaluate(request, lookup: store)
 /// if let error = decision.error { throw error }   // permissionDenied
 /// ```
+///
+/// A file holds a `service cloud.firestore` block (documents, decided by
+/// ``evaluate(_:lookup:)``), a `service firebase.storage` block (attachments, decided by
+/// ``evaluate(storage:)``), or both.
 public struct RuleSet: Sendable {
     /// The file name given to ``parse(source:file:)`` (used in messages).
     public let file: String
@@ -15,13 +19,23 @@ public struct RuleSet: Sendable {
     /// Problems that do not stop the file from loading (a call of an unknown function, a
     /// version 1 recursive wildcard that is not at the end of its path, …).
     public let warnings: [RulesError]
+    /// Whether the file has a `service cloud.firestore` block. Without one every document
+    /// request is denied.
+    public let hasFirestoreRules: Bool
+    /// The body of `service cloud.firestore` (an empty block when the file has none).
     let root: MatchBlock
+    /// The body of `service firebase.storage`, if the file has one.
+    let storageRoot: MatchBlock?
 
     /// Parses and checks a rules file. Throws the first problem, with its line and column;
     /// a file that does not parse is never loaded.
     public static func parse(source: String, file: String = "firestore.rules") throws(RulesError) -> RuleSet {
         let parsed = try Parser.parse(source: source, file: file)
-        return RuleSet(file: file, version: parsed.version, warnings: parsed.warnings, root: parsed.root)
+        let root = parsed.firestore
+            ?? MatchBlock(pattern: [], patternText: "", location: SourceLocation(line: 1, column: 1, offset: 0),
+                          rules: [], functions: [:], children: [])
+        return RuleSet(file: file, version: parsed.version, warnings: parsed.warnings,
+                       hasFirestoreRules: parsed.firestore != nil, root: root, storageRoot: parsed.storage)
     }
 
     /// Decides one request. Lookups (`get()`, `exists()`, …) are limited to 10 distinct
@@ -62,6 +76,10 @@ public struct RuleSet: Sendable {
 
     private func decide(_ request: RulesRequest, lookup: any DocumentLookup, budget: LookupBudget) -> RulesDecision {
         let what = "\(request.method) on \(describe(request))"
+        guard hasFirestoreRules else {
+            return RulesDecision(isAllowed: false, outcomes: [],
+                                 message: "permission denied: \(what): \(file) has no 'service cloud.firestore' block")
+        }
         if request.method == .list {
             let group = request.query?.collectionGroup == true
             guard request.path.count % 2 == 1 else {
@@ -78,7 +96,7 @@ public struct RuleSet: Sendable {
         }
         let ev = Evaluator(request: request, lookup: lookup, budget: budget, symbolic: false)
         let target = documentsPrefix(request) + request.path.segments.map(TargetSegment.known)
-        let (allowed, outcomes) = run(ev, target, request.method)
+        let (allowed, outcomes) = run(ev, root, target, request.method)
         return decision(allowed, outcomes, what: what)
     }
 
@@ -117,7 +135,7 @@ public struct RuleSet: Sendable {
                 "id": c.documentID.map(RulesValue.string) ?? .anyUnknown,
                 "data": c.data,
             ])
-            let (allowed, outcomes) = run(ev, target, .list)
+            let (allowed, outcomes) = run(ev, root, target, .list)
             last = outcomes
             if !allowed {
                 var d = decision(false, outcomes, what: what)
@@ -130,7 +148,9 @@ public struct RuleSet: Sendable {
         return decision(true, last, what: what)
     }
 
-    private func run(_ ev: Evaluator, _ target: [TargetSegment], _ method: RulesMethod) -> (Bool, [RuleOutcome]) {
+    /// Evaluates the `allow` statements for `method` of every block of the service `root` that
+    /// matches `target`, in order, until one grants.
+    func run(_ ev: Evaluator, _ root: MatchBlock, _ target: [TargetSegment], _ method: RulesMethod) -> (Bool, [RuleOutcome]) {
         var outcomes: [RuleOutcome] = []
         for scope in Matcher(version: version).matches(root, target) {
             let level = scope.levels.count - 1
@@ -154,7 +174,8 @@ public struct RuleSet: Sendable {
         return (false, outcomes)
     }
 
-    private func decision(_ allowed: Bool, _ outcomes: [RuleOutcome], what: String) -> RulesDecision {
+    /// The decision and its one-line message (`what` names the method and the path).
+    func decision(_ allowed: Bool, _ outcomes: [RuleOutcome], what: String) -> RulesDecision {
         if allowed {
             let by = outcomes.last.map { " by \($0.description)" } ?? ""
             return RulesDecision(isAllowed: true, outcomes: outcomes, message: "allowed: \(what)\(by)")

@@ -238,7 +238,8 @@ extension RulesValue: Hashable {
 
 extension RulesValue {
     /// A stored value as the rules see it: references become paths under
-    /// `/databases/<database>/documents`, geo points `latlng`s, and a pending server timestamp
+    /// `/databases/<database>/documents`, attachment references the path of their object in
+    /// the storage rules (`/b/default/o/attachments/<id>`), geo points `latlng`s, and a pending server timestamp
     /// the request time (the time the write will commit at).
     init(_ value: Value, database: String, requestTime: Timestamp) {
         switch value {
@@ -250,6 +251,7 @@ extension RulesValue {
         case .string(let s): self = .string(s)
         case .bytes(let b): self = .bytes(b)
         case .reference(let k): self = .path(RulesPath(segments: ["databases", database, "documents"] + k.path.segments))
+        case .attachment(let id): self = .path(RulesPath(segments: ["b", "default", "o", "attachments", id.hex]))
         case .geoPoint(let g): self = .latlng(g)
         case .array(let a): self = .list(a.map { RulesValue($0, database: database, requestTime: requestTime) })
         case .map(let m):

@@ -3,12 +3,23 @@
 /// (Firestore rejects recursion when rules are deployed).
 ///
 /// Calls of names that are neither user functions in scope nor built-in functions are not
-/// fatal: they become warnings and fail at evaluation (denying that rule).
+/// fatal: they become warnings and fail at evaluation (denying that rule). So do, in a
+/// `service firebase.storage` block, reads of Firestore documents (`get()`, `exists()`,
+/// `getAfter()`, `existsAfter()`, `firestore.get()`, `firestore.exists()`), which doccache's
+/// storage rules do not support.
+///
+/// A file may hold a Firestore and a storage block; top-level functions belong to both and are
+/// checked in both (the same warning is reported once).
 struct StaticChecker {
     let file: String
     private(set) var warnings: [RulesError] = []
     private var edges: [ObjectIdentifier: [FunctionDecl]] = [:]
     private var functions: [FunctionDecl] = []
+    /// The service whose block is being walked.
+    private var service = RulesService.firestore
+    /// Functions shared with the Firestore block (top-level ones): storage-only warnings are
+    /// not given for them, as they may be meant for Firestore rules.
+    private var shared: Set<ObjectIdentifier> = []
 
     init(file: String) { self.file = file }
 
@@ -17,9 +28,37 @@ struct StaticChecker {
         "int": 1, "float": 1, "string": 1, "bool": 1, "path": 1, "debug": 1,
     ]
 
-    mutating func check(_ root: MatchBlock) throws(RulesError) {
-        try walk(root, chain: [root])
+    /// Checks the service blocks of a file (at least one is present).
+    mutating func check(firestore: MatchBlock?, storage: MatchBlock?) throws(RulesError) {
+        if let firestore {
+            service = .firestore
+            try walk(firestore, chain: [firestore])
+        }
+        if let storage {
+            service = .storage
+            if let firestore {
+                shared = Set(firestore.functions.values.filter { f in storage.functions[f.name] === f }.map(ObjectIdentifier.init))
+            }
+            try walk(storage, chain: [storage])
+        }
         try findCycles()
+    }
+
+    /// Builtins that read Firestore documents, which storage rules cannot call.
+    private static let documentReads: Set<String> = ["get", "exists", "getAfter", "existsAfter"]
+
+    /// A warning, unless the same one was given already (top-level functions are walked once per
+    /// service block).
+    private mutating func warn(_ message: String, at loc: SourceLocation) {
+        let w = error(message, at: loc)
+        if !warnings.contains(w) { warnings.append(w) }
+    }
+
+    /// Whether `caller` (a function, or a rule when `nil`) is storage-only code.
+    private func inStorageOnly(_ caller: FunctionDecl?) -> Bool {
+        guard service == .storage else { return false }
+        guard let caller else { return true }
+        return !shared.contains(ObjectIdentifier(caller))
     }
 
     /// The user function `name` as seen from the innermost block of `chain`.
@@ -76,7 +115,11 @@ struct StaticChecker {
             try visit(a, chain: chain, caller: caller)
             try visit(b, chain: chain, caller: caller)
             try visit(c, chain: chain, caller: caller)
-        case .method(let r, _, let args):
+        case .method(let r, let name, let args):
+            if case .identifier("firestore") = r.kind, inStorageOnly(caller) {
+                warn("'firestore.\(name)()' (reading Firestore documents from storage rules) is not supported; calling it is an evaluation error",
+                     at: e.location)
+            }
             try visit(r, chain: chain, caller: caller)
             for a in args { try visit(a, chain: chain, caller: caller) }
         case .call(let name, let args):
@@ -90,8 +133,12 @@ struct StaticChecker {
                 guard arity == args.count else {
                     throw error("'\(name)' takes \(arity) argument\(arity == 1 ? "" : "s"), called with \(args.count)", at: e.location)
                 }
+                if Self.documentReads.contains(name), inStorageOnly(caller) {
+                    warn("'\(name)()' reads Firestore documents, which storage rules cannot do; calling it is an evaluation error",
+                         at: e.location)
+                }
             } else {
-                warnings.append(error("unknown function '\(name)'; calling it is an evaluation error", at: e.location))
+                warn("unknown function '\(name)'; calling it is an evaluation error", at: e.location)
             }
         }
     }

@@ -6,6 +6,7 @@ struct ValueOrderTests {
     static func ts(_ s: Int64, _ n: Int32 = 0) -> Value { .timestamp(try! Timestamp(seconds: s, nanos: n)) }
     static func key(_ p: String) -> Value { .reference(try! DocumentKey(p)) }
     static func geo(_ a: Double, _ b: Double) -> Value { .geoPoint(try! GeoPoint(latitude: a, longitude: b)) }
+    static func attachment(_ byte: UInt8) -> Value { .attachment(AttachmentID(digest: [UInt8](repeating: byte, count: 32))) }
 
     /// Groups in ascending order; values inside a group compare equal.
     static let orderedGroups: [[Value]] = [
@@ -31,6 +32,7 @@ struct ValueOrderTests {
         [""], ["\u{0}"], ["A"], ["a"], ["ab"], ["b"], ["é"], ["\u{FFFF}"], ["😀"],
         [.bytes([])], [.bytes([0])], [.bytes([0, 0])], [.bytes([1])], [.bytes([255])],
         [key("a/a")], [key("a/a/b/b")], [key("a/b")], [key("b/a")],
+        [attachment(0)], [attachment(0x0f)], [attachment(0xa0)], [attachment(0xff)],
         [geo(-90, 0)], [geo(0, -180)], [geo(0, 0)], [geo(0, 1)], [geo(90, 180)],
         [[]], [[.null]], [[1]], [[1, 2], [1.0, 2.0]], [[1, 3]], [[2]], [["a"]],
         [[:]], [["a": 1], ["a": 1.0]], [["a": 1, "b": 1]], [["a": 2]], [["b": 0]],

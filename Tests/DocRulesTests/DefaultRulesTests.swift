@@ -72,4 +72,45 @@ struct DefaultRulesTests {
         #expect(Self.allowed(.update, path, Self.admin, existing: ["balance": 10], after: ["balance": 11]))
         #expect(!Self.allowed(.get, path, nil, existing: ["balance": 10]))
     }
+
+    static func storageAllowed(
+        _ method: RulesMethod, _ auth: RulesAuth?, size: Int64? = nil, stored: Bool = false,
+        path: String = "attachments/" + String(repeating: "0f", count: 32)
+    ) -> Bool {
+        let object = { (size: Int64) in
+            StorageObject(name: path, size: size, contentType: "image/jpeg", sha256: String(repeating: "0f", count: 32),
+                          timeCreated: now)
+        }
+        let request = StorageRulesRequest(method: method, path: path, auth: auth, resource: stored ? object(10) : nil,
+                                          requestResource: size.map(object), time: now)
+        switch ruleSet {
+        case .success(let rules):
+            return rules.evaluate(storage: request).isAllowed
+        case .failure(let error):
+            Issue.record("Rules/firestore.rules did not load: \(error)")
+            return false
+        }
+    }
+
+    @Test func membersReadAttachmentsAndUploadUpTo100MiB() {
+        #expect(Self.storageAllowed(.get, Self.member, stored: true))
+        #expect(Self.storageAllowed(.get, Self.member))   // a missing attachment: the server answers notFound
+        #expect(Self.storageAllowed(.list, Self.member))
+        #expect(!Self.storageAllowed(.get, nil, stored: true))
+        #expect(Self.storageAllowed(.create, Self.member, size: 1))
+        #expect(Self.storageAllowed(.create, Self.member, size: 104_857_600))
+        #expect(!Self.storageAllowed(.create, Self.member, size: 104_857_601))
+        #expect(!Self.storageAllowed(.create, nil, size: 1))
+        #expect(!Self.storageAllowed(.create, Self.member))   // no incoming object: denied
+    }
+
+    @Test func attachmentsAreNeverUpdatedOrDeletedThroughTheRules() {
+        for auth in [Self.member, Self.admin] {
+            #expect(!Self.storageAllowed(.update, auth, size: 5, stored: true))
+            #expect(!Self.storageAllowed(.delete, auth, stored: true))
+        }
+        // Only `attachments/…` objects exist for the rules.
+        #expect(!Self.storageAllowed(.get, Self.member, stored: true, path: "other/x"))
+        #expect(!Self.storageAllowed(.create, Self.member, size: 1, path: "attachments/a/b"))
+    }
 }

@@ -94,7 +94,7 @@ func parseError(_ source: String) -> RulesError? {
         ("service cloud.firestore {\n  match /a/{b\n}", 2, 12, "unterminated wildcard", "'}'"),
         ("service cloud.firestore {\n  match /a/x{b} {}\n}", 2, 12, "a wildcard must be a whole segment", "'{name}'"),
         ("service cloud.firestore {\n  match /a/{1b} {}\n}", 2, 12, "malformed wildcard", "'{name}'"),
-        ("service firebase.storage {\n}", 1, 1, "unsupported service", "'cloud.firestore'"),
+        ("service firebase.database {\n}", 1, 1, "unsupported service 'firebase.database'", "'cloud.firestore'"),
         ("rules_version = '2'\nmatch /a {}", 2, 1, "expected 'service'", "'service'"),
         ("", 1, 1, "no 'service cloud.firestore", "'service'"),
         ("service cloud.firestore {\n  function f() { let a = 1; }\n}", 2, 29, "expected 'let' or 'return'", "'return'"),

@@ -28,8 +28,8 @@ import Testing
         #expect(denied.code == .permissionDenied && denied.location == "write 0: accounts/a1")
         // The message docs/rules.md shows.
         #expect(denied.message == "permission denied: update on /databases/(default)/documents/accounts/a1: "
-            + "allow write at line 30 (match /databases/{database}/documents/{collection}/{rest=**}): false; "
-            + "allow write at line 43 (match /databases/{database}/documents/accounts/{rest=**}): false")
+            + "allow write at line 32 (match /databases/{database}/documents/{collection}/{rest=**}): false; "
+            + "allow write at line 45 (match /databases/{database}/documents/accounts/{rest=**}): false")
         #expect(await server.write(member, batch: 2, [T.set("ledger/l1", ["amount": 5])]).rejection?.code == .permissionDenied)
         #expect(try await server.core.documents([T.key("accounts/a1")], on: member).first?.data[T.field("balance")] == 100)
         // Request documents: created pending by their author …

@@ -394,7 +394,8 @@ struct DocctlEndToEndTests {
             #expect(pending.status == 0, "\(pending)")
             #expect(pending.lines.count == 1, "\(pending)")
             let entry = try #require(JSONObjectLine(pending.lines.first ?? ""), "\(pending)")
-            #expect(entry.keys == ["batchId", "paths", "kinds", "localTime", "attempts", "lastError"])
+            #expect(entry.keys == ["batchId", "paths", "kinds", "localTime", "state", "waitReason", "attempts", "lastAttemptAt", "lastError"])
+            #expect(entry["state"] as? String == "waiting" || entry["state"] as? String == "pending", "\(entry)")
             #expect(entry["batchId"] as? Int == batch)
             #expect(entry["paths"] as? [String] == ["notes/n1"])
             #expect(entry["kinds"] as? [String] == ["set"])
@@ -453,6 +454,9 @@ struct DocctlEndToEndTests {
             #expect(state["uid"] as? String == "dora")
             #expect(state["tenant"] as? String == "acme")
             #expect((state["cacheBytes"] as? Int ?? 0) > 0, "\(state)")
+            let offlineSync = try #require(state["sync"] as? [String: Any], "\(state)")
+            #expect(offlineSync["lastSyncedAt"] is NSNull, "nothing was ever acknowledged: \(state)")
+            #expect(offlineSync["totalBatches"] as? Int == 3, "\(state)")
 
             let revert = try await down.run(["pending", "revert", String(batches[1]), "--cache", cache] + dora)
             #expect(revert.status == 0, "\(revert)")
@@ -473,6 +477,7 @@ struct DocctlEndToEndTests {
             #expect(online.status == 0, "\(online)")
             #expect(online.lines.first == "server     \(docctl.server) (online)", "\(online)")
             #expect(online.lines.contains("pending    0 batches"), "\(online)")
+            #expect(online.lines.contains { $0.hasPrefix("sync       synced at ") }, "the sync's time is kept: \(online)")
             for (path, exists) in [("notes/keep", true), ("notes/drop", false), ("notes/missing", false)] {
                 let get = try await docctl.run(["get", path, "--source", "server", "--json"] + docctl.user("erik"))
                 #expect(get.status == (exists ? 0 : 1), "\(path): \(get)")

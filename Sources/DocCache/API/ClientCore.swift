@@ -52,6 +52,12 @@ package actor ClientCore {
     package nonisolated let pendingWriteCounts: EventBroadcast<Int>
     /// The online state and its changes, for ``DocumentStore/onlineStateUpdates()``.
     package nonisolated let onlineStates = EventBroadcast(replayingLatest: OnlineState.unknown)
+    /// The sync status and its changes, for ``DocumentStore/syncStatusUpdates()``.
+    package nonisolated let syncStatuses: EventBroadcast<SyncStatus>
+    /// Batches the server answered since the queue was last empty (the "n" of "n of m").
+    private var answeredInRun = 0
+    /// When the server last answered the last queued batch.
+    private var lastSyncedAt: Timestamp?
     /// The number of batches waiting for the server.
     package var pendingWriteCount: Int { pendingWriteCounts.latest ?? 0 }
 
@@ -72,6 +78,18 @@ package actor ClientCore {
         let scheduler = ActorScheduler()
         let router = StreamEventRouter()
         let activity = SyncActivity()
+        let deliveries: [BatchID: BatchDelivery]
+        let lastSyncedAt: Timestamp?
+        let pendingCount: Int
+        do {
+            deliveries = try localStore.batchDeliveries()
+            lastSyncedAt = try localStore.lastSyncedAt()
+            pendingCount = try localStore.pendingBatchCount()
+        } catch {
+            persistence.close()
+            throw error
+        }
+        activity.load(deliveries)
         let datastore: any Datastore = network.map {
             NetworkDatastore(configuration: $0, clientID: persistence.clientID, router: router, scheduler: scheduler, activity: activity)
         } ?? OfflineDatastore()
@@ -90,7 +108,11 @@ package actor ClientCore {
         self.remoteStore = remoteStore
         self.syncEngine = syncEngine
         self.eventManager = eventManager
-        self.pendingWriteCounts = EventBroadcast(replayingLatest: try localStore.pendingBatchCount())
+        self.pendingWriteCounts = EventBroadcast(replayingLatest: pendingCount)
+        self.lastSyncedAt = lastSyncedAt
+        self.syncStatuses = EventBroadcast(replayingLatest: SyncStatus(
+            phase: network == nil ? .offline : (pendingCount > 0 ? .syncing : .synced),
+            completedBatches: 0, totalBatches: pendingCount, lastSyncedAt: lastSyncedAt, error: nil))
         scheduler.core = self
         router.core = self
         // The engine calls these synchronously on this actor.
@@ -100,8 +122,10 @@ package actor ClientCore {
                 core.failedWriteChanges.yield(())
             }
         }
-        syncEngine.onBatchSettled = { [unowned self] in self.assumeIsolated { $0.adjustPendingWriteCount(by: -1) } }
+        syncEngine.onBatchSettled = { [unowned self] id in self.assumeIsolated { $0.batchAnswered(id) } }
         syncEngine.attemptsOfBatch = { [unowned self] id in self.assumeIsolated { max($0.activity.attempts(of: id), 1) } }
+        activity.persist = { [unowned self] deliveries in self.assumeIsolated { $0.persistDeliveries(deliveries) } }
+        activity.onChange = { [unowned self] in self.assumeIsolated { $0.publishSyncStatus() } }
         remoteStore.start()
         if network == nil { remoteStore.disableNetwork() }
         onlineStates.yield(remoteStore.onlineState)
@@ -157,6 +181,7 @@ package actor ClientCore {
         }
         listeners = [:]
         pendingWriteCounts.finish()
+        syncStatuses.finish()
         writeErrors.finish()
         failedWriteChanges.finish()
         onlineStates.finish()
@@ -232,7 +257,44 @@ package actor ClientCore {
         try checkOpen()
         let batches = try localStore.pendingBatches()
         activity.retain(only: Set(batches.map(\.batchID)))
-        return batches.map { PendingWrite($0, attempts: activity.attempts(of: $0.batchID), lastError: activity.lastError(of: $0.batchID)) }
+        let waiting = waitReason
+        return batches.map { batch in
+            let state: PendingWrite.State
+            if activity.sending.contains(batch.batchID) {
+                state = .sending
+            } else if let waiting {
+                state = .waiting(waiting)
+            } else {
+                state = .pending
+            }
+            return PendingWrite(batch, delivery: activity.delivery(of: batch.batchID), state: state)
+        }
+    }
+
+    /// Why no batch can be sent now (`nil`: they can).
+    private var waitReason: PendingWrite.WaitReason? {
+        if !hasServer { return .noServer }
+        if !remoteStore.canUseNetwork { return .networkDisabled }
+        if let error = activity.writeStreamError ?? activity.lastSyncError { return .connectionFailed(error) }
+        return nil
+    }
+
+    /// The batch left the queue after the server's answer.
+    private func batchAnswered(_ id: BatchID) {
+        activity.forget(id)
+        answeredInRun += 1
+        adjustPendingWriteCount(by: -1)
+    }
+
+    /// Stores what the network did with queued batches. A failure here loses only counters,
+    /// never a write: it is reported on the store's sync error instead of failing the send.
+    private func persistDeliveries(_ deliveries: [(BatchID, BatchDelivery)]) {
+        guard !isClosed else { return }
+        do {
+            try localStore.recordDeliveries(deliveries)
+        } catch {
+            activity.streamFailed(.write, error)
+        }
     }
 
     package func waitForPendingWrites() async throws(DocError) {
@@ -247,7 +309,41 @@ package actor ClientCore {
     /// enters through `write` and leaves through acknowledgement, rejection or `revert`.
     private func adjustPendingWriteCount(by delta: Int) {
         guard !isClosed else { return }
-        pendingWriteCounts.yield(max(0, pendingWriteCount + delta))
+        let count = max(0, pendingWriteCount + delta)
+        pendingWriteCounts.yield(count)
+        if count == 0 {
+            if answeredInRun > 0 {
+                // The server answered the last queued batch: the run is over.
+                let now = Timestamp.now
+                lastSyncedAt = now
+                do { try localStore.setLastSyncedAt(now) } catch { activity.streamFailed(.write, error) }
+            }
+            answeredInRun = 0
+        }
+        publishSyncStatus()
+    }
+
+    /// The sync status now (see ``SyncStatus``).
+    package var syncStatus: SyncStatus {
+        let pending = pendingWriteCount
+        let connectionError = activity.lastSyncError
+        let phase: SyncStatus.Phase
+        if !canUseNetwork || remoteStore.onlineState == .offline {
+            phase = .offline
+        } else if let connectionError {
+            phase = [.unavailable, .deadlineExceeded].contains(connectionError.code) ? .offline : .error
+        } else {
+            phase = pending > 0 ? .syncing : .synced
+        }
+        return SyncStatus(
+            phase: phase, completedBatches: pending > 0 ? answeredInRun : 0, totalBatches: pending + (pending > 0 ? answeredInRun : 0),
+            lastSyncedAt: lastSyncedAt, error: connectionError)
+    }
+
+    private func publishSyncStatus() {
+        guard !isClosed else { return }
+        let status = syncStatus
+        if status != syncStatuses.latest { syncStatuses.yield(status) }
     }
 
     private func publishWriteError(_ batch: MutationBatch?, _ error: DocError) {
@@ -276,12 +372,14 @@ package actor ClientCore {
         }
         guard !remoteStore.canUseNetwork else { return }
         remoteStore.enableNetwork()
+        publishSyncStatus()
     }
 
     package func disableNetwork() throws(DocError) {
         try checkOpen()
         guard remoteStore.canUseNetwork else { return }
         remoteStore.disableNetwork()
+        publishSyncStatus()
     }
 
     /// Discards every pending write and listens to every active target again from scratch.
@@ -297,6 +395,7 @@ package actor ClientCore {
 
     private func publishOnlineState(_ state: OnlineState) {
         onlineStates.yield(state)
+        publishSyncStatus()
     }
 
     // MARK: - Listeners

@@ -21,6 +21,16 @@ extension DocumentStore {
     /// ``WriteHandle/committed``.
     public var lastSyncError: DocError? { get async { await core.lastSyncError } }
 
+    /// The store's sync status: `offline`, `syncing` (n of m batches), `synced` (with
+    /// ``SyncStatus/lastSyncedAt``) or `error`. Each queued batch's own state is in
+    /// ``pendingWrites()``.
+    public var syncStatus: SyncStatus { get async { await core.syncStatus } }
+
+    /// The sync status now and after every change, for an indicator or an outbox screen (read
+    /// ``pendingWrites()`` again when it changes). Ending the iteration stops the
+    /// observation; the sequence ends when the store closes.
+    public func syncStatusUpdates() -> AsyncStream<SyncStatus> { core.syncStatuses.stream() }
+
     /// Lets the store use the network again after ``disableNetwork()``: listeners resume from
     /// their resume tokens and pending writes are sent, in order, each applied once by the
     /// server. Does nothing when the network is enabled.

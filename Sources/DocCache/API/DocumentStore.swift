@@ -133,7 +133,8 @@ public final class DocumentStore: Sendable {
     /// task) stops the observation; the sequence ends when the store closes.
     public func pendingWriteCountUpdates() -> AsyncStream<Int> { core.pendingWriteCounts.stream() }
 
-    /// Every batch waiting for the server, oldest first.
+    /// Every batch waiting for the server, oldest first, each with its state (`pending`,
+    /// `sending`, or `waiting` with the reason), its attempts and its last error.
     public func pendingWrites() async throws(DocError) -> [PendingWrite] { try await core.pendingWrites() }
 
     /// Drops a pending batch: it will not be sent (or its result is ignored) and the local view

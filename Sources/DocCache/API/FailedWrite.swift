@@ -91,14 +91,13 @@ public struct FailedWrite: Sendable, Hashable, Identifiable {
         rejectedAt = record.rejectedAt
         error = record.error
         attempts = record.attempts
-        let pending = PendingWrite(batch)
-        writes = batch.mutations.indices.map { i in
+        writes = batch.mutations.map { mutation in
             let data: [String: Value]?
-            switch batch.mutations[i].kind {
+            switch mutation.kind {
             case .set(let object), .patch(let object, _): data = object.fields
             case .delete, .tombstone, .verify: data = nil
             }
-            return Write(kind: pending.kinds[i], path: pending.paths[i], data: data)
+            return Write(kind: PendingWrite.kind(of: mutation), path: mutation.key.description, data: data)
         }
         // The user's writes on the server's version, their preconditions left out (the
         // rejection was often one of them; "mine" is what the user wrote, applied).

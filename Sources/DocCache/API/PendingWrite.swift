@@ -15,30 +15,74 @@ public struct PendingWrite: Sendable, Hashable {
     public let kinds: [Kind]
     /// When the batch was written on this device.
     public let localWriteTime: Timestamp
-    /// How many times the batch was sent to the server since the store was opened (it is
-    /// sent again after a connection failure; the server applies it at most once). Kept in
-    /// memory only: it starts at 0 again when the store is reopened.
+    /// How many times the batch was sent to the server (it is sent again after a connection
+    /// failure; the server applies it at most once). Kept with the batch: it survives restarts.
     public let attempts: Int
-    /// The last transient error the batch met since the store was opened (a dropped
-    /// connection, an unavailable server, …): it stays queued and is sent again. `nil` when
-    /// none happened, and again after the store is reopened.
+    /// When the batch was last sent (`nil`: never).
+    public let lastAttemptAt: Timestamp?
+    /// The last transient error the batch met (a dropped connection, an unavailable server,
+    /// …): it stays queued and is sent again. Kept with the batch; `nil` when none happened.
     public let lastError: DocError?
+    /// Where the batch is now: queued, on its way, or held back and why.
+    public let state: State
 
-    init(_ batch: MutationBatch, attempts: Int = 0, lastError: DocError? = nil) {
-        self.attempts = attempts
-        self.lastError = lastError
-        batchID = batch.batchID
-        paths = batch.mutations.map(\.key.description)
-        kinds = batch.mutations.map { mutation in
-            switch mutation.kind {
-            case .set: return .set
-            case .patch: return mutation.precondition == .none ? .merge : .update
-            case .delete: return .purge
-            case .tombstone: return .delete
-            case .verify: return .verify
+    /// Where a queued batch is.
+    public enum State: Sendable, Hashable, CustomStringConvertible {
+        /// Queued: it is sent when its turn comes on a working connection.
+        case pending
+        /// Sent; the server's answer has not arrived.
+        case sending
+        /// Held back: it cannot be sent now, for ``WaitReason``.
+        case waiting(WaitReason)
+
+        public var description: String {
+            switch self {
+            case .pending: return "pending"
+            case .sending: return "sending"
+            case .waiting(let reason): return "waiting (\(reason))"
             }
         }
+    }
+
+    /// Why a queued batch cannot be sent now.
+    public enum WaitReason: Sendable, Hashable, CustomStringConvertible {
+        /// The store was opened without a server.
+        case noServer
+        /// ``DocumentStore/disableNetwork()`` was called.
+        case networkDisabled
+        /// The last connection attempt failed with this error; the store tries again with
+        /// backoff.
+        case connectionFailed(DocError)
+
+        public var description: String {
+            switch self {
+            case .noServer: return "the store has no server"
+            case .networkDisabled: return "the network is disabled"
+            case .connectionFailed(let error): return "connection failed: \(error)"
+            }
+        }
+    }
+
+    init(_ batch: MutationBatch, delivery: BatchDelivery, state: State) {
+        attempts = delivery.attempts
+        lastAttemptAt = delivery.lastAttemptAt
+        lastError = delivery.lastError
+        self.state = state
+        batchID = batch.batchID
+        paths = batch.mutations.map(\.key.description)
+        kinds = batch.mutations.map(Self.kind(of:))
         localWriteTime = batch.localWriteTime
+    }
+
+    /// What `mutation` does, as the public API names it.
+    static func kind(of mutation: Mutation) -> Kind {
+        switch mutation.kind {
+        case .set: return .set
+        case .patch: return mutation.precondition == .none ? .merge : .update
+        case .delete: return .purge
+        case .tombstone: return .delete
+        case .verify: return .verify
+        }
     }
 }
 

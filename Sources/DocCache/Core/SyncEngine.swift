@@ -43,7 +43,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     /// How many times a batch was sent (for the failed-write record of a rejected batch).
     package var attemptsOfBatch: ((BatchID) -> Int)?
     /// Called after a batch left the queue (acknowledged or rejected).
-    package var onBatchSettled: (() -> Void)?
+    package var onBatchSettled: ((BatchID) -> Void)?
     /// Called with every new online state.
     package var onOnlineStateChanged: ((OnlineState) -> Void)?
     package let maxConcurrentLimboResolutions: Int
@@ -281,7 +281,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
         } catch {
             reportInternal(error)
         }
-        onBatchSettled?()
+        onBatchSettled?(batchID)
     }
 
     package func rejectFailedWrite(batchID: BatchID, error: DocError) {
@@ -293,7 +293,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
             triggerPendingWritesCallbacks(upTo: batchID)
             onWriteRejected?(batch, error)
             emitNewSnapshots(changes: changes, remoteEvent: nil)
-            onBatchSettled?()
+            onBatchSettled?(batchID)
         } catch {
             reportInternal(error)
         }

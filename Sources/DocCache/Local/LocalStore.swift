@@ -208,6 +208,36 @@ package final class LocalStore {
         try persistence.run("Discard failed write") { txn throws(DocError) in try failedWriteStore.remove(id, in: txn) }
     }
 
+    // MARK: - Delivery of queued batches
+
+    private var deliveryStore: BatchDeliveryStore { BatchDeliveryStore(user: user) }
+
+    /// The delivery records of the current user's queued batches.
+    package func batchDeliveries() throws(DocError) -> [BatchID: BatchDelivery] {
+        try persistence.run("Read batch deliveries") { txn throws(DocError) in try deliveryStore.all(in: txn) }
+    }
+
+    /// Stores delivery records, in one write, for the batches still queued (a batch acknowledged,
+    /// rejected or reverted meanwhile gets none).
+    package func recordDeliveries(_ deliveries: [(BatchID, BatchDelivery)]) throws(DocError) {
+        try persistence.run("Record batch deliveries") { txn throws(DocError) in
+            for (id, delivery) in deliveries where try queue.contains(id, in: txn) {
+                deliveryStore.put(delivery, for: id, in: txn)
+            }
+        }
+    }
+
+    /// When the server last acknowledged the last queued batch of the current user.
+    package func lastSyncedAt() throws(DocError) -> Timestamp? {
+        try persistence.run("Read sync status") { txn throws(DocError) in try deliveryStore.lastSyncedAt(in: txn) }
+    }
+
+    package func setLastSyncedAt(_ time: Timestamp) throws(DocError) {
+        try persistence.run("Write sync status") { txn throws(DocError) in deliveryStore.setLastSyncedAt(time, in: txn) }
+    }
+
+    // MARK: - Queue
+
     package func nextMutationBatch(after batchID: BatchID) throws(DocError) -> MutationBatch? {
         try persistence.run("Next mutation batch") { txn throws(DocError) in try queue.nextBatch(after: batchID, in: txn) }
     }

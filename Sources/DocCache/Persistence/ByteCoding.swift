@@ -250,3 +250,24 @@ extension ByteWriter {
     /// Appends a document key: its path segments.
     mutating func documentKey(_ k: DocumentKey) { segments(k.path.segments) }
 }
+
+extension ByteWriter {
+    /// Appends an error: zigzag code, message, flag + location.
+    mutating func error(_ e: DocError) {
+        zigzag(Int64(e.code.rawValue))
+        string(e.message)
+        flag(e.location != nil)
+        if let location = e.location { string(location) }
+    }
+}
+
+extension ByteReader {
+    /// Reads what ``ByteWriter/error(_:)`` wrote.
+    mutating func error() throws(DocError) -> DocError {
+        let raw = try int()
+        guard let code = DocError.Code(rawValue: raw) else { throw fail("unknown error code \(raw)") }
+        let message = try string()
+        let location = try flag() ? try string() : nil
+        return DocError(code, message, at: location)
+    }
+}

@@ -41,10 +41,7 @@ package struct FailedWriteRecord: Sendable, Equatable {
         var w = ByteWriter(format: Self.format, capacity: 256)
         w.lengthPrefixed(MutationCoding.encode(batch))
         w.timestamp(rejectedAt)
-        w.zigzag(Int64(error.code.rawValue))
-        w.string(error.message)
-        w.flag(error.location != nil)
-        if let location = error.location { w.string(location) }
+        w.error(error)
         w.zigzag(Int64(attempts))
         w.varint(UInt64(serverDocuments.count))
         for (key, document) in serverDocuments {
@@ -60,11 +57,7 @@ package struct FailedWriteRecord: Sendable, Equatable {
         guard try r.byte() == Self.format else { throw r.fail("unknown failed-write format") }
         batch = try MutationCoding.decodeBatch(try r.lengthPrefixed())
         rejectedAt = try r.timestamp()
-        let raw = try r.int()
-        guard let code = DocError.Code(rawValue: raw) else { throw r.fail("unknown error code \(raw)") }
-        let message = try r.string()
-        let location = try r.flag() ? try r.string() : nil
-        error = DocError(code, message, at: location)
+        error = try r.error()
         attempts = try r.int()
         var documents: [(key: DocumentKey, document: MaybeDocument?)] = []
         for _ in 0..<(try r.count("server documents")) {

@@ -39,6 +39,10 @@ internal import DocModel
 //  0x22  mutation queues         string(user)                          queue record: format, bytes
 //                                                                      last stream token
 //  0x23  failed writes           string(user), int(batch id)           FailedWriteRecord.encoded()
+//  0x24  batch deliveries        string(user), int(batch id)           BatchDelivery.encoded(): attempts,
+//                                                                      last attempt, last error
+//  0x25  sync status             string(user)                          format, flag + timestamp
+//                                                                      lastSyncedAt
 //  0x30  overlays                string(user), path(collection),       overlay record: format, flags,
 //                                string(document id)                   zigzag largest batch id,
 //                                                                      MaybeDocument
@@ -73,6 +77,8 @@ enum KeySchema {
         case documentMutations = 0x21
         case mutationQueues = 0x22
         case failedWrites = 0x23
+        case batchDeliveries = 0x24
+        case syncStatus = 0x25
         case overlays = 0x30
         case targets = 0x40
         case targetCanonicalIDs = 0x41
@@ -95,6 +101,8 @@ enum KeySchema {
             case .documentMutations: return "document_mutations"
             case .mutationQueues: return "mutation_queues"
             case .failedWrites: return "failed_writes"
+            case .batchDeliveries: return "batch_deliveries"
+            case .syncStatus: return "sync_status"
             case .overlays: return "overlays"
             case .targets: return "targets"
             case .targetCanonicalIDs: return "target_canonical_ids"
@@ -297,6 +305,37 @@ enum KeySchema {
     static func failedWrite(_ user: String, _ batchID: BatchID) -> [UInt8] {
         var k = KeyEncoder(prefix: failedWritesPrefix(user))
         k.append(int64: Int64(batchID))
+        return k.bytes
+    }
+
+    /// The prefix of the delivery records of `user`'s queued batches (attempts and last error,
+    /// see ``BatchDeliveryStore``).
+    static func batchDeliveriesPrefix(_ user: String) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.batchDeliveries.prefix)
+        k.append(string: user)
+        return k.bytes
+    }
+
+    /// The delivery record of `user`'s batch `batchID`.
+    static func batchDelivery(_ user: String, _ batchID: BatchID) -> [UInt8] {
+        var k = KeyEncoder(prefix: batchDeliveriesPrefix(user))
+        k.append(int64: Int64(batchID))
+        return k.bytes
+    }
+
+    /// The batch id of a delivery record's key.
+    static func batchID(ofDelivery bytes: [UInt8]) throws(DocError) -> BatchID {
+        var d = KeyDecoder(bytes, offset: 1)
+        _ = try d.readString()
+        let id = try d.readInt64()
+        try d.finish()
+        return BatchID(id)
+    }
+
+    /// The sync-status row of `user` (when its queue was last emptied by the server).
+    static func syncStatus(_ user: String) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.syncStatus.prefix)
+        k.append(string: user)
         return k.bytes
     }
 

@@ -43,6 +43,11 @@ package final class MutationQueue {
     }
 
     /// The batch with id `id`, or `nil` when it is not in this user's queue.
+    /// Whether batch `id` is in this user's queue.
+    package func contains(_ id: BatchID, in txn: PersistenceTransaction) throws(DocError) -> Bool {
+        try txn.get(KeySchema.mutation(user, id)) != nil
+    }
+
     package func batch(_ id: BatchID, in txn: PersistenceTransaction) throws(DocError) -> MutationBatch? {
         try Self.batch(id, user: user, in: txn)
     }
@@ -148,7 +153,8 @@ package final class MutationQueue {
         return out
     }
 
-    /// Removes a batch (acknowledged or rejected) and its document → batch rows. Stamps the
+    /// Removes a batch (acknowledged or rejected), its document → batch rows and its delivery
+    /// record (``BatchDeliveryStore``). Stamps the
     /// LRU sentinels of its documents (they were just used).
     ///
     /// - Throws: `notFound` when the batch is not in this user's queue.
@@ -158,6 +164,7 @@ package final class MutationQueue {
             throw DocError(.notFound, "cannot remove batch \(batch.batchID): it is not in the mutation queue of user \"\(user)\"")
         }
         txn.delete(rowKey)
+        txn.delete(KeySchema.batchDelivery(user, batch.batchID))
         txn.persistBatchIDCounter()
         var keys = Set<DocumentKey>()
         for m in batch.baseMutations { keys.insert(m.key) }

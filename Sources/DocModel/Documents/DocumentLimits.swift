@@ -50,6 +50,7 @@ public enum DocumentLimits {
         case .string(let s): return s.utf8.count + 1
         case .bytes(let b): return b.count
         case .reference(let k): return storageSize(of: k.path)
+        case .attachment: return AttachmentID.length + 1
         case .array(let a): return a.reduce(0) { $0 + storageSize(of: $1) }
         case .map(let m): return m.reduce(0) { $0 + $1.key.utf8.count + 1 + storageSize(of: $1.value) }
         }

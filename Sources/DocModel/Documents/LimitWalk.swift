@@ -134,7 +134,7 @@ struct LimitWalk {
                 size += try self.value(element, pathLength: pathLength, depth: depth + 1)
             }
             return size
-        case .double, .integer, .null, .boolean, .string, .bytes, .timestamp, .geoPoint, .reference:
+        case .double, .integer, .null, .boolean, .string, .bytes, .timestamp, .geoPoint, .reference, .attachment:
             writer?.value(value)
             return DocumentLimits.storageSize(of: value)
         }

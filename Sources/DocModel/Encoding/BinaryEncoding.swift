@@ -20,6 +20,7 @@
 //   0x09 geo point  latitude, longitude: 8 bytes each as for doubles
 //   0x0A array      varint count, values
 //   0x0B map        map body: varint count, then (key as varint length + UTF-8, value) pairs
+//   0x0C attachment the 32 bytes of the SHA-256 the id spells
 //                   in strictly increasing UTF-8 byte order of the keys
 // A key is a varint segment count and the segments (varint length + UTF-8).
 // Versions are zigzag varints of microseconds. Flags: bit 0 hasLocalMutations,
@@ -64,6 +65,7 @@ public enum BinaryEncoding {
         static let geoPoint: UInt8 = 0x09
         static let array: UInt8 = 0x0A
         static let map: UInt8 = 0x0B
+        static let attachment: UInt8 = 0x0C
     }
 
     static let localMutationsFlag: UInt8 = 0x01
@@ -250,6 +252,9 @@ struct BinaryWriter {
         case .reference(let k):
             bytes.append(Tag.reference)
             key(k)
+        case .attachment(let id):
+            bytes.append(Tag.attachment)
+            bytes.append(contentsOf: id.digestBytes)
         case .geoPoint(let g):
             bytes.append(Tag.geoPoint)
             raw64(g.latitude.bitPattern)
@@ -445,6 +450,10 @@ struct BinaryReader {
             defer { pos += n }
             return .bytes(Array(bytes[pos..<(pos + n)]))
         case Tag.reference: return .reference(try key())
+        case Tag.attachment:
+            guard bytes.count - pos >= 32 else { throw fail("truncated attachment id", at: start) }
+            defer { pos += 32 }
+            return .attachment(AttachmentID(digest: bytes[pos..<(pos + 32)]))
         case Tag.geoPoint:
             let lat = Double(bitPattern: try raw64())
             let lng = Double(bitPattern: try raw64())

@@ -10,6 +10,7 @@
 //   0x1E string           OrderedCode string of the UTF-8 bytes
 //   0x23 bytes            OrderedCode string
 //   0x28 reference        OrderedCode path
+//   0x2A attachment       the 32 digest bytes the id spells (fixed length: prefix-free)
 //   0x2D geo point        8-byte keys of latitude and longitude
 //   0x32 array            the elements, then 0x00 (below every tag: shorter arrays first)
 //   0x37 map              (OrderedCode key string, value) per entry in UTF-8 key order, then
@@ -55,6 +56,7 @@ enum IndexValueEncoding {
         static let string: UInt8 = 0x1E
         static let bytes: UInt8 = 0x23
         static let reference: UInt8 = 0x28
+        static let attachment: UInt8 = 0x2A
         static let geoPoint: UInt8 = 0x2D
         static let array: UInt8 = 0x32
         static let map: UInt8 = 0x37
@@ -93,6 +95,9 @@ enum IndexValueEncoding {
         case .reference(let k):
             out.append(Tag.reference)
             OrderedCode.appendPath(k.path, to: &out)
+        case .attachment(let id):
+            out.append(Tag.attachment)
+            out.append(contentsOf: id.digestBytes)
         case .geoPoint(let g):
             out.append(Tag.geoPoint)
             OrderedCode.appendBigEndian(orderedBits(g.latitude), count: 8, to: &out)
@@ -173,6 +178,11 @@ enum IndexValueEncoding {
             return .bytes(try r.rawString(mask))
         case Tag.reference:
             return .reference(try r.key(mask))
+        case Tag.attachment:
+            var digest: [UInt8] = []
+            digest.reserveCapacity(32)
+            for _ in 0..<32 { digest.append(try r.byte(mask)) }
+            return .attachment(AttachmentID(digest: digest))
         case Tag.geoPoint:
             let lat = try r.bigEndian(8, mask), lng = try r.bigEndian(8, mask)
             let latitude = double(fromOrderedBits: lat), longitude = double(fromOrderedBits: lng)

@@ -15,6 +15,7 @@
 //                                                      timestamps outside 0001…9999
 //   {"$bytes": "AAEC/w=="}                             standard base64 with padding, strict
 //   {"$ref": "collection/doc"}                         a document key
+//   {"$attachment": "<64 hex characters>"}             an attachment reference
 //   {"$geo": [latitude, longitude]}                    a geo point
 //   {"$double": "NaN" | "Infinity" | "-Infinity"}      the non-finite doubles; a number is
 //                                                      also accepted: {"$double": 1} is 1.0
@@ -29,15 +30,16 @@ enum JSONEscape {
     static let timestamp = "$timestamp"
     static let bytes = "$bytes"
     static let reference = "$ref"
+    static let attachment = "$attachment"
     static let geoPoint = "$geo"
     static let double = "$double"
     static let map = "$map"
-    static let all: Set<String> = [timestamp, bytes, reference, geoPoint, double, map]
+    static let all: Set<String> = [timestamp, bytes, reference, attachment, geoPoint, double, map]
 }
 
 extension Value {
     /// Parses JSON text into a value, decoding the typed escapes (`{"$timestamp": …}`,
-    /// `{"$bytes": …}`, `{"$ref": …}`, `{"$geo": […]}`, `{"$double": …}`, `{"$map": {…}}`).
+    /// `{"$bytes": …}`, `{"$ref": …}`, `{"$attachment": …}`, `{"$geo": […]}`, `{"$double": …}`, `{"$map": {…}}`).
     ///
     /// Numbers without a fraction or exponent that fit `Int64` become `.integer`; all other
     /// numbers (including integers outside `Int64`) become `.double`. An object with a single
@@ -110,6 +112,8 @@ extension Value {
             Self.writeEscape(JSONEscape.bytes, to: &w) { w in w.writeString(Base64.encode(b)) }
         case .reference(let k):
             Self.writeEscape(JSONEscape.reference, to: &w) { w in w.writeString(k.path.canonicalString) }
+        case .attachment(let id):
+            Self.writeEscape(JSONEscape.attachment, to: &w) { w in w.writeString(id.hex) }
         case .geoPoint(let g):
             Self.writeEscape(JSONEscape.geoPoint, to: &w) { w in
                 w.open(UInt8(ascii: "["))
@@ -259,6 +263,16 @@ struct JSONValueDecoder {
             }
             do {
                 return .reference(try DocumentKey(text))
+            } catch {
+                throw self.error("\(name): \(error.message)", at: payload.offset)
+            }
+        case JSONEscape.attachment:
+            guard case .string(let text) = payload.kind else {
+                throw error("\(name) expects an attachment id (64 lowercase hex characters), found \(describe(payload))",
+                            at: payload.offset)
+            }
+            do {
+                return .attachment(try AttachmentID(text))
             } catch {
                 throw self.error("\(name): \(error.message)", at: payload.offset)
             }

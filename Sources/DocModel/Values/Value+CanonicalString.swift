@@ -28,6 +28,7 @@ extension Value: CustomStringConvertible {
                 return h.count == 1 ? "0" + h : h
             }.joined() + ")"
         case .reference(let k): out += "ref(\(k))"
+        case .attachment(let id): out += "attachment(\(id.hex))"
         case .geoPoint(let g): out += "geo(\(g.latitude),\(g.longitude))"
         case .array(let a):
             out += "["

@@ -4,7 +4,7 @@
 /// numerically across integers and doubles (`1 == 1.0`, `-0.0 == 0.0`), NaN equals NaN and
 /// sorts before every other number, and values of different types order by type:
 /// null < boolean < number < timestamp < (pending server timestamp) < string < bytes <
-/// reference < geo point < array < map.
+/// reference < attachment < geo point < array < map.
 ///
 /// For "is this the very same stored value" (int `1` is not double `1.0`), use
 /// ``isIdentical(to:)``.
@@ -18,6 +18,10 @@ public enum Value: Sendable {
     case bytes([UInt8])
     /// A reference to another document of the same database.
     case reference(DocumentKey)
+    /// A reference to an attachment (a file stored beside the documents, see
+    /// `DocumentStore.attachments`): a write that holds one is sent to the server only after
+    /// the attachment is uploaded.
+    case attachment(AttachmentID)
     case geoPoint(GeoPoint)
     case array([Value])
     case map([String: Value])
@@ -65,6 +69,7 @@ extension Value {
         case .string: return "string"
         case .bytes: return "bytes"
         case .reference: return "reference"
+        case .attachment: return "attachment"
         case .geoPoint: return "geoPoint"
         case .array: return "array"
         case .map: return isServerTimestamp ? "serverTimestamp" : "map"
@@ -120,6 +125,7 @@ extension Value: Hashable, Comparable {
         case .string(let s): hashUTF8(s, into: &hasher)
         case .bytes(let b): hasher.combine(b)
         case .reference(let k): hasher.combine(k)
+        case .attachment(let id): hasher.combine(id)
         case .geoPoint(let g): hasher.combine(g)
         case .array(let a): hasher.combine(a)
         case .map(let m):
@@ -142,9 +148,10 @@ extension Value: Hashable, Comparable {
         case .string: return 5
         case .bytes: return 6
         case .reference: return 7
-        case .geoPoint: return 8
-        case .array: return 9
-        case .map: return isServerTimestamp ? 4 : 10
+        case .attachment: return 8
+        case .geoPoint: return 9
+        case .array: return 10
+        case .map: return isServerTimestamp ? 4 : 11
         }
     }
 
@@ -163,6 +170,7 @@ extension Value: Hashable, Comparable {
         case let (.string(x), .string(y)): return compareUTF8(x, y)
         case let (.bytes(x), .bytes(y)): return compareBytes(x, y)
         case let (.reference(x), .reference(y)): return x == y ? 0 : (x < y ? -1 : 1)
+        case let (.attachment(x), .attachment(y)): return x == y ? 0 : (x < y ? -1 : 1)
         case let (.geoPoint(x), .geoPoint(y)): return x == y ? 0 : (x < y ? -1 : 1)
         case let (.array(x), .array(y)):
             for (l, r) in zip(x, y) {
@@ -232,6 +240,7 @@ extension Value: Hashable, Comparable {
         case let (.string(x), .string(y)): return equalUTF8(x, y)
         case let (.bytes(x), .bytes(y)): return x == y
         case let (.reference(x), .reference(y)): return x == y
+        case let (.attachment(x), .attachment(y)): return x == y
         case let (.geoPoint(x), .geoPoint(y)): return x == y
         case let (.array(x), .array(y)):
             return x.count == y.count && zip(x, y).allSatisfy { $0.isIdentical(to: $1) }

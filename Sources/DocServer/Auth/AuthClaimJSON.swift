@@ -79,7 +79,7 @@ struct AuthClaimJSON: Codable {
         case .string(let s): try container.encode(s)
         case .array(let a): try container.encode(a.map(AuthClaimJSON.init))
         case .map(let m): try container.encode(m.mapValues(AuthClaimJSON.init))
-        case .timestamp, .bytes, .reference, .geoPoint:
+        case .timestamp, .bytes, .reference, .attachment, .geoPoint:
             throw EncodingError.invalidValue(value, .init(
                 codingPath: encoder.codingPath,
                 debugDescription: "\(value.typeName) values cannot be carried in a token"
@@ -113,7 +113,7 @@ struct AuthClaimJSON: Codable {
             for (key, member) in members {
                 try validate(member, path: "\(path).\(key)", depth: depth + 1)
             }
-        case .timestamp, .bytes, .reference, .geoPoint:
+        case .timestamp, .bytes, .reference, .attachment, .geoPoint:
             throw DocError(.invalidArgument,
                            "claim '\(path)' is a \(value.typeName); token claims are plain JSON "
                                + "(null, boolean, number, string, array, map)")

@@ -24,7 +24,7 @@ struct PendingCommand: AsyncParsableCommand {
             discussion: """
                 Example:
                   docctl pending --tenant acme --uid alice --json
-                  {"batchId":3,"paths":["rooms/r1"],"kinds":["set"],"localTime":"2026-11-22T09:00:00.000000Z","attempts":0,"lastError":null}
+                  {"batchId":3,"paths":["rooms/r1"],"kinds":["set"],"localTime":"2026-11-22T09:00:00.000000Z","state":"waiting","waitReason":"connectionFailed","attempts":1,"lastAttemptAt":"2026-11-22T09:01:00.000000Z","lastError":{"code":"unavailable","message":"…"}}
                 """
         )
 
@@ -79,14 +79,34 @@ enum PendingRendering {
             ("paths", .array(write.paths.map { .string($0) })),
             ("kinds", .array(write.kinds.map { .string($0.rawValue) })),
             ("localTime", .string(write.localWriteTime.rfc3339)),
+            ("state", .string(stateName(write.state))),
+            ("waitReason", waitReason(write.state).map { .string($0) } ?? .null),
             ("attempts", .int(Int64(write.attempts))),
+            ("lastAttemptAt", write.lastAttemptAt.map { .string($0.rfc3339) } ?? .null),
             ("lastError", write.lastError.map { Rendering.error($0) } ?? .null),
-                    ])
+        ])
+    }
+
+    static func stateName(_ state: PendingWrite.State) -> String {
+        switch state {
+        case .pending: return "pending"
+        case .sending: return "sending"
+        case .waiting: return "waiting"
+        }
+    }
+
+    static func waitReason(_ state: PendingWrite.State) -> String? {
+        guard case .waiting(let reason) = state else { return nil }
+        switch reason {
+        case .noServer: return "noServer"
+        case .networkDisabled: return "networkDisabled"
+        case .connectionFailed: return "connectionFailed"
+        }
     }
 
     static func human(_ write: PendingWrite) -> String {
         let items = zip(write.kinds, write.paths).map { "\($0.rawValue) \($1)" }.joined(separator: ", ")
-        var line = "batch \(write.batchID)  \(write.localWriteTime.rfc3339)  \(items)  attempts \(write.attempts)"
+        var line = "batch \(write.batchID)  \(write.localWriteTime.rfc3339)  \(items)  \(write.state)  attempts \(write.attempts)"
         if let error = write.lastError { line += "  last error: \(error)" }
         return line
     }

@@ -16,6 +16,7 @@ struct StatusCommand: AsyncParsableCommand {
               docctl status --tenant acme --uid alice
               server     http://127.0.0.1:8080 (online)
               pending    2 batches
+              sync       offline, 2 pending, last synced 2026-11-25T09:12:03.000000Z
               failed     1 write
               last error none
               cache      ~/.docctl/cache/127.0.0.1_8080/acme/alice (1.2 MB)
@@ -32,6 +33,7 @@ struct StatusCommand: AsyncParsableCommand {
             let pending = await session.store.pendingWriteCount
             let pendingWrites = (try? await session.store.pendingWrites()) ?? []
             let failed = ((try? await session.store.failedWrites()) ?? []).count
+            let sync = await session.store.syncStatus
             let lastError = await session.store.lastSyncError ?? pendingWrites.compactMap(\.lastError).last
             let identity = try client.identity()
             let directory = client.cacheRoot
@@ -41,6 +43,12 @@ struct StatusCommand: AsyncParsableCommand {
                     ("server", .string(client.serverURL)), ("online", .bool(online)),
                     ("tenant", .string(identity.tenant)), ("uid", .string(identity.uid)),
                     ("pendingWrites", .int(Int64(pending))),
+                    ("sync", .object([
+                        ("phase", .string(sync.phase.rawValue)),
+                        ("completedBatches", .int(Int64(sync.completedBatches))),
+                        ("totalBatches", .int(Int64(sync.totalBatches))),
+                        ("lastSyncedAt", sync.lastSyncedAt.map { .string($0.rfc3339) } ?? .null),
+                    ])),
                     ("failedWrites", .int(Int64(failed))),
                     ("lastSyncError", lastError.map { Rendering.error($0) } ?? .null),
                     ("cache", .string(directory)), ("cacheBytes", .int(bytes)),
@@ -49,6 +57,7 @@ struct StatusCommand: AsyncParsableCommand {
                 Output.line("server     \(client.serverURL) (\(online ? "online" : "offline"))")
                 Output.line("user       \(identity.uid) in \(identity.tenant)")
                 Output.line("pending    \(pending) batch\(pending == 1 ? "" : "es")")
+                Output.line("sync       \(sync)")
                 Output.line("failed     \(failed) write\(failed == 1 ? "" : "s")")
                 Output.line("last error \(lastError.map { "\($0)" } ?? "none")")
                 Output.line("cache      \(directory) (\(ByteCountFormatter.string(fromByteCount: bytes, countStyle: .file)))")

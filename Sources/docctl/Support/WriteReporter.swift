@@ -29,10 +29,6 @@ enum WriteReporter {
     /// reports it pending (it stays queued in the cache either way).
     static let grace: Duration = .seconds(3)
 
-    /// How often a write without `--wait` asks the store whether the server turned out to be
-    /// unreachable (see ``isUnreachable(_:)``).
-    static let reachabilityPoll: Duration = .milliseconds(20)
-
     /// Reports a write: committed (with its version), pending (queued in the cache), or
     /// rejected (exit 1). Without `--wait` the write is reported pending after ``grace``, or
     /// at once when the store finds the server unreachable; `--wait` waits for the commit
@@ -69,7 +65,7 @@ enum WriteReporter {
     /// `store`, only until the store finds its server unreachable while the write is still
     /// queued (then `.pending`: the library sends it when the server is back). The wait for
     /// the commit is not cancellable, so the waits race outside a task group; the timer and
-    /// the reachability poll are cancelled once the race is decided.
+    /// the sync-status watcher are cancelled once the race is decided.
     static func outcome(of handle: WriteHandle, within limit: Duration?,
                         orUntilUnreachable store: DocumentStore? = nil) async -> Outcome {
         let race = FirstOf<Outcome>()
@@ -89,12 +85,11 @@ enum WriteReporter {
         }
         if let store {
             watchers.append(Task {
-                while !Task.isCancelled {
-                    if await isUnreachable(store), await isQueued(handle, in: store) {
+                for await status in store.syncStatusUpdates() {
+                    if isUnreachable(status), await isQueued(handle, in: store) {
                         race.finish(.pending)
                         return
                     }
-                    guard (try? await Task.sleep(for: reachabilityPoll)) != nil else { return }
                 }
             })
         }
@@ -105,14 +100,11 @@ enum WriteReporter {
 
     /// Whether the store knows its server cannot be reached now: the connection that sends
     /// the writes failed with `unavailable` (refused, reset, no WebSocket upgrade, no `hello`
-    /// answer in time, or the server said it cannot decide now) and has not connected since.
-    ///
-    /// The library's ``DocumentStore/onlineState`` cannot tell: it follows the watch stream
-    /// only, which a write command never opens (it stays `unknown`), and no public stream
-    /// announces sync errors, so ``DocumentStore/lastSyncError`` is polled. Other sync errors
-    /// (`unauthenticated`, …) come from a server that answers; the write then gets its grace.
-    static func isUnreachable(_ store: DocumentStore) async -> Bool {
-        await store.lastSyncError?.code == .unavailable
+    /// answer in time, or the server said it cannot decide now) and has not connected since —
+    /// the sync status is `offline` with that error. Other sync errors (`unauthenticated`, …)
+    /// come from a server that answers; the write then gets its grace.
+    static func isUnreachable(_ status: SyncStatus) -> Bool {
+        status.phase == .offline && status.error?.code == .unavailable
     }
 
     /// Whether the write is still in the store's queue (not acknowledged or rejected in the

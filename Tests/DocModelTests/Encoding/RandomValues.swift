@@ -137,14 +137,14 @@ struct RandomValueGenerator: RandomNumberGenerator {
     }
 
     mutating func mapKey() -> String {
-        chance(0.2) ? pick(["$ref", "$map", "$timestamp", "$bytes", "$geo", "$double", "$x", "$", "__type__"]) : string(maxLength: 3)
+        chance(0.2) ? pick(["$ref", "$attachment", "$map", "$timestamp", "$bytes", "$geo", "$double", "$x", "$", "__type__"]) : string(maxLength: 3)
     }
 
     // MARK: Values
 
     /// A random value; arrays and maps nest up to `maxDepth` levels.
     mutating func value(maxDepth: Int = 4) -> Value {
-        let kinds = maxDepth > 0 ? 13 : 11
+        let kinds = maxDepth > 0 ? 14 : 12
         switch int(0..<kinds) {
         case 0: return .null
         case 1: return .boolean(chance(0.5))
@@ -161,7 +161,8 @@ struct RandomValueGenerator: RandomNumberGenerator {
         case 9: return .geoPoint(geoPoint())
         case 10:
             return chance(0.5) ? .integer(Int64(int(-2..<3))) : .double(Double(int(-2..<3)))
-        case 11: return .array((0..<int(0..<5)).map { _ in value(maxDepth: maxDepth - 1) })
+        case 11: return .attachment(AttachmentID(digest: (0..<32).map { _ in UInt8(int(0..<256)) }))
+        case 12: return .array((0..<int(0..<5)).map { _ in value(maxDepth: maxDepth - 1) })
         default: return .map(map(maxDepth: maxDepth - 1))
         }
     }

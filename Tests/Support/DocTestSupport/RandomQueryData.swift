@@ -35,6 +35,7 @@ public struct RandomQueryData {
         case 12 where depth == 0: return .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in value(depth: 1) })
         case 13 where depth == 0: return .map(["x": value(depth: 1), "y": value(depth: 1)])
         case 14: return chance(30) ? largeString() : .integer(1)
+        case 15: return .attachment(AttachmentID(digest: [UInt8](repeating: pick([0, 1, 255]), count: 32)))
         default: return .integer(Int64.random(in: 0...3, using: &rng))
         }
     }

@@ -41,6 +41,7 @@ final class InProcessConnection: FrameConnection {
             return
         }
         transport.record(sent: message)
+        await transport.passGate(message)
         guard let connection else {
             await handshake(message)
             return

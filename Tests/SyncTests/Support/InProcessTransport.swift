@@ -35,6 +35,8 @@ final class InProcessTransport: FrameTransport {
         /// Refuse connections after the next drop.
         var refuseAfterDrop = false
         var refusing = false
+        /// `write` frames wait before reaching the server.
+        var holdingWrites = false
     }
 
     let host: TestServerHost
@@ -58,6 +60,22 @@ final class InProcessTransport: FrameTransport {
             $0.faults.dropsPending += 1
             $0.faults.refuseAfterDrop = thenRefuse
         }
+    }
+
+    /// `write` frames wait before reaching the server until ``releaseWrites()`` (the client
+    /// has sent them; the server has not answered).
+    func holdWrites() {
+        state.withLock { $0.faults.holdingWrites = true }
+    }
+
+    func releaseWrites() {
+        state.withLock { $0.faults.holdingWrites = false }
+    }
+
+    /// Returns when `message` may reach the server.
+    func passGate(_ message: ClientMessage) async {
+        guard case .write = message else { return }
+        while state.withLock({ $0.faults.holdingWrites }) { try? await Task.sleep(for: .milliseconds(5)) }
     }
 
     /// Lets connections through again.

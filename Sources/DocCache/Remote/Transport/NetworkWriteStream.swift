@@ -68,6 +68,7 @@ package final class NetworkWriteStream: WriteStream {
 
     private func reset() {
         isHandshakeComplete = false
+        activity.batchesStopped(inFlight)
         inFlight.removeAll()
     }
 

@@ -1,9 +1,14 @@
 import DocModel
 
-/// What the network streams observed, kept in memory for the public API: the error that last
-/// interrupted syncing (``DocumentStore/lastSyncError``) and, per pending batch, how often it
-/// was sent and the last transient error it met (``PendingWrite/attempts``,
-/// ``PendingWrite/lastError``). Nothing here is persisted: it starts empty when a store opens.
+/// What the network streams observed, for the public API: the error that last interrupted
+/// syncing (``DocumentStore/lastSyncError``), the batches on their way to the server now, and
+/// per queued batch how often it was sent, when last, and the last transient error it met
+/// (``PendingWrite/attempts``, ``PendingWrite/lastError``).
+///
+/// The per-batch records are kept beside the batches in the store (``BatchDeliveryStore``):
+/// ``persist`` is called with every changed record, and ``load(_:)`` fills them in when the
+/// store opens, so an outbox screen shows the same attempts after a restart. Stream errors and
+/// the batches in flight describe the current connection only and start empty.
 ///
 /// Used on the client core's actor only.
 final class SyncActivity {
@@ -11,43 +16,94 @@ final class SyncActivity {
     enum Stream: Hashable { case watch, write }
 
     private var streamErrors: [Stream: DocError] = [:]
-    private var attempts: [BatchID: Int] = [:]
-    private var batchErrors: [BatchID: DocError] = [:]
+    private var deliveries: [BatchID: BatchDelivery] = [:]
+    /// Batches sent on the current write connection and not answered yet.
+    private(set) var sending: Set<BatchID> = []
+    private let clock: () -> Timestamp
+
+    /// Called with the records that changed, to store them (on the same actor, synchronously).
+    var persist: (([(BatchID, BatchDelivery)]) -> Void)?
+    /// Called after anything here changed (for the store's sync status).
+    var onChange: (() -> Void)?
+
+    init(clock: @escaping () -> Timestamp = { .now }) {
+        self.clock = clock
+    }
+
+    /// The records stored for the queued batches (at open).
+    func load(_ stored: [BatchID: BatchDelivery]) {
+        deliveries = stored
+    }
 
     /// The error that most recently interrupted a stream that has not connected since (the
     /// watch stream's first).
     var lastSyncError: DocError? { streamErrors[.watch] ?? streamErrors[.write] }
 
+    /// The write stream's error, while it has not connected since.
+    var writeStreamError: DocError? { streamErrors[.write] }
+
     /// The stream connected: its earlier error no longer applies.
-    func streamOpened(_ stream: Stream) { streamErrors[stream] = nil }
+    func streamOpened(_ stream: Stream) {
+        guard streamErrors.removeValue(forKey: stream) != nil else { return }
+        onChange?()
+    }
 
     /// The stream failed with `error`.
-    func streamFailed(_ stream: Stream, _ error: DocError) { streamErrors[stream] = error }
+    func streamFailed(_ stream: Stream, _ error: DocError) {
+        streamErrors[stream] = error
+        onChange?()
+    }
 
     /// The batch was sent (again).
-    func batchSent(_ id: BatchID) { attempts[id, default: 0] += 1 }
+    func batchSent(_ id: BatchID) {
+        var delivery = deliveries[id] ?? BatchDelivery()
+        delivery.attempts += 1
+        delivery.lastAttemptAt = clock()
+        deliveries[id] = delivery
+        sending.insert(id)
+        persist?([(id, delivery)])
+        onChange?()
+    }
 
     /// The batches were in flight when their stream failed with a transient `error` (they
     /// are sent again).
     func batchesFailed(_ ids: some Sequence<BatchID>, _ error: DocError) {
-        for id in ids { batchErrors[id] = error }
+        var changed: [(BatchID, BatchDelivery)] = []
+        for id in ids {
+            sending.remove(id)
+            var delivery = deliveries[id] ?? BatchDelivery()
+            delivery.lastError = error
+            deliveries[id] = delivery
+            changed.append((id, delivery))
+        }
+        guard !changed.isEmpty else { return }
+        persist?(changed)
+        onChange?()
     }
 
-    /// The batch left the queue (acknowledged, rejected or reverted).
+    /// The connection carrying these batches ended (they are sent again on the next one).
+    func batchesStopped(_ ids: some Sequence<BatchID>) {
+        var changed = false
+        for id in ids where sending.remove(id) != nil { changed = true }
+        if changed { onChange?() }
+    }
+
+    /// The batch left the queue (acknowledged, rejected or reverted); its stored record left
+    /// with it.
     func forget(_ id: BatchID) {
-        attempts[id] = nil
-        batchErrors[id] = nil
+        deliveries[id] = nil
+        if sending.remove(id) != nil { onChange?() }
     }
 
-    /// How often the batch was sent since the store opened.
-    func attempts(of id: BatchID) -> Int { attempts[id] ?? 0 }
+    /// How often the batch was sent.
+    func attempts(of id: BatchID) -> Int { deliveries[id]?.attempts ?? 0 }
 
-    /// The last transient error the batch met since the store opened.
-    func lastError(of id: BatchID) -> DocError? { batchErrors[id] }
+    /// What is known of the batch's delivery.
+    func delivery(of id: BatchID) -> BatchDelivery { deliveries[id] ?? BatchDelivery() }
 
     /// Drops what is known about batches not in `live` (they left the queue).
     func retain(only live: Set<BatchID>) {
-        attempts = attempts.filter { live.contains($0.key) }
-        batchErrors = batchErrors.filter { live.contains($0.key) }
+        deliveries = deliveries.filter { live.contains($0.key) }
+        sending.formIntersection(live)
     }
 }
