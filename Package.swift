@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         // The PostgreSQL store (DocServerPostgres only; the client and the LevelDB-only server never link it).
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // Already under jwt-kit; named for the attachments' SHA-256 (DocServer, DocCache).
+        .package(url: "https://github.com/apple/swift-crypto.git", "4.1.0"..<"6.0.0"),
     ],
     targets: [
         // The system libleveldb (Debian: libleveldb-dev, macOS: brew leveldb).
@@ -76,6 +78,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -97,6 +100,7 @@ let package = Package(
                 "DocModel", "DocProtocol", "LevelDB",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -197,6 +201,7 @@ let package = Package(
                 "doccache-crash-child",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

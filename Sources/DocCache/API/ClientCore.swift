@@ -28,16 +28,18 @@ package actor ClientCore {
     package let directory: String
     package let settings: StoreSettings
     private let persistence: Persistence
-    private let localStore: LocalStore
-    private let remoteStore: RemoteStore
+    let localStore: LocalStore
+    let remoteStore: RemoteStore
     private let syncEngine: SyncEngine
     private let eventManager: EventManager
     private let scheduler: ActorScheduler
     private let streamRouter: StreamEventRouter
-    private let activity: SyncActivity
+    let activity: SyncActivity
     /// The store was opened with a server (it can go online).
     package let hasServer: Bool
     private var isClosed = false
+    /// Whether the store is closed (for the attachments' extension).
+    var isClosedForAttachments: Bool { isClosed }
     private var listeners: [Int: ListenerEntry] = [:]
     private var detachedScopes: Set<Int> = []
     private var nextID = 0
@@ -58,6 +60,18 @@ package actor ClientCore {
     private var answeredInRun = 0
     /// When the server last answered the last queued batch.
     private var lastSyncedAt: Timestamp?
+    /// The attachments' files, records and uploads (see ClientCore+Attachments.swift).
+    let attachmentFiles: AttachmentFiles
+    var attachmentRecords: [AttachmentID: AttachmentRecord] = [:]
+    /// Bytes the server holds of the attachment being uploaded.
+    var uploadProgress: [AttachmentID: Int64] = [:]
+    var uploadTask: Task<Void, Never>?
+    let uploadBackoff: ExponentialBackoff
+    let network: NetworkConfiguration?
+    /// The write queue's gate for batches that refer to attachments not uploaded yet.
+    let blocker: BatchBlocker
+    /// A signal after every change of an attachment (added, progress, uploaded, failed, removed).
+    package nonisolated let attachmentChanges = EventBroadcast<Void>()
     /// The number of batches waiting for the server.
     package var pendingWriteCount: Int { pendingWriteCounts.latest ?? 0 }
 
@@ -90,10 +104,21 @@ package actor ClientCore {
             throw error
         }
         activity.load(deliveries)
+        let attachmentRecords: [AttachmentRecord]
+        do {
+            attachmentRecords = try localStore.attachments()
+        } catch {
+            persistence.close()
+            throw error
+        }
+        let files = AttachmentFiles(storeDirectory: directory)
+        files.removeOrphans(keeping: Set(attachmentRecords.map(\.id)))
         let datastore: any Datastore = network.map {
             NetworkDatastore(configuration: $0, clientID: persistence.clientID, router: router, scheduler: scheduler, activity: activity)
         } ?? OfflineDatastore()
-        let adapter = LocalStoreRemoteAdapter(localStore: localStore, onError: { _ in })
+        let blocker = BatchBlocker()
+        blocker.waiting = Set(attachmentRecords.filter(\.isWaitingForUpload).map(\.id))
+        let adapter = LocalStoreRemoteAdapter(localStore: localStore, onError: { _ in }, isBlocked: { blocker.isBlocked($0) })
         let remoteStore = RemoteStore(localStore: adapter, datastore: datastore, scheduler: scheduler)
         let syncEngine = SyncEngine(localStore: localStore, remoteStore: remoteStore)
         let eventManager = EventManager(source: syncEngine)
@@ -105,6 +130,11 @@ package actor ClientCore {
         self.streamRouter = router
         self.activity = activity
         self.hasServer = network != nil
+        self.network = network
+        self.blocker = blocker
+        self.uploadBackoff = ExponentialBackoff(scheduler: scheduler, timerID: .attachmentUploadBackoff)
+        self.attachmentFiles = files
+        self.attachmentRecords = Dictionary(uniqueKeysWithValues: attachmentRecords.map { ($0.id, $0) })
         self.remoteStore = remoteStore
         self.syncEngine = syncEngine
         self.eventManager = eventManager
@@ -124,8 +154,6 @@ package actor ClientCore {
         }
         syncEngine.onBatchSettled = { [unowned self] id in self.assumeIsolated { $0.batchAnswered(id) } }
         syncEngine.attemptsOfBatch = { [unowned self] id in self.assumeIsolated { max($0.activity.attempts(of: id), 1) } }
-        activity.persist = { [unowned self] deliveries in self.assumeIsolated { $0.persistDeliveries(deliveries) } }
-        activity.onChange = { [unowned self] in self.assumeIsolated { $0.publishSyncStatus() } }
         remoteStore.start()
         if network == nil { remoteStore.disableNetwork() }
         onlineStates.yield(remoteStore.onlineState)
@@ -134,6 +162,8 @@ package actor ClientCore {
         syncEngine.onOnlineStateChanged = { [unowned self] state in
             self.assumeIsolated { $0.publishOnlineState(state) }
         }
+        activity.persist = { [unowned self] deliveries in self.assumeIsolated { $0.persistDeliveries(deliveries) } }
+        activity.onChange = { [unowned self] in self.assumeIsolated { $0.publishSyncStatus() } }
         if settings.cacheSizeBytes != StoreSettings.unlimited {
             _ = scheduler.schedule(.garbageCollection, after: Self.initialGarbageCollectionDelay) { [unowned self] in
                 self.assumeIsolated { $0.collectGarbageAndReschedule() }
@@ -184,6 +214,8 @@ package actor ClientCore {
         syncStatuses.finish()
         writeErrors.finish()
         failedWriteChanges.finish()
+        attachmentChanges.finish()
+        uploadTask?.cancel()
         onlineStates.finish()
         persistence.close()
     }
@@ -258,10 +290,16 @@ package actor ClientCore {
         let batches = try localStore.pendingBatches()
         activity.retain(only: Set(batches.map(\.batchID)))
         let waiting = waitReason
+        var blockedBy: BatchID?
         return batches.map { batch in
             let state: PendingWrite.State
             if activity.sending.contains(batch.batchID) {
                 state = .sending
+            } else if let (id, error) = blockingAttachment(of: batch) {
+                state = .waiting(error.map { .attachmentFailed(id, $0) } ?? .attachmentNotUploaded(id))
+                blockedBy = blockedBy ?? batch.batchID
+            } else if let blockedBy {
+                state = .waiting(.earlierBatch(blockedBy))
             } else if let waiting {
                 state = .waiting(waiting)
             } else {
@@ -373,6 +411,8 @@ package actor ClientCore {
         guard !remoteStore.canUseNetwork else { return }
         remoteStore.enableNetwork()
         publishSyncStatus()
+        uploadBackoff.reset()
+        startNextUpload()
     }
 
     package func disableNetwork() throws(DocError) {

@@ -24,22 +24,8 @@ extension DocumentStore {
     /// called. The sequence ends when the store closes, or when the list cannot be read (the
     /// next ``failedWrites()`` then throws why).
     public func failedWriteUpdates() -> AsyncStream<[FailedWrite]> {
-        // Observed before the first read, so that no change between the two is missed.
-        let changes = core.failedWriteChanges.stream()
         let core = self.core
-        return AsyncStream { continuation in
-            let task = Task {
-                var pending: Void? = ()
-                var iterator = changes.makeAsyncIterator()
-                while pending != nil {
-                    guard let records = try? await core.failedWrites() else { break }
-                    continuation.yield(records.map(FailedWrite.init))
-                    pending = await iterator.next()
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+        return core.failedWriteChanges.rereading { try? await core.failedWrites().map(FailedWrite.init) }
     }
 
     /// Queues the failed write's own writes again, as a new batch at the end of the queue

@@ -49,7 +49,10 @@ public final class DocumentStore: Sendable {
         directory: String, tenant: String, user: String, settings: StoreSettings = StoreSettings(),
         server: ServerEndpoint? = nil
     ) async throws(DocError) -> DocumentStore {
-        let network = server.map { NetworkConfiguration(transport: WebSocketTransport(server: $0.serverURL), token: $0.token) }
+        let network = server.map {
+            NetworkConfiguration(transport: WebSocketTransport(server: $0.serverURL), token: $0.token,
+                                 attachments: HTTPAttachmentTransport(baseURL: $0.serverURL.description))
+        }
         return try await open(directory: directory, tenant: tenant, user: user, settings: settings, network: network)
     }
 
@@ -64,6 +67,7 @@ public final class DocumentStore: Sendable {
         let core = try ClientCore(directory: path, user: user, settings: settings, network: network)
         let store = DocumentStore(core: core, tenant: tenant, user: user, settings: settings)
         if network != nil { store.refreshConflictsAfterRejections() }
+        if network != nil { await core.startNextUpload() }
         return store
     }
 

@@ -81,3 +81,25 @@ package final class EventBroadcast<Element: Sendable>: Sendable {
     /// How many observers are registered (for leak checks in tests).
     package var observerCount: Int { state.withLock { $0.observers.count } }
 }
+
+extension EventBroadcast where Element == Void {
+    /// A stream of `read()`'s answers: one now, then one after every signal, until the
+    /// broadcast finishes or `read` answers `nil`. The signal is observed before the first
+    /// read, so no change between the two is missed.
+    package func rereading<T: Sendable>(_ read: @escaping @Sendable () async -> T?) -> AsyncStream<T> {
+        let changes = stream()
+        return AsyncStream { continuation in
+            let task = Task {
+                var pending: Void? = ()
+                var iterator = changes.makeAsyncIterator()
+                while pending != nil {
+                    guard let value = await read() else { break }
+                    continuation.yield(value)
+                    pending = await iterator.next()
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}

@@ -18,6 +18,10 @@ public indirect enum FieldValue: Sendable, Hashable {
     /// The server's commit time. Until the server has it, readers see a pending server
     /// timestamp (its local estimate, or the previous value, by ``ServerTimestampBehavior``).
     public static func serverTimestamp() -> FieldValue { .serverTimestampSentinel }
+
+    /// A reference to an attachment (``DocumentStore/Attachments/add(file:contentType:)``):
+    /// the write is sent to the server only after the attachment is uploaded.
+    public static func attachment(_ id: AttachmentID) -> FieldValue { .value(.attachment(id)) }
     /// Adds `n` to the field (a missing or non-numeric field counts as 0); integer addition
     /// saturates at the Int64 bounds.
     public static func increment(_ n: Int64) -> FieldValue { .incrementSentinel(.integer(n)) }

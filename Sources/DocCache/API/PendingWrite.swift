@@ -53,12 +53,21 @@ public struct PendingWrite: Sendable, Hashable {
         /// The last connection attempt failed with this error; the store tries again with
         /// backoff.
         case connectionFailed(DocError)
+        /// It refers to an attachment of this device that is not uploaded yet.
+        case attachmentNotUploaded(AttachmentID)
+        /// It refers to an attachment whose upload failed for good: retry or remove it.
+        case attachmentFailed(AttachmentID, DocError)
+        /// An earlier batch is held back (queue order is kept).
+        case earlierBatch(Int)
 
         public var description: String {
             switch self {
             case .noServer: return "the store has no server"
             case .networkDisabled: return "the network is disabled"
             case .connectionFailed(let error): return "connection failed: \(error)"
+            case .attachmentNotUploaded(let id): return "attachment \(id) is not uploaded yet"
+            case .attachmentFailed(let id, let error): return "attachment \(id) failed: \(error)"
+            case .earlierBatch(let id): return "batch \(id) is held back"
             }
         }
     }

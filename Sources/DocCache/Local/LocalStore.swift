@@ -236,6 +236,23 @@ package final class LocalStore {
         try persistence.run("Write sync status") { txn throws(DocError) in deliveryStore.setLastSyncedAt(time, in: txn) }
     }
 
+    // MARK: - Attachments
+
+    /// Every attachment record of the store.
+    package func attachments() throws(DocError) -> [AttachmentRecord] {
+        try persistence.run("Read attachments") { txn throws(DocError) in try AttachmentStore().all(in: txn) }
+    }
+
+    /// Stores an attachment record; `sync` makes it durable against a machine crash too (an
+    /// added attachment is, before `add` returns).
+    package func putAttachment(_ record: AttachmentRecord, sync: Bool = false) throws(DocError) {
+        try persistence.run("Write attachment", sync: sync) { txn throws(DocError) in AttachmentStore().put(record, in: txn) }
+    }
+
+    package func removeAttachment(_ id: AttachmentID) throws(DocError) {
+        try persistence.run("Remove attachment") { txn throws(DocError) in AttachmentStore().remove(id, in: txn) }
+    }
+
     // MARK: - Queue
 
     package func nextMutationBatch(after batchID: BatchID) throws(DocError) -> MutationBatch? {

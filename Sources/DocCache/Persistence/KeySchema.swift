@@ -43,6 +43,7 @@ internal import DocModel
 //                                                                      last attempt, last error
 //  0x25  sync status             string(user)                          format, flag + timestamp
 //                                                                      lastSyncedAt
+//  0x26  attachments             string(id hex)                        AttachmentRecord.encoded()
 //  0x30  overlays                string(user), path(collection),       overlay record: format, flags,
 //                                string(document id)                   zigzag largest batch id,
 //                                                                      MaybeDocument
@@ -79,6 +80,7 @@ enum KeySchema {
         case failedWrites = 0x23
         case batchDeliveries = 0x24
         case syncStatus = 0x25
+        case attachments = 0x26
         case overlays = 0x30
         case targets = 0x40
         case targetCanonicalIDs = 0x41
@@ -103,6 +105,7 @@ enum KeySchema {
             case .failedWrites: return "failed_writes"
             case .batchDeliveries: return "batch_deliveries"
             case .syncStatus: return "sync_status"
+            case .attachments: return "attachments"
             case .overlays: return "overlays"
             case .targets: return "targets"
             case .targetCanonicalIDs: return "target_canonical_ids"
@@ -337,6 +340,24 @@ enum KeySchema {
         var k = KeyEncoder(prefix: Table.syncStatus.prefix)
         k.append(string: user)
         return k.bytes
+    }
+
+    /// The prefix of the attachment records.
+    static let attachmentsPrefix: [UInt8] = Table.attachments.prefix
+
+    /// The record of attachment `id`.
+    static func attachment(_ id: AttachmentID) -> [UInt8] {
+        var k = KeyEncoder(prefix: attachmentsPrefix)
+        k.append(string: id.hex)
+        return k.bytes
+    }
+
+    /// The id of an attachment record's key.
+    static func attachmentID(_ bytes: [UInt8]) throws(DocError) -> AttachmentID {
+        var d = KeyDecoder(bytes, offset: 1)
+        let hex = try d.readString()
+        try d.finish()
+        do { return try AttachmentID(hex) } catch { throw DocError(.dataLoss, "bad attachment key: \(error.message)") }
     }
 
     /// The queue row of `user` (its last stream token).

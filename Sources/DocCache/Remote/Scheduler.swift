@@ -18,6 +18,8 @@ package enum TimerID: String, CaseIterable, Sendable, Hashable {
     case garbageCollection = "garbage_collection"
     /// Delays a retry of a failed transaction.
     case retryTransaction = "retry_transaction"
+    /// Delays a retry of an attachment upload after a transient failure.
+    case attachmentUploadBackoff = "attachment_upload_backoff"
 }
 
 /// A timer handed out by a ``Scheduler``.

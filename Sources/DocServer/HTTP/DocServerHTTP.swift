@@ -19,6 +19,9 @@ internal import UnixSignals
 /// - `GET /listen`, upgraded to WebSocket: the doccache protocol (docs/protocol.md). The first
 ///   frame must be `hello` with a bearer token, which ``TokenVerifier`` checks; a bad or
 ///   expired token gets a fatal `unauthenticated` error frame and the socket closes.
+/// - `GET /attachments/{id}/upload`, `PUT /attachments/{id}`, `GET /attachments/{id}`:
+///   attachments (docs/attachments.md, "Server"), stored by the ``AttachmentSettings`` given at
+///   init; without them these answer 501.
 ///
 /// ```swift
 /// let server = DocServerHTTP(core: core, verifier: verifier, settings: HTTPServerSettings(port: 0))
@@ -35,16 +38,21 @@ public final class DocServerHTTP: Sendable {
     public let core: DocServerCore
     /// Address and timers.
     public let settings: HTTPServerSettings
+    /// Where attachments are stored and who may access them; `nil`: no attachments.
+    public let attachments: AttachmentSettings?
     private let verifier: TokenVerifier
     private let logger: Logger
     private let group = Mutex<ServiceGroup?>(nil)
     private let stopRequested = Atomic<Bool>(false)
 
+    /// A server for `core`, checking bearer tokens with `verifier`; with `attachments`, it
+    /// also stores attachments.
     public init(core: DocServerCore, verifier: TokenVerifier, settings: HTTPServerSettings = HTTPServerSettings(),
-                logger: Logger = Logger(label: "doccache.server.http")) {
+                attachments: AttachmentSettings? = nil, logger: Logger = Logger(label: "doccache.server.http")) {
         self.core = core
         self.verifier = verifier
         self.settings = settings
+        self.attachments = attachments
         self.logger = logger
     }
 
@@ -76,6 +84,9 @@ public final class DocServerHTTP: Sendable {
         router.ws(RouterPath(stringLiteral: HTTPServerSettings.listenPath)) { inbound, outbound, _ in
             await session.run(inbound: inbound, outbound: outbound)
         }
+        // Upload bodies are streamed to the blob store chunk by chunk: Hummingbird's
+        // `maxUploadSize` only caps bodies collected in memory, which these handlers never do.
+        AttachmentEndpoints(settings: attachments, core: core, verifier: verifier, logger: logger).register(on: router)
         let settings = self.settings
         let logger = self.logger
         let app = Application(

@@ -101,6 +101,9 @@ enum PendingRendering {
         case .noServer: return "noServer"
         case .networkDisabled: return "networkDisabled"
         case .connectionFailed: return "connectionFailed"
+        case .attachmentNotUploaded: return "attachmentNotUploaded"
+        case .attachmentFailed: return "attachmentFailed"
+        case .earlierBatch: return "earlierBatch"
         }
     }
 

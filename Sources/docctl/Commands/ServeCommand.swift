@@ -42,6 +42,10 @@ struct ServeCommand: AsyncParsableCommand {
     var rules: String?
     @Flag(help: "Register the example request handlers, transfer and setTaxRate (docs/request-documents.md).")
     var examples = false
+    @Option(help: "The attachment directory (env DOCCTL_ATTACHMENTS; default <data dir>/attachments, or ~/.docctl/attachments with --store).")
+    var attachments: String?
+    @Option(help: "The largest attachment accepted, in bytes (env DOCCTL_MAX_ATTACHMENT_BYTES; default 104857600 = 100 MiB).")
+    var maxAttachmentBytes: Int64?
     @Option(help: "The largest limit a query listener may have (default 1000).")
     var maxListenLimit: Int = 1_000
     @Option(help: "Seconds between global snapshots to idle listeners (default 5).")
@@ -54,6 +58,7 @@ struct ServeCommand: AsyncParsableCommand {
         if maxListenLimit < 1 { throw ValidationError("--max-listen-limit must be at least 1") }
         if tickSeconds < 1 { throw ValidationError("--tick-seconds must be at least 1") }
         if let storePollMs, storePollMs < 10 { throw ValidationError("--store-poll-ms must be at least 10") }
+        if let maxAttachmentBytes, maxAttachmentBytes < 1 { throw ValidationError("--max-attachment-bytes must be at least 1") }
     }
 
     func run() async throws {
@@ -80,6 +85,19 @@ struct ServeCommand: AsyncParsableCommand {
             pollMilliseconds = ms
         } else {
             pollMilliseconds = nil
+        }
+
+        let attachmentDirectory = Environment.value(attachments, "DOCCTL_ATTACHMENTS")
+            ?? (storeURL == nil ? dataDirectory + "/attachments" : Environment.home + "/attachments")
+        let maxAttachmentText = Environment.value(maxAttachmentBytes.map(String.init), "DOCCTL_MAX_ATTACHMENT_BYTES")
+        let maxAttachmentSize: Int64
+        if let maxAttachmentText {
+            guard let bytes = Int64(maxAttachmentText), bytes >= 1 else {
+                throw ValidationError("DOCCTL_MAX_ATTACHMENT_BYTES must be a number of bytes, at least 1")
+            }
+            maxAttachmentSize = bytes
+        } else {
+            maxAttachmentSize = FileBlobStore.defaultMaxSize
         }
 
         let secret: DevelopmentSecret
@@ -110,6 +128,13 @@ struct ServeCommand: AsyncParsableCommand {
             throw CommandFailure(code: "failedPrecondition",
                 message: "cannot load the rules \(rulesPath): \(error) (run from the repository root, or pass --rules FILE)")
         }
+        let blobs: FileBlobStore
+        do {
+            blobs = try FileBlobStore(root: attachmentDirectory, maxSize: maxAttachmentSize)
+        } catch {
+            await store.close()
+            throw CommandFailure(error)
+        }
         var configuration = ServerConfiguration()
         configuration.maxListenLimit = maxListenLimit
         configuration.rules = ruleSet
@@ -117,8 +142,10 @@ struct ServeCommand: AsyncParsableCommand {
         if examples { core.requests.registerExamples() }
         let server = DocServerHTTP(
             core: core, verifier: await TokenVerifier(secret: secret),
-            settings: HTTPServerSettings(host: host, port: port, tickInterval: .seconds(tickSeconds)), logger: logger)
-        logger.info("starting", metadata: ["store": "\(storeDescription)", "secret": "\(secret.path)", "rules": "\(rulesPath)"])
+            settings: HTTPServerSettings(host: host, port: port, tickInterval: .seconds(tickSeconds)),
+            attachments: AttachmentSettings(store: blobs), logger: logger)
+        logger.info("starting", metadata: ["store": "\(storeDescription)", "secret": "\(secret.path)", "rules": "\(rulesPath)",
+                                           "attachments": "\(attachmentDirectory)"])
         let watcher = RulesFileWatcher(path: rulesPath, core: core, logger: logger)
         let watching = Task { await watcher.run() }
         defer { watching.cancel() }

@@ -38,7 +38,7 @@ final class SpecClient {
         }
         self.persistence = persistence
         datastore = FakeDatastore(scheduler: scheduler)
-        let adapter = LocalStoreRemoteAdapter(localStore: localStore, onError: { [storageErrors] in storageErrors.errors.append($0) })
+        let adapter = LocalStoreRemoteAdapter(localStore: localStore, onError: { [storageErrors] in storageErrors.errors.append($0) }, isBlocked: { _ in false })
         remoteStore = RemoteStore(localStore: adapter, datastore: datastore, scheduler: scheduler, backoffRandom: { 0.5 })
         syncEngine = SyncEngine(
             localStore: localStore, remoteStore: remoteStore, maxConcurrentLimboResolutions: maxConcurrentLimboResolutions)

@@ -21,7 +21,9 @@ final class LiveServer: Sendable {
         let address: ServerAddress
     }
 
-    init(dataDirectory: String? = nil, rules: RuleSet? = nil, examples: Bool = false) async throws {
+    init(dataDirectory: String? = nil, rules: RuleSet? = nil, examples: Bool = false,
+         attachmentPolicy: (any AttachmentAccessPolicy)? = nil) async throws {
+        self.attachmentPolicy = attachmentPolicy
         self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("doccache-live-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: self.dataDirectory, withIntermediateDirectories: true)
@@ -33,6 +35,8 @@ final class LiveServer: Sendable {
 
     let rules: RuleSet?
     let examples: Bool
+    /// Who may upload and download attachments (`nil`: the rules).
+    let attachmentPolicy: (any AttachmentAccessPolicy)?
 
     /// The repository's default rules (Rules/firestore.rules).
     static func defaultRules() throws -> RuleSet {
@@ -49,10 +53,11 @@ final class LiveServer: Sendable {
         configuration.rules = rules
         let core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
         if examples { core.requests.registerExamples() }
+        let blobs = try FileBlobStore(root: dataDirectory + "/attachments")
         let http = DocServerHTTP(
             core: core, verifier: try await TokenVerifier(secret: secret),
             settings: HTTPServerSettings(port: port, tickInterval: .milliseconds(200), shutdownGrace: .seconds(5)),
-            logger: .discarding)
+            attachments: AttachmentSettings(store: blobs, policy: attachmentPolicy), logger: .discarding)
         let (ready, readyContinuation) = AsyncStream<ServerAddress>.makeStream()
         let task = Task {
             defer { readyContinuation.finish() }

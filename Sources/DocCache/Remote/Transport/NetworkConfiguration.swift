@@ -7,11 +7,14 @@ package struct NetworkConfiguration: Sendable {
     package var token: @Sendable () async throws -> String
     /// How long the server may take to answer `hello` before the attempt counts as failed.
     package var handshakeTimeout: Duration
+    /// Uploads and downloads attachments (`nil`: attachments stay on the device).
+    package var attachments: (any AttachmentTransport)?
 
     /// A configuration over `transport`.
     package init(transport: any FrameTransport, token: @escaping @Sendable () async throws -> String,
-                 handshakeTimeout: Duration = .seconds(30)) {
+                 handshakeTimeout: Duration = .seconds(30), attachments: (any AttachmentTransport)? = nil) {
         self.transport = transport
+        self.attachments = attachments
         self.token = token
         self.handshakeTimeout = handshakeTimeout
     }

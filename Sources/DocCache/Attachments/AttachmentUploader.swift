@@ -1,0 +1,40 @@
+import DocModel
+
+/// Uploads one attachment: asks the server how much it already has, then sends the rest in
+/// chunks, each from the offset the server confirmed, so a cut connection resumes where the
+/// server's bytes end and an attachment the server has is never sent again.
+struct AttachmentUploader: Sendable {
+    let files: AttachmentFiles
+    let transport: any AttachmentTransport
+    let token: @Sendable () async throws -> String
+    /// Bytes per `PUT`.
+    static let chunkBytes = 4 << 20
+
+    /// Uploads `record`'s file; `progress` gets the bytes the server holds after each chunk.
+    func upload(_ record: AttachmentRecord, progress: @Sendable (Int64) async -> Void) async throws(DocError) {
+        let bearer: String
+        do { bearer = try await token() } catch let error as DocError { throw error } catch {
+            throw DocError(.unauthenticated, "no token for the upload: \(error)")
+        }
+        var status = try await transport.uploadStatus(of: record.id, token: bearer)
+        var conflicts = 0
+        while status?.complete != true {
+            let offset = status?.received ?? 0
+            await progress(offset)
+            let chunk = try files.read(record.id, offset: offset, count: Self.chunkBytes)
+            guard !chunk.isEmpty || offset >= record.size else {
+                throw DocError(.dataLoss, "the file of attachment \(record.id) is shorter than its \(record.size) bytes")
+            }
+            do {
+                status = try await transport.upload(record.id, contentType: record.contentType, size: record.size,
+                                                    offset: offset, chunk: chunk, token: bearer)
+            } catch where error.code == .aborted && conflicts < 3 {
+                // The server holds another offset (an earlier attempt went on after the cut):
+                // ask again and go on from there.
+                conflicts += 1
+                status = try await transport.uploadStatus(of: record.id, token: bearer)
+            }
+        }
+        await progress(record.size)
+    }
+}

@@ -1,0 +1,228 @@
+package import DocModel
+
+/// Answers the write queue's question "may this batch be sent?" for the remote store: not
+/// while it refers to an attachment of this device that is not uploaded. It keeps its own copy
+/// of those attachments' ids (the client core refreshes it after every change), so it needs no
+/// hop to the core: the remote store asks while the core is still being created.
+final class BatchBlocker {
+    /// This device's attachments that the server does not have yet.
+    var waiting: Set<AttachmentID> = []
+
+    func isBlocked(_ batch: MutationBatch) -> Bool {
+        guard !waiting.isEmpty else { return false }
+        return batch.attachmentReferences.contains { waiting.contains($0) }
+    }
+}
+
+extension ClientCore {
+    /// The largest attachment accepted (the server's default limit).
+    package static let maxAttachmentBytes: Int64 = 100 * 1024 * 1024
+
+    // MARK: - Adding and reading
+
+    /// Records an attachment whose file `files` just made durable under its id: the record is
+    /// written with a sync, so both survive a crash once this returns.
+    package func recordAddedAttachment(_ id: AttachmentID, size: Int64, contentType: String) throws(DocError) -> Attachment {
+        try checkOpenForAttachments()
+        let now = Timestamp.now
+        if let existing = attachmentRecords[id] {
+            // The same bytes again: one attachment (a downloaded copy becomes this device's).
+            return attachment(existing)
+        }
+        let record = AttachmentRecord(id: id, size: size, contentType: contentType, createdAt: now, origin: .local,
+                                      progress: .localOnly, lastUsedAt: now)
+        try localStore.putAttachment(record, sync: true)
+        attachmentRecords[id] = record
+        refreshBlocker()
+        attachmentChanges.yield(())
+        startNextUpload()
+        return attachment(record)
+    }
+
+    /// Every attachment of the store, oldest first.
+    package func attachments() -> [Attachment] {
+        attachmentRecords.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }.map(attachment)
+    }
+
+    /// One attachment (`nil`: not on this device).
+    package func attachment(_ id: AttachmentID) -> Attachment? { attachmentRecords[id].map(attachment) }
+
+    private func attachment(_ record: AttachmentRecord) -> Attachment {
+        let state: Attachment.State
+        switch record.progress {
+        case .uploaded: state = .uploaded
+        case .failed(let error): state = .failed(error)
+        case .localOnly:
+            if let sent = uploadProgress[record.id] {
+                state = .uploading(sent: sent, total: record.size)
+            } else {
+                state = .localOnly
+            }
+        }
+        return Attachment(id: record.id, size: record.size, contentType: record.contentType, createdAt: record.createdAt, state: state)
+    }
+
+    /// The file of a cached attachment, marking it used (`nil`: not cached).
+    package func cachedAttachmentPath(_ id: AttachmentID) -> String? {
+        guard var record = attachmentRecords[id], attachmentFiles.exists(id) else { return nil }
+        record.lastUsedAt = .now
+        attachmentRecords[id] = record
+        try? localStore.putAttachment(record)
+        return attachmentFiles.path(of: id)
+    }
+
+    /// What a download needs: the transport and a token source (`unavailable` offline).
+    package func downloadAccess() throws(DocError) -> (any AttachmentTransport, @Sendable () async throws -> String) {
+        try checkOpenForAttachments()
+        guard let network, let transport = network.attachments, canUseNetwork else {
+            throw DocError(.unavailable, "the attachment is not on this device and the server cannot be reached now")
+        }
+        return (transport, network.token)
+    }
+
+    /// Records a downloaded attachment (a cache entry).
+    package func recordDownloadedAttachment(_ id: AttachmentID, size: Int64, contentType: String) throws(DocError) {
+        try checkOpenForAttachments()
+        guard attachmentRecords[id] == nil else { return }
+        let now = Timestamp.now
+        let record = AttachmentRecord(id: id, size: size, contentType: contentType, createdAt: now, origin: .downloaded,
+                                      progress: .uploaded, lastUsedAt: now)
+        try localStore.putAttachment(record)
+        attachmentRecords[id] = record
+        attachmentChanges.yield(())
+    }
+
+    // MARK: - Retry and remove
+
+    /// Uploads a failed attachment again.
+    package func retryAttachment(_ id: AttachmentID) throws(DocError) {
+        try checkOpenForAttachments()
+        guard var record = attachmentRecords[id] else { throw Self.unknownAttachment(id) }
+        guard case .failed = record.progress else {
+            throw DocError(.failedPrecondition, "attachment \(id) has not failed (it is \(attachment(record).state.name))")
+        }
+        record.progress = .localOnly
+        try localStore.putAttachment(record)
+        attachmentRecords[id] = record
+        refreshBlocker()
+        attachmentChanges.yield(())
+        uploadBackoff.reset()
+        startNextUpload()
+    }
+
+    /// Removes an attachment from the device. Refused while it is on its way (not uploaded and
+    /// not failed); a failed one may be removed: writes that refer to it are then sent and the
+    /// server refuses them (they become failed writes).
+    package func removeAttachment(_ id: AttachmentID) throws(DocError) {
+        try checkOpenForAttachments()
+        guard let record = attachmentRecords[id] else { throw Self.unknownAttachment(id) }
+        if case .localOnly = record.progress {
+            throw DocError(.failedPrecondition,
+                "attachment \(id) is not uploaded yet; it can be removed once it is uploaded or has failed")
+        }
+        try localStore.removeAttachment(id)
+        attachmentRecords[id] = nil
+        refreshBlocker()
+        attachmentFiles.remove(id)
+        attachmentChanges.yield(())
+        remoteStore.fillWritePipeline()
+    }
+
+    static func unknownAttachment(_ id: AttachmentID) -> DocError {
+        DocError(.notFound, "no attachment \(id) on this device")
+    }
+
+    private func checkOpenForAttachments() throws(DocError) {
+        if isClosedForAttachments { throw DocError(.failedPrecondition, "the store is closed", at: directory) }
+    }
+
+    // MARK: - Ordering
+
+    /// Tells the write queue's gate which attachments still hold batches back.
+    func refreshBlocker() {
+        blocker.waiting = Set(attachmentRecords.values.filter(\.isWaitingForUpload).map(\.id))
+    }
+
+    /// The attachment that holds `batch` back: one of this device's that is not uploaded.
+    func blockingAttachment(of batch: MutationBatch) -> (AttachmentID, DocError?)? {
+        guard attachmentRecords.values.contains(where: { $0.isWaitingForUpload }) else { return nil }
+        for id in batch.attachmentReferences {
+            guard let record = attachmentRecords[id], record.isWaitingForUpload else { continue }
+            if case .failed(let error) = record.progress { return (id, error) }
+            return (id, nil)
+        }
+        return nil
+    }
+
+    // MARK: - Uploads
+
+    /// Starts uploading the oldest attachment that is not on the server, unless an upload
+    /// runs, a retry is scheduled, or the server cannot be reached.
+    package func startNextUpload() {
+        guard !isClosedForAttachments, uploadTask == nil, !uploadBackoff.isPending, canUseNetwork,
+              let network, let transport = network.attachments else { return }
+        let next = attachmentRecords.values
+            .filter { if case .localOnly = $0.progress { return true } else { return false } }
+            .min { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        guard let record = next else { return }
+        let uploader = AttachmentUploader(files: attachmentFiles, transport: transport, token: network.token)
+        uploadTask = Task { [weak self] in
+            let result: Result<Void, DocError>
+            do throws(DocError) {
+                try await uploader.upload(record) { [weak self] sent in await self?.uploadProgressed(record.id, sent) }
+                result = .success(())
+            } catch {
+                result = .failure(error)
+            }
+            await self?.uploadFinished(record.id, result)
+        }
+    }
+
+    private func uploadProgressed(_ id: AttachmentID, _ sent: Int64) {
+        guard !isClosedForAttachments, uploadProgress[id] != sent else { return }
+        uploadProgress[id] = sent
+        attachmentChanges.yield(())
+    }
+
+    private func uploadFinished(_ id: AttachmentID, _ result: Result<Void, DocError>) {
+        uploadTask = nil
+        uploadProgress[id] = nil
+        guard !isClosedForAttachments, var record = attachmentRecords[id] else { return }
+        switch result {
+        case .success:
+            record.progress = .uploaded
+            uploadBackoff.reset()
+        case .failure(let error) where Self.isPermanentUploadError(error.code):
+            record.progress = .failed(error)
+        case .failure:
+            // Transient (the server is unreachable, busy, or the token was refused): try again later.
+            attachmentChanges.yield(())
+            uploadBackoff.backoffAndRun { [weak self] in self?.assumeIsolated { $0.startNextUpload() } }
+            return
+        }
+        do {
+            try localStore.putAttachment(record)
+            attachmentRecords[id] = record
+            refreshBlocker()
+        } catch {
+            activity.streamFailed(.write, error)
+        }
+        attachmentChanges.yield(())
+        remoteStore.fillWritePipeline()
+        startNextUpload()
+    }
+
+    /// Errors an upload will meet again however often it is tried.
+    static func isPermanentUploadError(_ code: DocError.Code) -> Bool {
+        [.invalidArgument, .permissionDenied, .failedPrecondition, .outOfRange, .dataLoss, .notFound].contains(code)
+    }
+}
+
+extension AttachmentRecord {
+    /// A local attachment the server does not have yet (still to upload, or failed).
+    var isWaitingForUpload: Bool {
+        guard origin == .local else { return false }
+        if case .uploaded = progress { return false }
+        return true
+    }
+}

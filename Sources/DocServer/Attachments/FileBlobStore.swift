@@ -1,0 +1,338 @@
+#if canImport(FoundationEssentials)
+internal import FoundationEssentials
+#else
+internal import Foundation
+#endif
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Musl)
+internal import Musl
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+public import DocModel
+
+/// A ``BlobStore`` on a local filesystem (layout: ``FileBlobLayout``).
+///
+/// ```swift
+/// let blobs = try FileBlobStore(root: "/var/lib/doccache/attachments")
+/// ```
+///
+/// Durability: a partial upload's bytes are written as they arrive, unsynced (a crash of the
+/// process keeps every written byte; a crash of the machine may lose or garble the last ones,
+/// which the hash check at the end refuses). Finishing reads the bytes back through SHA-256,
+/// `fsync`s them, renames them to their final name, syncs the directories and only then
+/// writes the metadata file (itself synced and renamed into place): the metadata file is the
+/// commit point, so a crash never leaves a half file that reads as complete.
+///
+/// One writer per partial upload at a time is the caller's job (the HTTP front keeps a per-id
+/// lock). Several server processes may share one root only if they never upload the same id
+/// of a tenant at once.
+public final class FileBlobStore: BlobStore {
+    /// The default ``maxSize``: 100 MiB.
+    public static let defaultMaxSize: Int64 = 100 * 1024 * 1024
+
+    /// The root directory.
+    public let root: String
+    public let maxSize: Int64
+    private let layout: FileBlobLayout
+    private let clock: ServerClock
+
+    /// How much a hash check reads at once.
+    static let hashChunkBytes = 1 << 20
+
+    /// Opens (creating it when missing) a store under `root`.
+    ///
+    /// - Parameters:
+    ///   - maxSize: the largest attachment accepted (default 100 MiB).
+    ///   - clock: the time recorded as `createdAt`.
+    /// - Throws: `invalidArgument` for a `maxSize` below 1; `unavailable` when the root cannot
+    ///   be created.
+    public init(root: String, maxSize: Int64 = FileBlobStore.defaultMaxSize, clock: ServerClock = .system) throws(DocError) {
+        guard maxSize >= 1 else {
+            throw DocError(.invalidArgument, "the largest attachment must be at least 1 byte, not \(maxSize)",
+                           at: "attachment store")
+        }
+        var root = root
+        while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
+        guard !root.isEmpty else {
+            throw DocError(.invalidArgument, "the attachment directory is empty", at: "attachment store")
+        }
+        self.root = root
+        self.maxSize = maxSize
+        self.layout = FileBlobLayout(root: root)
+        self.clock = clock
+        try BlobFile.makeDirectories(root)
+    }
+
+    // MARK: Reading state
+
+    public func metadata(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> AttachmentMetadata? {
+        let path = layout.metadataPath(id, tenant: tenant)
+        return try await BlockingIO.run { () throws(DocError) in try Self.readMetadata(path) }
+    }
+
+    public func partial(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> PartialUpload? {
+        let layout = self.layout
+        return try await BlockingIO.run { () throws(DocError) in try Self.readPartial(id, tenant: tenant, layout: layout) }
+    }
+
+    // MARK: Uploading
+
+    public func openPartial(_ id: AttachmentID, tenant: TenantID, declaration: UploadDeclaration,
+                            at offset: Int64) async throws(DocError) -> any BlobPartialWriter {
+        guard declaration.size >= 1 else {
+            throw DocError(.invalidArgument, "an attachment has at least 1 byte", at: "attachments/\(id)")
+        }
+        guard declaration.size <= maxSize else {
+            throw DocError(.resourceExhausted,
+                           "attachment of \(declaration.size) bytes is larger than the limit of \(maxSize) bytes",
+                           at: "attachments/\(id)")
+        }
+        let layout = self.layout
+        let now = Timestamp(microseconds: clock.nowMicros())
+        return try await BlockingIO.run { () throws(DocError) -> FileBlobWriter in
+            if try Self.readMetadata(layout.metadataPath(id, tenant: tenant)) != nil {
+                throw DocError(.alreadyExists, "attachment \(id) is already complete", at: "attachments/\(id)")
+            }
+            let dataPath = layout.partialPath(id, tenant: tenant)
+            let declarationPath = layout.partialDeclarationPath(id, tenant: tenant)
+            let directory = layout.partialDirectory(tenant)
+            if let existing = try Self.readPartialRecord(declarationPath) {
+                guard existing.size == declaration.size else {
+                    throw DocError(.failedPrecondition,
+                                   "an upload of \(id) declared as \(existing.size) bytes is in progress, not "
+                                       + "\(declaration.size): continue it, or start over at offset 0",
+                                   at: "attachments/\(id)")
+                }
+                if existing.contentType != declaration.contentType {
+                    let record = PartialRecord(size: existing.size, contentType: declaration.contentType,
+                                               createdAtMicros: existing.createdAtMicros)
+                    try BlobFile.writeAtomically(record.encoded(), to: declarationPath, directory: directory)
+                }
+                let fd = try BlobFile.openForWriting(dataPath, create: true)
+                let received: Int64
+                do throws(DocError) {
+                    received = try BlobFile.size(fd: fd, path: dataPath)
+                    guard received == offset else {
+                        throw DocError(.failedPrecondition,
+                                       "the upload of \(id) continues at offset \(received), not \(offset)",
+                                       at: "attachments/\(id)")
+                    }
+                } catch {
+                    _ = close(fd)
+                    throw error
+                }
+                return FileBlobWriter(fd: fd, path: dataPath, received: received, limit: declaration.size)
+            }
+            guard offset == 0 else {
+                throw DocError(.failedPrecondition,
+                               "no upload of \(id) is in progress: start at offset 0, not \(offset)",
+                               at: "attachments/\(id)")
+            }
+            try BlobFile.makeDirectories(directory)
+            let record = PartialRecord(size: declaration.size, contentType: declaration.contentType,
+                                       createdAtMicros: now.microseconds)
+            try BlobFile.writeAtomically(record.encoded(), to: declarationPath, directory: directory)
+            let fd = try BlobFile.openForWriting(dataPath, create: true)
+            do throws(DocError) {
+                // Bytes left by an upload whose declaration was removed first are not a prefix of this one.
+                try BlobFile.truncate(fd, to: 0, path: dataPath)
+            } catch {
+                _ = close(fd)
+                throw error
+            }
+            return FileBlobWriter(fd: fd, path: dataPath, received: 0, limit: declaration.size)
+        }
+    }
+
+    public func finishPartial(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> AttachmentMetadata {
+        let layout = self.layout
+        let now = Timestamp(microseconds: clock.nowMicros())
+        return try await BlockingIO.run { () throws(DocError) -> AttachmentMetadata in
+            let metadataPath = layout.metadataPath(id, tenant: tenant)
+            if let existing = try Self.readMetadata(metadataPath) {
+                try Self.removePartial(id, tenant: tenant, layout: layout)
+                return existing
+            }
+            guard let partial = try Self.readPartial(id, tenant: tenant, layout: layout) else {
+                throw DocError(.notFound, "no upload of \(id) is in progress", at: "attachments/\(id)")
+            }
+            guard partial.received == partial.declaration.size else {
+                throw DocError(.failedPrecondition,
+                               "the upload of \(id) has \(partial.received) of \(partial.declaration.size) bytes",
+                               at: "attachments/\(id)")
+            }
+            let dataPath = layout.partialPath(id, tenant: tenant)
+            let digest = try Self.verify(dataPath, id: id, size: partial.declaration.size)
+            guard digest == id.hex else {
+                try Self.removePartial(id, tenant: tenant, layout: layout)
+                throw DocError(.invalidArgument,
+                               "the \(partial.declaration.size) bytes received hash to \(digest), not to the id "
+                                   + "\(id): the upload was discarded; upload the attachment again from offset 0",
+                               at: "attachments/\(id)")
+            }
+            let shard = layout.shardDirectory(id, tenant: tenant)
+            try BlobFile.makeDirectories(shard)
+            try BlobFile.move(dataPath, to: layout.blobPath(id, tenant: tenant))
+            try BlobFile.syncDirectory(shard)
+            try BlobFile.syncDirectory(layout.partialDirectory(tenant))
+            let metadata = AttachmentMetadata(id: id, size: partial.declaration.size,
+                                              contentType: partial.declaration.contentType, sha256: digest,
+                                              createdAt: now)
+            try BlobFile.writeAtomically(Self.encode(metadata), to: metadataPath, directory: shard)
+            try BlobFile.remove(layout.partialDeclarationPath(id, tenant: tenant))
+            return metadata
+        }
+    }
+
+    public func discardPartial(_ id: AttachmentID, tenant: TenantID) async throws(DocError) {
+        let layout = self.layout
+        try await BlockingIO.run { () throws(DocError) in try Self.removePartial(id, tenant: tenant, layout: layout) }
+    }
+
+    // MARK: Reading bytes
+
+    public func openRead(_ id: AttachmentID, tenant: TenantID, from offset: Int64) async throws(DocError) -> any BlobReader {
+        let layout = self.layout
+        return try await BlockingIO.run { () throws(DocError) -> FileBlobReader in
+            guard let metadata = try Self.readMetadata(layout.metadataPath(id, tenant: tenant)) else {
+                throw DocError(.notFound, "attachment \(id) not found", at: "attachments/\(id)")
+            }
+            guard offset >= 0, offset <= metadata.size else {
+                throw DocError(.outOfRange, "offset \(offset) is past the end of attachment \(id) (\(metadata.size) bytes)",
+                               at: "attachments/\(id)")
+            }
+            let path = layout.blobPath(id, tenant: tenant)
+            guard let fd = try BlobFile.openForReading(path) else {
+                throw DocError(.dataLoss, "the bytes of attachment \(id) are missing although its metadata is stored",
+                               at: path)
+            }
+            return FileBlobReader(fd: fd, path: path, metadata: metadata, position: offset)
+        }
+    }
+
+    // MARK: Deleting and listing
+
+    public func delete(_ id: AttachmentID, tenant: TenantID) async throws(DocError) {
+        let layout = self.layout
+        try await BlockingIO.run { () throws(DocError) in
+            // The metadata first: from then on the attachment is not complete.
+            try BlobFile.remove(layout.metadataPath(id, tenant: tenant))
+            try BlobFile.remove(layout.blobPath(id, tenant: tenant))
+            try Self.removePartial(id, tenant: tenant, layout: layout)
+        }
+    }
+
+    public func list(tenant: TenantID) async throws(DocError) -> [BlobListing] {
+        let layout = self.layout
+        return try await BlockingIO.run { () throws(DocError) -> [BlobListing] in
+            var listings: [BlobListing] = []
+            var complete = Set<AttachmentID>()
+            let tenantDirectory = layout.tenantDirectory(tenant)
+            for shard in try BlobFile.list(tenantDirectory).sorted() where shard != FileBlobLayout.partialDirectory {
+                for name in try BlobFile.list(tenantDirectory + "/" + shard).sorted() {
+                    guard let id = Self.id(fromMetadataName: name) else { continue }
+                    guard let metadata = try Self.readMetadata(layout.metadataPath(id, tenant: tenant)) else { continue }
+                    complete.insert(id)
+                    listings.append(BlobListing(id: id, createdAt: metadata.createdAt, isComplete: true))
+                }
+            }
+            for name in try BlobFile.list(layout.partialDirectory(tenant)).sorted() {
+                guard let id = Self.id(fromMetadataName: name), !complete.contains(id),
+                      let record = try Self.readPartialRecord(layout.partialDeclarationPath(id, tenant: tenant))
+                else { continue }
+                listings.append(BlobListing(id: id, createdAt: Timestamp(microseconds: record.createdAtMicros),
+                                            isComplete: false))
+            }
+            return listings
+        }
+    }
+
+    // MARK: Helpers (blocking)
+
+    /// What a partial upload's declaration file holds.
+    struct PartialRecord: Codable {
+        var size: Int64
+        var contentType: String
+        var createdAtMicros: Int64
+
+        func encoded() throws(DocError) -> [UInt8] {
+            do {
+                return Array(try JSONEncoder().encode(self))
+            } catch {
+                throw DocError(.internal, "cannot encode an upload declaration: \(error)", at: "attachment store")
+            }
+        }
+    }
+
+    private static func id(fromMetadataName name: String) -> AttachmentID? {
+        guard name.hasSuffix(FileBlobLayout.metadataSuffix) else { return nil }
+        return try? AttachmentID(String(name.dropLast(FileBlobLayout.metadataSuffix.count)))
+    }
+
+    private static func encode(_ metadata: AttachmentMetadata) throws(DocError) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        do {
+            return Array(try encoder.encode(metadata))
+        } catch {
+            throw DocError(.internal, "cannot encode attachment metadata: \(error)", at: "attachment store")
+        }
+    }
+
+    private static func readMetadata(_ path: String) throws(DocError) -> AttachmentMetadata? {
+        guard let bytes = try BlobFile.readSmallFile(path) else { return nil }
+        do {
+            return try JSONDecoder().decode(AttachmentMetadata.self, from: Data(bytes))
+        } catch {
+            throw DocError(.dataLoss, "the attachment metadata file is not readable: \(error)", at: path)
+        }
+    }
+
+    private static func readPartialRecord(_ path: String) throws(DocError) -> PartialRecord? {
+        guard let bytes = try BlobFile.readSmallFile(path) else { return nil }
+        do {
+            return try JSONDecoder().decode(PartialRecord.self, from: Data(bytes))
+        } catch {
+            throw DocError(.dataLoss, "the upload declaration file is not readable: \(error)", at: path)
+        }
+    }
+
+    private static func readPartial(_ id: AttachmentID, tenant: TenantID, layout: FileBlobLayout) throws(DocError) -> PartialUpload? {
+        guard let record = try readPartialRecord(layout.partialDeclarationPath(id, tenant: tenant)) else { return nil }
+        let received = try BlobFile.size(layout.partialPath(id, tenant: tenant)) ?? 0
+        return PartialUpload(id: id, declaration: UploadDeclaration(size: record.size, contentType: record.contentType),
+                             received: received, createdAt: Timestamp(microseconds: record.createdAtMicros))
+    }
+
+    /// Removes a partial upload: the declaration first (from then on there is no partial),
+    /// then the bytes.
+    private static func removePartial(_ id: AttachmentID, tenant: TenantID, layout: FileBlobLayout) throws(DocError) {
+        try BlobFile.remove(layout.partialDeclarationPath(id, tenant: tenant))
+        try BlobFile.remove(layout.partialPath(id, tenant: tenant))
+    }
+
+    /// Reads the file at `path` through SHA-256 and syncs it; returns the digest as hex.
+    ///
+    /// - Throws: `failedPrecondition` when the file's size is not `size` (written by someone else).
+    private static func verify(_ path: String, id: AttachmentID, size: Int64) throws(DocError) -> String {
+        let fd = open(path, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { throw BlobFile.failure("open", path) }
+        defer { _ = close(fd) }
+        var digest = BlobDigest()
+        var offset: Int64 = 0
+        while true {
+            let chunk = try BlobFile.read(fd, at: offset, count: hashChunkBytes, path: path)
+            if chunk.readableBytes == 0 { break }
+            chunk.withUnsafeReadableBytes { digest.update($0) }
+            offset += Int64(chunk.readableBytes)
+        }
+        guard offset == size else {
+            throw DocError(.failedPrecondition, "the upload of \(id) changed while it was being verified: \(offset) bytes, "
+                               + "expected \(size)", at: "attachments/\(id)")
+        }
+        try BlobFile.sync(fd, path: path)
+        return digest.finish().hex
+    }
+}

@@ -1,0 +1,14 @@
+/// What an uploader declares before the bytes arrive: the total size (`Upload-Length`) and
+/// the media type (`Content-Type`). The rules decide an upload from it, and a partial upload
+/// keeps it until the last byte arrives.
+public struct UploadDeclaration: Sendable, Hashable, Codable {
+    /// The total size in bytes, at least 1.
+    public var size: Int64
+    /// The media type, e.g. `application/pdf`.
+    public var contentType: String
+
+    public init(size: Int64, contentType: String) {
+        self.size = size
+        self.contentType = contentType
+    }
+}

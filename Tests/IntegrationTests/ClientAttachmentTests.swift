@@ -1,0 +1,127 @@
+import Crypto
+import DocCache
+import DocModel
+import DocServer
+import DocTestSupport
+import Foundation
+import Testing
+
+/// Attachments from a DocCache client to the real server on 127.0.0.1 (HTTP uploads and
+/// downloads, WebSocket writes): uploaded before the writes that refer to them, downloaded by
+/// another device, kept across a reopen.
+@Suite("Client attachments", .serialized, .timeLimit(.minutes(3)))
+struct ClientAttachmentTests {
+    static func photo(_ seed: UInt8, bytes: Int) -> [UInt8] {
+        var generator = SplitMix64(seed: UInt64(seed))
+        return (0..<bytes).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+    }
+
+    @Test func aFormWithThreePhotosReachesTheServerAfterItsPhotosAndAnotherDeviceDownloadsThem() async throws {
+        let server = try await LiveServer(rules: try LiveServer.defaultRules())
+        let devices = ClientSyncTests.Devices(server)
+        defer { server.removeData() }
+        let field = try await devices.open("alice", device: "field-phone")
+        try await field.disableNetwork()
+
+        // Offline: three photos (one over the 4 MiB chunk) and the form that refers to them.
+        let photos = [Self.photo(1, bytes: 1_500_000), Self.photo(2, bytes: 5_000_000), Self.photo(3, bytes: 700_000)]
+        let files = try photos.enumerated().map { i, bytes in
+            let path = devices.root + "-photo-\(i).jpg"
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        defer { for file in files { try? FileManager.default.removeItem(atPath: file) } }
+        var ids: [AttachmentID] = []
+        for file in files {
+            let attachment = try await field.attachments.add(file: file, contentType: "image/jpeg")
+            #expect(attachment.state == .localOnly)
+            ids.append(attachment.id)
+        }
+        for (id, bytes) in zip(ids, photos) {
+            #expect(id.hex == SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined(), "the id is the content's SHA-256")
+        }
+        let form = try await field.document("kyc/f1").setData([
+            "name": "Ada", "idFront": .attachment(ids[0]), "idBack": .attachment(ids[1]), "selfie": .attachment(ids[2]),
+        ])
+        let later = try await field.document("notes/n1").setData(["text": "written after the form"])
+        let queued = try await field.pendingWrites()
+        guard case .waiting(.attachmentNotUploaded(let blocking))? = queued.first?.state else {
+            Issue.record("the form should wait for a photo: \(queued)")
+            return
+        }
+        #expect(ids.contains(blocking), "\(queued)")
+        #expect(queued.last?.state == .waiting(.earlierBatch(form.batchID)), "queue order is kept: \(queued)")
+
+        // Online: the photos go up, then the form; the server never holds the form without them.
+        let office = try await devices.open("bob", device: "office")
+        let seen = Recorder<DocumentSnapshot>()
+        let listener = try await office.document("kyc/f1").addSnapshotListener { seen.record($0) }
+        try await field.enableNetwork()
+        _ = try await form.committed
+        _ = try await later.committed
+        #expect(await eventually { seen.last?.exists == true })
+        for id in ids {
+            let attachment = await field.attachments.attachment(id)
+            #expect(attachment?.state == .uploaded, "\(String(describing: attachment))")
+        }
+        listener.remove()
+
+        // The office reads the form and downloads the three photos, which match.
+        let snapshot = try await office.document("kyc/f1").getDocument(source: .server)
+        for (field, expected) in zip(["idFront", "idBack", "selfie"], photos) {
+            guard case .attachment(let id)? = snapshot.get(field) else {
+                Issue.record("\(field) is not an attachment reference: \(String(describing: snapshot.get(field)))")
+                continue
+            }
+            let path = try await office.attachments.file(id)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(expected))
+        }
+
+        // Downloaded copies are served offline, and the uploads' states survive a reopen.
+        try await office.disableNetwork()
+        #expect(try await office.attachments.bytes(ids[2]) == photos[2])
+        await field.close()
+        let reopened = try await devices.open("alice", device: "field-phone")
+        #expect(await reopened.attachments.all().map(\.state) == [.uploaded, .uploaded, .uploaded])
+        await devices.close()
+        await server.stop()
+    }
+
+    @Test func badInputIsRefusedAndNothingIsStored() async throws {
+        let root = NSTemporaryDirectory() + "doccache-attach-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let store = try await DocumentStore.open(directory: root + "/store", tenant: "acme", user: "u1")
+        try FileManager.default.createDirectory(atPath: root + "/folder", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: root + "/empty.bin", contents: Data())
+        FileManager.default.createFile(atPath: root + "/ok.bin", contents: Data([1, 2, 3]))
+
+        let cases: [(String, String, DocError.Code, String)] = [
+            (root + "/missing.jpg", "image/jpeg", .notFound, "no file"),
+            (root + "/folder", "image/jpeg", .invalidArgument, "directory"),
+            (root + "/empty.bin", "image/jpeg", .invalidArgument, "empty"),
+            (root + "/ok.bin", "jpeg", .invalidArgument, "content type"),
+            (root + "/ok.bin", "", .invalidArgument, "content type"),
+        ]
+        for (path, type, code, words) in cases {
+            let error = await #expect(throws: DocError.self) { try await store.attachments.add(file: path, contentType: type) }
+            #expect(error?.code == code, "\(path) \(type): \(String(describing: error))")
+            #expect(error?.message.contains(words) == true, "\(String(describing: error))")
+        }
+        #expect(await store.attachments.all().isEmpty, "nothing half-stored")
+        let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: root + "/store/acme/u1/attachments")) ?? []
+        #expect(leftovers.isEmpty, "\(leftovers)")
+
+        // The same bytes twice are one attachment; a store without a server keeps it local.
+        let first = try await store.attachments.add(file: root + "/ok.bin", contentType: "application/octet-stream")
+        let again = try await store.attachments.add(bytes: [1, 2, 3], contentType: "application/octet-stream")
+        #expect(first.id == again.id)
+        #expect(await store.attachments.all().count == 1)
+        #expect(first.size == 3)
+        let unknown = try AttachmentID(String(repeating: "0", count: 64))
+        #expect(await #expect(throws: DocError.self) { try await store.attachments.retry(unknown) }?.code == .notFound)
+        #expect(await #expect(throws: DocError.self) { try await store.attachments.remove(first.id) }?.code == .failedPrecondition,
+                "an attachment waiting for its upload is not removed")
+        #expect(await #expect(throws: DocError.self) { try await store.attachments.file(unknown) }?.code == .unavailable)
+        await store.close()
+    }
+}
