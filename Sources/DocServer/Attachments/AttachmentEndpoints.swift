@@ -1,4 +1,4 @@
-public import DocModel
+internal import DocModel
 internal import Hummingbird
 internal import Logging
 

@@ -1,4 +1,4 @@
-public import DocModel
+internal import DocModel
 internal import Hummingbird
 
 /// A refused attachment request: the HTTP status, the ``DocError`` the JSON body carries and,

@@ -55,7 +55,7 @@ enum AttachmentJSON {
     /// A JSON response.
     static func response(_ status: HTTPResponse.Status, _ body: some Encodable, headers: HTTPFields = [:]) -> Response {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = (try? encoder.encode(body)) ?? Data("{}".utf8)
         var headers = headers
         headers[.contentType] = "application/json"

@@ -8,7 +8,7 @@ extension AttachmentEndpoints {
     ///
     /// 200 already complete (the body is not stored) or a chunk stored (`complete: false`);
     /// 201 completed now; 400 bad headers or a body past `Upload-Length`; 403 denied; 409
-    /// wrong offset (with `received`) or another upload of the id running; 413 too large;
+    /// `aborted`: wrong offset (with `received`) or another upload of the id running; 413 too large;
     /// 422 the bytes do not hash to the id (the upload is discarded).
     func upload(_ request: Request, context: some Hummingbird.RequestContext) async throws(AttachmentHTTPError) -> Response {
         let store = try store()
@@ -35,22 +35,18 @@ extension AttachmentEndpoints {
         let declaration = UploadDeclaration(size: headers.length, contentType: headers.contentType)
         var received: Int64 = 0
         if let partial = try await storeCall({ () async throws(DocError) in try await store.partial(id, tenant: tenant) }) {
-            if partial.declaration.size != headers.length {
-                guard headers.offset == 0 else {
-                    throw AttachmentHTTPError(.conflict, .failedPrecondition,
-                                              "the upload of attachment \(id) in progress was declared as "
-                                                  + "\(partial.declaration.size) bytes, not \(headers.length): continue it "
-                                                  + "with that Upload-Length, or start over at Upload-Offset 0",
-                                              received: partial.received)
-                }
-                // Starting over with another size: the old bytes belong to another declaration.
-                try await storeCall { () async throws(DocError) in try await store.discardPartial(id, tenant: tenant) }
-            } else {
+            if partial.declaration.size == headers.length {
                 received = partial.received
+            } else {
+                // No upload runs (this one holds the lock) and the id fixes the size, so one of the
+                // two declarations is wrong: the idle partial gives way and the upload restarts at
+                // 0. If this declaration is the wrong one, its hash check fails in turn.
+                try await storeCall { () async throws(DocError) in try await store.discardPartial(id, tenant: tenant) }
             }
         }
+        // `aborted`: the client's idea of the upload is stale; it asks again and continues.
         guard headers.offset == received else {
-            throw AttachmentHTTPError(.conflict, .failedPrecondition,
+            throw AttachmentHTTPError(.conflict, .aborted,
                                       "the server has \(received) bytes of attachment \(id): send Upload-Offset \(received)",
                                       received: received)
         }

@@ -30,7 +30,7 @@ public import NIOCore
 ///
 /// Every method throws ``DocError``: `invalidArgument` for a request the store refuses,
 /// `failedPrecondition` for one that does not fit the stored state, `notFound` for what is
-/// not there, `resourceExhausted` beyond ``maxSize``, `dataLoss` / `unavailable` for I/O.
+/// not there, `resourceExhausted` for a full disk, `dataLoss` / `unavailable` for I/O.
 public protocol BlobStore: Sendable {
     /// The largest attachment accepted, in bytes.
     var maxSize: Int64 { get }
@@ -47,7 +47,7 @@ public protocol BlobStore: Sendable {
     ///
     /// - Throws: `failedPrecondition` when `offset` is not the number of bytes held, or the
     ///   partial was declared with another size (discard it to start over);
-    ///   `resourceExhausted` when the declared size is over ``maxSize``; `alreadyExists` when
+    ///   `invalidArgument` when the declared size is over ``maxSize``; `alreadyExists` when
     ///   the attachment is complete.
     func openPartial(_ id: AttachmentID, tenant: TenantID, declaration: UploadDeclaration,
                      at offset: Int64) async throws(DocError) -> any BlobPartialWriter

@@ -85,7 +85,7 @@ public final class FileBlobStore: BlobStore {
             throw DocError(.invalidArgument, "an attachment has at least 1 byte", at: "attachments/\(id)")
         }
         guard declaration.size <= maxSize else {
-            throw DocError(.resourceExhausted,
+            throw DocError(.invalidArgument,
                            "attachment of \(declaration.size) bytes is larger than the limit of \(maxSize) bytes",
                            at: "attachments/\(id)")
         }

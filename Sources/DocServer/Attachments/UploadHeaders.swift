@@ -18,7 +18,8 @@ struct UploadHeaders {
     /// Parses and checks the headers of `request`.
     ///
     /// - Throws: 400 (`invalidArgument`) for a missing or malformed header, a zero length, an
-    ///   offset past the length or a body that would go past it; 413 (`resourceExhausted`)
+    ///   offset past the length or a body that would go past it; 413 (`invalidArgument`, as
+    ///   Firestore refuses a document over its size limit)
     ///   for a length over `maxSize`.
     init(_ headers: HTTPFields, id: AttachmentID, maxSize: Int64) throws(AttachmentHTTPError) {
         guard let contentType = headers[.contentType], Self.isValidContentType(contentType) else {
@@ -33,7 +34,7 @@ struct UploadHeaders {
         }
         guard length > 0 else { throw Self.invalid("an attachment has at least 1 byte; Upload-Length is 0") }
         guard length <= maxSize else {
-            throw AttachmentHTTPError(.contentTooLarge, .resourceExhausted,
+            throw AttachmentHTTPError(.contentTooLarge, .invalidArgument,
                                       "attachment \(id) of \(length) bytes is larger than the limit of \(maxSize) bytes")
         }
         var offset: Int64 = 0
