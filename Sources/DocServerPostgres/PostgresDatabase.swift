@@ -29,17 +29,25 @@ final class PostgresDatabase: Sendable {
         } else {
             configuration = .init(host: url.host, port: url.port, username: url.user, password: url.password,
                                   database: url.database, tls: .disable)
-            switch url.tls {
-            case .disable: configuration.tls = .disable
-            case .prefer: configuration.tls = .prefer(Self.unverifiedTLS)
-            case .require: configuration.tls = .require(Self.unverifiedTLS)
-            case .verifyCA, .verifyFull: configuration.tls = .require(.makeClientConfiguration())
+            if let tls = Self.tls(for: url.tls) {
+                configuration.tls = tls.required ? .require(tls.configuration) : .prefer(tls.configuration)
             }
         }
         configuration.options.connectTimeout = options.connectTimeout
         configuration.options.maximumConnections = max(1, options.maximumConnections)
         configuration.options.keepAliveBehavior = .init(frequency: .seconds(15))
         client = PostgresClient(configuration: configuration, backgroundLogger: options.logger)
+    }
+
+    /// The TLS a URL's mode asks for: `nil` for none; otherwise the configuration and whether
+    /// a server without TLS is refused (`require` and the verifying modes) or accepted (`prefer`).
+    static func tls(for mode: PostgresURL.TLSMode) -> (configuration: TLSConfiguration, required: Bool)? {
+        switch mode {
+        case .disable: return nil
+        case .prefer: return (unverifiedTLS, false)
+        case .require: return (unverifiedTLS, true)
+        case .verifyCA, .verifyFull: return (.makeClientConfiguration(), true)
+        }
     }
 
     /// TLS as libpq's `prefer`/`require`: encrypted, the server's certificate not checked.
@@ -59,11 +67,9 @@ final class PostgresDatabase: Sendable {
             configuration = .init(host: url.host, port: url.port, username: url.user, password: url.password,
                                   database: url.database, tls: .disable)
             do {
-                switch url.tls {
-                case .disable: break
-                case .prefer: configuration.tls = .prefer(try NIOSSLContext(configuration: Self.unverifiedTLS))
-                case .require: configuration.tls = .require(try NIOSSLContext(configuration: Self.unverifiedTLS))
-                case .verifyCA, .verifyFull: configuration.tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+                if let tls = Self.tls(for: url.tls) {
+                    let context = try NIOSSLContext(configuration: tls.configuration)
+                    configuration.tls = tls.required ? .require(context) : .prefer(context)
                 }
             } catch {
                 throw DocError(.invalidArgument, "cannot set up TLS for \(name): \(error)")

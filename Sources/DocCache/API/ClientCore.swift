@@ -37,9 +37,7 @@ package actor ClientCore {
     let activity: SyncActivity
     /// The store was opened with a server (it can go online).
     package let hasServer: Bool
-    private var isClosed = false
-    /// Whether the store is closed (for the attachments' extension).
-    var isClosedForAttachments: Bool { isClosed }
+    private(set) var isClosed = false
     private var listeners: [Int: ListenerEntry] = [:]
     private var detachedScopes: Set<Int> = []
     private var nextID = 0
@@ -95,29 +93,24 @@ package actor ClientCore {
         let deliveries: [BatchID: BatchDelivery]
         let lastSyncedAt: Timestamp?
         let pendingCount: Int
+        let attachmentRecords: [AttachmentRecord]
         do {
             deliveries = try localStore.batchDeliveries()
             lastSyncedAt = try localStore.lastSyncedAt()
             pendingCount = try localStore.pendingBatchCount()
-        } catch {
-            persistence.close()
-            throw error
-        }
-        activity.load(deliveries)
-        let attachmentRecords: [AttachmentRecord]
-        do {
             attachmentRecords = try localStore.attachments()
         } catch {
             persistence.close()
             throw error
         }
+        activity.load(deliveries)
         let files = AttachmentFiles(storeDirectory: directory)
         files.removeOrphans(keeping: Set(attachmentRecords.map(\.id)))
         let datastore: any Datastore = network.map {
             NetworkDatastore(configuration: $0, clientID: persistence.clientID, router: router, scheduler: scheduler, activity: activity)
         } ?? OfflineDatastore()
         let blocker = BatchBlocker()
-        blocker.waiting = Set(attachmentRecords.filter(\.isWaitingForUpload).map(\.id))
+        blocker.update(attachmentRecords)
         let adapter = LocalStoreRemoteAdapter(localStore: localStore, onError: { _ in }, isBlocked: { blocker.isBlocked($0) })
         let remoteStore = RemoteStore(localStore: adapter, datastore: datastore, scheduler: scheduler)
         let syncEngine = SyncEngine(localStore: localStore, remoteStore: remoteStore)
@@ -141,8 +134,7 @@ package actor ClientCore {
         self.pendingWriteCounts = EventBroadcast(replayingLatest: pendingCount)
         self.lastSyncedAt = lastSyncedAt
         self.syncStatuses = EventBroadcast(replayingLatest: SyncStatus(
-            phase: network == nil ? .offline : (pendingCount > 0 ? .syncing : .synced),
-            completedBatches: 0, totalBatches: pendingCount, lastSyncedAt: lastSyncedAt, error: nil))
+            canSync: network != nil, pending: pendingCount, answered: 0, lastSyncedAt: lastSyncedAt, connectionError: nil))
         scheduler.core = self
         router.core = self
         // The engine calls these synchronously on this actor.
@@ -195,7 +187,7 @@ package actor ClientCore {
         scheduler.fire(token)
     }
 
-    private func checkOpen() throws(DocError) {
+    func checkOpen() throws(DocError) {
         if isClosed { throw DocError(.failedPrecondition, "the store is closed", at: directory) }
     }
 
@@ -363,19 +355,8 @@ package actor ClientCore {
 
     /// The sync status now (see ``SyncStatus``).
     package var syncStatus: SyncStatus {
-        let pending = pendingWriteCount
-        let connectionError = activity.lastSyncError
-        let phase: SyncStatus.Phase
-        if !canUseNetwork || remoteStore.onlineState == .offline {
-            phase = .offline
-        } else if let connectionError {
-            phase = [.unavailable, .deadlineExceeded].contains(connectionError.code) ? .offline : .error
-        } else {
-            phase = pending > 0 ? .syncing : .synced
-        }
-        return SyncStatus(
-            phase: phase, completedBatches: pending > 0 ? answeredInRun : 0, totalBatches: pending + (pending > 0 ? answeredInRun : 0),
-            lastSyncedAt: lastSyncedAt, error: connectionError)
+        SyncStatus(canSync: canUseNetwork && remoteStore.onlineState != .offline, pending: pendingWriteCount,
+                   answered: answeredInRun, lastSyncedAt: lastSyncedAt, connectionError: activity.lastSyncError)
     }
 
     private func publishSyncStatus() {

@@ -66,8 +66,10 @@ public final class DocumentStore: Sendable {
         let path = try storeDirectory(directory, tenant: tenant, user: user)
         let core = try ClientCore(directory: path, user: user, settings: settings, network: network)
         let store = DocumentStore(core: core, tenant: tenant, user: user, settings: settings)
-        if network != nil { store.refreshConflictsAfterRejections() }
-        if network != nil { await core.startNextUpload() }
+        if network != nil {
+            store.refreshConflictsAfterRejections()
+            await core.startNextUpload()
+        }
         return store
     }
 

@@ -46,6 +46,24 @@ public struct SyncStatus: Sendable, Hashable, CustomStringConvertible {
         self.error = error
     }
 
+    /// The status of a store that can (`canSync`) or cannot reach its server, with `pending`
+    /// batches queued after the server `answered` this run's others, and the error of its
+    /// failing connection, if any: an unreachable server (`unavailable`, `deadlineExceeded`)
+    /// is `offline`, any other error is `error`.
+    package init(canSync: Bool, pending: Int, answered: Int, lastSyncedAt: Timestamp?, connectionError: DocError?) {
+        let phase: Phase
+        if !canSync {
+            phase = .offline
+        } else if let connectionError {
+            phase = [.unavailable, .deadlineExceeded].contains(connectionError.code) ? .offline : .error
+        } else {
+            phase = pending > 0 ? .syncing : .synced
+        }
+        let answered = pending > 0 ? answered : 0
+        self.init(phase: phase, completedBatches: answered, totalBatches: pending + answered,
+                  lastSyncedAt: lastSyncedAt, error: connectionError)
+    }
+
     /// `offline, 3 pending`, `syncing 2 of 5`, `synced at 2026-11-25T10:42:00Z`, `error:
     /// unauthenticated: …`.
     public var description: String {

@@ -123,10 +123,10 @@ package struct AttachmentFiles: Sendable {
     package func finishDownload(of id: AttachmentID) throws(DocError) {
         let partial = partialPath(of: id)
         guard let input = FileHandle(forReadingAtPath: partial) else { throw DocError(.internal, "cannot read \(partial)") }
+        defer { try? input.close() }
         var hasher = SHA256()
         do {
             while let chunk = try input.read(upToCount: Self.chunkBytes), !chunk.isEmpty { hasher.update(data: chunk) }
-            try input.close()
         } catch {
             throw DocError(.internal, "cannot read \(partial): \(error)")
         }
@@ -134,7 +134,7 @@ package struct AttachmentFiles: Sendable {
             try? FileManager.default.removeItem(atPath: partial)
             throw DocError(.dataLoss, "the downloaded bytes of attachment \(id) do not match its SHA-256; the download is discarded")
         }
-        if let handle = FileHandle(forUpdatingAtPath: partial) { try? handle.synchronize(); try? handle.close() }
+        try? input.synchronize()
         guard rename(partial, path(of: id)) == 0 else { throw DocError(.internal, "cannot move \(partial) into place (errno \(errno))") }
         syncDirectory()
     }

@@ -12,10 +12,7 @@ struct AttachmentUploader: Sendable {
 
     /// Uploads `record`'s file; `progress` gets the bytes the server holds after each chunk.
     func upload(_ record: AttachmentRecord, progress: @Sendable (Int64) async -> Void) async throws(DocError) {
-        let bearer: String
-        do { bearer = try await token() } catch let error as DocError { throw error } catch {
-            throw DocError(.unauthenticated, "no token for the upload: \(error)")
-        }
+        let bearer = try await Self.bearer(from: token, for: "the upload")
         var status = try await transport.uploadStatus(of: record.id, token: bearer)
         var conflicts = 0
         while status?.complete != true {
@@ -36,5 +33,19 @@ struct AttachmentUploader: Sendable {
             }
         }
         await progress(record.size)
+    }
+}
+
+extension AttachmentUploader {
+    /// A token from the store's token source; its failure is `unauthenticated` unless it threw
+    /// a `DocError` (as for the streams' connections).
+    static func bearer(from token: @Sendable () async throws -> String, for what: String) async throws(DocError) -> String {
+        do {
+            return try await token()
+        } catch let error as DocError {
+            throw error
+        } catch {
+            throw DocError(.unauthenticated, "no token for \(what): \(error)")
+        }
     }
 }

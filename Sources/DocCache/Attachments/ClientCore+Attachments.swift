@@ -6,7 +6,12 @@ package import DocModel
 /// hop to the core: the remote store asks while the core is still being created.
 final class BatchBlocker {
     /// This device's attachments that the server does not have yet.
-    var waiting: Set<AttachmentID> = []
+    private(set) var waiting: Set<AttachmentID> = []
+
+    /// Takes the waiting attachments from the store's records.
+    func update(_ records: some Sequence<AttachmentRecord>) {
+        waiting = Set(records.lazy.filter(\.isWaitingForUpload).map(\.id))
+    }
 
     func isBlocked(_ batch: MutationBatch) -> Bool {
         guard !waiting.isEmpty else { return false }
@@ -23,17 +28,17 @@ extension ClientCore {
     /// Records an attachment whose file `files` just made durable under its id: the record is
     /// written with a sync, so both survive a crash once this returns.
     package func recordAddedAttachment(_ id: AttachmentID, size: Int64, contentType: String) throws(DocError) -> Attachment {
-        try checkOpenForAttachments()
+        try checkOpen()
         let now = Timestamp.now
         if let existing = attachmentRecords[id] {
-            // The same bytes again: one attachment (a downloaded copy becomes this device's).
+            // The same bytes again (added, or downloaded, before): one attachment, as it is.
             return attachment(existing)
         }
         let record = AttachmentRecord(id: id, size: size, contentType: contentType, createdAt: now, origin: .local,
                                       progress: .localOnly, lastUsedAt: now)
         try localStore.putAttachment(record, sync: true)
         attachmentRecords[id] = record
-        refreshBlocker()
+        blocker.update(attachmentRecords.values)
         attachmentChanges.yield(())
         startNextUpload()
         return attachment(record)
@@ -62,27 +67,24 @@ extension ClientCore {
         return Attachment(id: record.id, size: record.size, contentType: record.contentType, createdAt: record.createdAt, state: state)
     }
 
-    /// The file of a cached attachment, marking it used (`nil`: not cached).
+    /// The file of a cached attachment (`nil`: not cached).
     package func cachedAttachmentPath(_ id: AttachmentID) -> String? {
-        guard var record = attachmentRecords[id], attachmentFiles.exists(id) else { return nil }
-        record.lastUsedAt = .now
-        attachmentRecords[id] = record
-        try? localStore.putAttachment(record)
+        guard attachmentRecords[id] != nil, attachmentFiles.exists(id) else { return nil }
         return attachmentFiles.path(of: id)
     }
 
-    /// What a download needs: the transport and a token source (`unavailable` offline).
-    package func downloadAccess() throws(DocError) -> (any AttachmentTransport, @Sendable () async throws -> String) {
-        try checkOpenForAttachments()
+    /// A downloader to the server (`unavailable` while it cannot be reached).
+    func downloader() throws(DocError) -> AttachmentDownloader {
+        try checkOpen()
         guard let network, let transport = network.attachments, canUseNetwork else {
             throw DocError(.unavailable, "the attachment is not on this device and the server cannot be reached now")
         }
-        return (transport, network.token)
+        return AttachmentDownloader(files: attachmentFiles, transport: transport, token: network.token)
     }
 
     /// Records a downloaded attachment (a cache entry).
     package func recordDownloadedAttachment(_ id: AttachmentID, size: Int64, contentType: String) throws(DocError) {
-        try checkOpenForAttachments()
+        try checkOpen()
         guard attachmentRecords[id] == nil else { return }
         let now = Timestamp.now
         let record = AttachmentRecord(id: id, size: size, contentType: contentType, createdAt: now, origin: .downloaded,
@@ -96,7 +98,7 @@ extension ClientCore {
 
     /// Uploads a failed attachment again.
     package func retryAttachment(_ id: AttachmentID) throws(DocError) {
-        try checkOpenForAttachments()
+        try checkOpen()
         guard var record = attachmentRecords[id] else { throw Self.unknownAttachment(id) }
         guard case .failed = record.progress else {
             throw DocError(.failedPrecondition, "attachment \(id) has not failed (it is \(attachment(record).state.name))")
@@ -104,7 +106,7 @@ extension ClientCore {
         record.progress = .localOnly
         try localStore.putAttachment(record)
         attachmentRecords[id] = record
-        refreshBlocker()
+        blocker.update(attachmentRecords.values)
         attachmentChanges.yield(())
         uploadBackoff.reset()
         startNextUpload()
@@ -114,7 +116,7 @@ extension ClientCore {
     /// not failed); a failed one may be removed: writes that refer to it are then sent and the
     /// server refuses them (they become failed writes).
     package func removeAttachment(_ id: AttachmentID) throws(DocError) {
-        try checkOpenForAttachments()
+        try checkOpen()
         guard let record = attachmentRecords[id] else { throw Self.unknownAttachment(id) }
         if case .localOnly = record.progress {
             throw DocError(.failedPrecondition,
@@ -122,7 +124,7 @@ extension ClientCore {
         }
         try localStore.removeAttachment(id)
         attachmentRecords[id] = nil
-        refreshBlocker()
+        blocker.update(attachmentRecords.values)
         attachmentFiles.remove(id)
         attachmentChanges.yield(())
         remoteStore.fillWritePipeline()
@@ -132,26 +134,16 @@ extension ClientCore {
         DocError(.notFound, "no attachment \(id) on this device")
     }
 
-    private func checkOpenForAttachments() throws(DocError) {
-        if isClosedForAttachments { throw DocError(.failedPrecondition, "the store is closed", at: directory) }
-    }
-
     // MARK: - Ordering
 
-    /// Tells the write queue's gate which attachments still hold batches back.
-    func refreshBlocker() {
-        blocker.waiting = Set(attachmentRecords.values.filter(\.isWaitingForUpload).map(\.id))
-    }
 
     /// The attachment that holds `batch` back: one of this device's that is not uploaded.
     func blockingAttachment(of batch: MutationBatch) -> (AttachmentID, DocError?)? {
-        guard attachmentRecords.values.contains(where: { $0.isWaitingForUpload }) else { return nil }
-        for id in batch.attachmentReferences {
-            guard let record = attachmentRecords[id], record.isWaitingForUpload else { continue }
-            if case .failed(let error) = record.progress { return (id, error) }
-            return (id, nil)
-        }
-        return nil
+        guard !blocker.waiting.isEmpty,
+              let id = batch.attachmentReferences.first(where: blocker.waiting.contains)
+        else { return nil }
+        if case .failed(let error)? = attachmentRecords[id]?.progress { return (id, error) }
+        return (id, nil)
     }
 
     // MARK: - Uploads
@@ -159,7 +151,7 @@ extension ClientCore {
     /// Starts uploading the oldest attachment that is not on the server, unless an upload
     /// runs, a retry is scheduled, or the server cannot be reached.
     package func startNextUpload() {
-        guard !isClosedForAttachments, uploadTask == nil, !uploadBackoff.isPending, canUseNetwork,
+        guard !isClosed, uploadTask == nil, !uploadBackoff.isPending, canUseNetwork,
               let network, let transport = network.attachments else { return }
         let next = attachmentRecords.values
             .filter { if case .localOnly = $0.progress { return true } else { return false } }
@@ -179,7 +171,7 @@ extension ClientCore {
     }
 
     private func uploadProgressed(_ id: AttachmentID, _ sent: Int64) {
-        guard !isClosedForAttachments, uploadProgress[id] != sent else { return }
+        guard !isClosed, uploadProgress[id] != sent else { return }
         uploadProgress[id] = sent
         attachmentChanges.yield(())
     }
@@ -187,12 +179,12 @@ extension ClientCore {
     private func uploadFinished(_ id: AttachmentID, _ result: Result<Void, DocError>) {
         uploadTask = nil
         uploadProgress[id] = nil
-        guard !isClosedForAttachments, var record = attachmentRecords[id] else { return }
+        guard !isClosed, var record = attachmentRecords[id] else { return }
         switch result {
         case .success:
             record.progress = .uploaded
             uploadBackoff.reset()
-        case .failure(let error) where Self.isPermanentUploadError(error.code):
+        case .failure(let error) where !error.code.isTransient:
             record.progress = .failed(error)
         case .failure:
             // Transient (the server is unreachable, busy, or the token was refused): try again later.
@@ -203,18 +195,13 @@ extension ClientCore {
         do {
             try localStore.putAttachment(record)
             attachmentRecords[id] = record
-            refreshBlocker()
+            blocker.update(attachmentRecords.values)
         } catch {
             activity.streamFailed(.write, error)
         }
         attachmentChanges.yield(())
         remoteStore.fillWritePipeline()
         startNextUpload()
-    }
-
-    /// Errors an upload will meet again however often it is tried.
-    static func isPermanentUploadError(_ code: DocError.Code) -> Bool {
-        [.invalidArgument, .permissionDenied, .failedPrecondition, .outOfRange, .dataLoss, .notFound].contains(code)
     }
 }
 

@@ -79,26 +79,9 @@ extension DocumentStore {
         ///   bytes do not match the id.
         public func file(_ id: AttachmentID) async throws(DocError) -> String {
             if let path = await core.cachedAttachmentPath(id) { return path }
-            let (transport, token) = try await core.downloadAccess()
-            let bearer: String
-            do { bearer = try await token() } catch let error as DocError { throw error } catch {
-                throw DocError(.unauthenticated, "no token for the download: \(error)")
-            }
-            let files = core.attachmentFiles
-            var offset = files.partialSize(of: id)
-            var total: Int64 = .max
-            var contentType = "application/octet-stream"
-            while offset < total {
-                let chunk = try await transport.download(id, from: offset, maxBytes: AttachmentUploader.chunkBytes, token: bearer)
-                total = chunk.total
-                contentType = chunk.contentType
-                guard !chunk.bytes.isEmpty else { break }
-                try files.appendDownload(chunk.bytes, to: id)
-                offset += Int64(chunk.bytes.count)
-            }
-            try files.finishDownload(of: id)
-            try await core.recordDownloadedAttachment(id, size: offset, contentType: contentType)
-            return files.path(of: id)
+            let (size, contentType) = try await core.downloader().download(id)
+            try await core.recordDownloadedAttachment(id, size: size, contentType: contentType)
+            return core.attachmentFiles.path(of: id)
         }
 
         /// The bytes of an attachment; see ``file(_:)``.

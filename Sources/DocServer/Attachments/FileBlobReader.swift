@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-internal import Glibc
-#elseif canImport(Musl)
-internal import Musl
-#elseif canImport(Darwin)
-internal import Darwin
-#endif
 internal import DocModel
 internal import NIOCore
 internal import Synchronization
@@ -13,54 +6,32 @@ internal import Synchronization
 /// cooperative pool.
 final class FileBlobReader: BlobReader {
     let metadata: AttachmentMetadata
-    private let fd: Int32
-    private let path: String
-    private let state: Mutex<(position: Int64, closed: Bool)>
+    private let file: BlobDescriptor
+    private let position: Mutex<Int64>
 
     init(fd: Int32, path: String, metadata: AttachmentMetadata, position: Int64) {
-        self.fd = fd
-        self.path = path
+        self.file = BlobDescriptor(fd: fd, path: path)
         self.metadata = metadata
-        self.state = Mutex((position, false))
-    }
-
-    deinit {
-        if !state.withLock({ $0.closed }) { _ = Self.closeDescriptor(fd) }
+        self.position = Mutex(position)
     }
 
     func next(maxBytes: Int) async throws(DocError) -> ByteBuffer? {
-        let (position, closed) = state.withLock { ($0.position, $0.closed) }
-        guard !closed else { throw DocError(.failedPrecondition, "the attachment reader is closed", at: path) }
+        guard !file.isClosed else { throw DocError(.failedPrecondition, "the attachment reader is closed", at: file.path) }
+        let position = self.position.withLock { $0 }
         let remaining = metadata.size - position
         guard remaining > 0 else { return nil }
         let count = Int(min(Int64(max(maxBytes, 1)), remaining))
-        let fd = self.fd, path = self.path
+        let file = self.file
         let chunk = try await BlockingIO.run { () throws(DocError) in
-            try BlobFile.read(fd, at: position, count: count, path: path)
+            try BlobFile.read(file.fd, at: position, count: count, path: file.path)
         }
         guard chunk.readableBytes > 0 else {
             throw DocError(.dataLoss, "attachment \(metadata.id) ends at byte \(position), its metadata says "
-                               + "\(metadata.size)", at: path)
+                               + "\(metadata.size)", at: file.path)
         }
-        state.withLock { $0.position = position + Int64(chunk.readableBytes) }
+        self.position.withLock { $0 = position + Int64(chunk.readableBytes) }
         return chunk
     }
 
-    func close() async {
-        let wasOpen = state.withLock { state -> Bool in
-            defer { state.closed = true }
-            return !state.closed
-        }
-        if wasOpen { _ = Self.closeDescriptor(fd) }
-    }
-
-    private static func closeDescriptor(_ fd: Int32) -> Int32 {
-        #if canImport(Glibc)
-        Glibc.close(fd)
-        #elseif canImport(Musl)
-        Musl.close(fd)
-        #else
-        Darwin.close(fd)
-        #endif
-    }
+    func close() async { file.close() }
 }

@@ -108,7 +108,7 @@ public final class FileBlobStore: BlobStore {
                 if existing.contentType != declaration.contentType {
                     let record = PartialRecord(size: existing.size, contentType: declaration.contentType,
                                                createdAtMicros: existing.createdAtMicros)
-                    try BlobFile.writeAtomically(record.encoded(), to: declarationPath, directory: directory)
+                    try BlobFile.writeAtomically(try Self.encode(record, "an upload declaration"), to: declarationPath, directory: directory)
                 }
                 let fd = try BlobFile.openForWriting(dataPath, create: true)
                 let received: Int64
@@ -133,7 +133,7 @@ public final class FileBlobStore: BlobStore {
             try BlobFile.makeDirectories(directory)
             let record = PartialRecord(size: declaration.size, contentType: declaration.contentType,
                                        createdAtMicros: now.microseconds)
-            try BlobFile.writeAtomically(record.encoded(), to: declarationPath, directory: directory)
+            try BlobFile.writeAtomically(try Self.encode(record, "an upload declaration"), to: declarationPath, directory: directory)
             let fd = try BlobFile.openForWriting(dataPath, create: true)
             do throws(DocError) {
                 // Bytes left by an upload whose declaration was removed first are not a prefix of this one.
@@ -165,7 +165,7 @@ public final class FileBlobStore: BlobStore {
             }
             let dataPath = layout.partialPath(id, tenant: tenant)
             let digest = try Self.verify(dataPath, id: id, size: partial.declaration.size)
-            guard digest == id.hex else {
+            guard digest == id else {
                 try Self.removePartial(id, tenant: tenant, layout: layout)
                 throw DocError(.invalidArgument,
                                "the \(partial.declaration.size) bytes received hash to \(digest), not to the id "
@@ -178,9 +178,9 @@ public final class FileBlobStore: BlobStore {
             try BlobFile.syncDirectory(shard)
             try BlobFile.syncDirectory(layout.partialDirectory(tenant))
             let metadata = AttachmentMetadata(id: id, size: partial.declaration.size,
-                                              contentType: partial.declaration.contentType, sha256: digest,
+                                              contentType: partial.declaration.contentType, sha256: digest.hex,
                                               createdAt: now)
-            try BlobFile.writeAtomically(Self.encode(metadata), to: metadataPath, directory: shard)
+            try BlobFile.writeAtomically(Self.encode(metadata, "attachment metadata"), to: metadataPath, directory: shard)
             try BlobFile.remove(layout.partialDeclarationPath(id, tenant: tenant))
             return metadata
         }
@@ -256,14 +256,6 @@ public final class FileBlobStore: BlobStore {
         var size: Int64
         var contentType: String
         var createdAtMicros: Int64
-
-        func encoded() throws(DocError) -> [UInt8] {
-            do {
-                return Array(try JSONEncoder().encode(self))
-            } catch {
-                throw DocError(.internal, "cannot encode an upload declaration: \(error)", at: "attachment store")
-            }
-        }
     }
 
     private static func id(fromMetadataName name: String) -> AttachmentID? {
@@ -271,32 +263,33 @@ public final class FileBlobStore: BlobStore {
         return try? AttachmentID(String(name.dropLast(FileBlobLayout.metadataSuffix.count)))
     }
 
-    private static func encode(_ metadata: AttachmentMetadata) throws(DocError) -> [UInt8] {
+    /// The JSON of a metadata or declaration file (keys sorted).
+    private static func encode(_ value: some Encodable, _ what: String) throws(DocError) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         do {
-            return Array(try encoder.encode(metadata))
+            return Array(try encoder.encode(value))
         } catch {
-            throw DocError(.internal, "cannot encode attachment metadata: \(error)", at: "attachment store")
+            throw DocError(.internal, "cannot encode \(what): \(error)", at: "attachment store")
+        }
+    }
+
+    /// A metadata or declaration file, or `nil` when it does not exist.
+    private static func decode<T: Decodable>(_ type: T.Type, at path: String, _ what: String) throws(DocError) -> T? {
+        guard let bytes = try BlobFile.readSmallFile(path) else { return nil }
+        do {
+            return try JSONDecoder().decode(type, from: Data(bytes))
+        } catch {
+            throw DocError(.dataLoss, "the \(what) file is not readable: \(error)", at: path)
         }
     }
 
     private static func readMetadata(_ path: String) throws(DocError) -> AttachmentMetadata? {
-        guard let bytes = try BlobFile.readSmallFile(path) else { return nil }
-        do {
-            return try JSONDecoder().decode(AttachmentMetadata.self, from: Data(bytes))
-        } catch {
-            throw DocError(.dataLoss, "the attachment metadata file is not readable: \(error)", at: path)
-        }
+        try decode(AttachmentMetadata.self, at: path, "attachment metadata")
     }
 
     private static func readPartialRecord(_ path: String) throws(DocError) -> PartialRecord? {
-        guard let bytes = try BlobFile.readSmallFile(path) else { return nil }
-        do {
-            return try JSONDecoder().decode(PartialRecord.self, from: Data(bytes))
-        } catch {
-            throw DocError(.dataLoss, "the upload declaration file is not readable: \(error)", at: path)
-        }
+        try decode(PartialRecord.self, at: path, "upload declaration")
     }
 
     private static func readPartial(_ id: AttachmentID, tenant: TenantID, layout: FileBlobLayout) throws(DocError) -> PartialUpload? {
@@ -313,10 +306,10 @@ public final class FileBlobStore: BlobStore {
         try BlobFile.remove(layout.partialPath(id, tenant: tenant))
     }
 
-    /// Reads the file at `path` through SHA-256 and syncs it; returns the digest as hex.
+    /// Reads the file at `path` through SHA-256 and syncs it; returns the id of its bytes.
     ///
     /// - Throws: `failedPrecondition` when the file's size is not `size` (written by someone else).
-    private static func verify(_ path: String, id: AttachmentID, size: Int64) throws(DocError) -> String {
+    private static func verify(_ path: String, id: AttachmentID, size: Int64) throws(DocError) -> AttachmentID {
         let fd = open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw BlobFile.failure("open", path) }
         defer { _ = close(fd) }
@@ -333,6 +326,6 @@ public final class FileBlobStore: BlobStore {
                                + "expected \(size)", at: "attachments/\(id)")
         }
         try BlobFile.sync(fd, path: path)
-        return digest.finish().hex
+        return digest.finish()
     }
 }

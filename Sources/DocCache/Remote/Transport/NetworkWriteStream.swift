@@ -89,7 +89,6 @@ package final class NetworkWriteStream: WriteStream {
             }
             inFlight.removeFirst()
             if let token = result.streamToken { lastStreamToken = token }
-            activity.forget(result.batchID)
             delegate?.writeStreamDidReceiveResult(commitVersion: result.commitVersion, results: result.results)
         case .received(.writeError(let answer)):
             if let token = answer.streamToken { lastStreamToken = token }
