@@ -94,6 +94,22 @@ final class PostgresTenantStore: TenantStore {
         return .complete(changes, through: last)
     }
 
+    func scan(after: DocumentKey?, limit: Int) async throws(DocError) -> [Document] {
+        let start = ByteBuffer(bytes: after.map(DocumentKeyBytes.key) ?? [])
+        let rows = try await database.rows("scan the documents of tenant \(tenant)", """
+            SELECT body FROM doccache_documents
+            WHERE tenant = \(name) AND doc_key > \(start)
+            ORDER BY doc_key LIMIT \(Int64(max(0, limit)))
+            """)
+        var documents: [Document] = []
+        documents.reserveCapacity(rows.count)
+        for row in rows {
+            let body = try PostgresErrorMapping.decode("a document of tenant \(tenant)", in: database.name) { try row.decode(ByteBuffer.self) }
+            documents.append(try Document(binary: body.bytes))
+        }
+        return documents
+    }
+
     func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? {
         let rows = try await database.rows("read the outcome of batch \(batch) of tenant \(tenant)", """
             SELECT body FROM doccache_outcomes

@@ -222,6 +222,7 @@ struct NoticingTenantStore: TenantStore {
         try await base.changes(after: version, maxEntries: maxEntries)
     }
     func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? { try await base.outcome(of: batch) }
+    func scan(after: DocumentKey?, limit: Int) async throws(DocError) -> [Document] { try await base.scan(after: after, limit: limit) }
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
         let result = try await base.commit(request)
         if case .stored = result, let version = request.outcome.commitVersion {

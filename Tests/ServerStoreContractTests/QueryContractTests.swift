@@ -41,4 +41,45 @@ import Testing
         #expect(checked > 100)
         await fixture.tearDown()
     }
+
+    /// `scan(after:limit:)` visits every stored document exactly once, tombstones included,
+    /// page by page (documents of sub-collections too), before and after reopening.
+    @Test(arguments: StoreKind.allCases)
+    func scanVisitsEveryDocumentOnce(_ kind: StoreKind) async throws {
+        let fixture = try await StoreFixture.make(kind)
+        var tenant = try await fixture.tenant("acme")
+        var data = RandomQueryData(seed: 7)
+        var model: [DocumentKey: Document] = [:]
+        for batch in 1...40 {
+            let version = try await tenant.state().lastVersion.microseconds + 1
+            let writes = data.batch(over: model, version: C.v(version))
+            _ = try await tenant.commit(CommitRequest(outcome: C.outcome("c", batch, version: version),
+                                                      writes: writes.map { DocumentWrite(key: $0.key, document: $0.value) }))
+            for (key, document) in writes { model[key] = document }
+        }
+        let expected = model.compactMapValues { $0 }
+        #expect(expected.values.contains { $0.isTombstone } || expected.count > 20, "the data must be worth scanning")
+        for round in 0..<2 {
+            if round == 1 { tenant = try await fixture.reopen().tenant(TenantID("acme")) }
+            var seen: [DocumentKey: Document] = [:]
+            var after: DocumentKey?
+            var pages = 0
+            while true {
+                let page = try await tenant.scan(after: after, limit: 7)
+                pages += 1
+                for document in page {
+                    #expect(seen.updateValue(document, forKey: document.key) == nil, "\(kind): \(document.key) scanned twice")
+                }
+                guard page.count == 7, let last = page.last else { break }
+                after = last.key
+                #expect(pages < 1_000, "\(kind): the scan does not end")
+                if pages >= 1_000 { break }
+            }
+            #expect(seen == expected, "\(kind) round \(round): \(seen.count) scanned, \(expected.count) stored")
+        }
+        // Another tenant's documents are not part of the scan.
+        let other = try await fixture.tenant("globex")
+        #expect(try await other.scan(after: nil, limit: 100).isEmpty)
+        await fixture.tearDown()
+    }
 }

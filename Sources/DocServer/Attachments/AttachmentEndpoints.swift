@@ -18,13 +18,15 @@ struct AttachmentEndpoints: Sendable {
     let settings: AttachmentSettings?
     let policy: any AttachmentAccessPolicy
     let verifier: TokenVerifier
-    let locks = UploadLocks()
+    /// The per-attachment upload locks, shared with the collector.
+    let locks: UploadLocks
     let logger: Logger
 
     init(settings: AttachmentSettings?, core: DocServerCore, verifier: TokenVerifier, logger: Logger) {
         self.settings = settings
         self.policy = settings?.policy ?? RulesAttachmentPolicy(core: core)
         self.verifier = verifier
+        self.locks = settings?.uploads ?? UploadLocks()
         self.logger = logger
     }
 

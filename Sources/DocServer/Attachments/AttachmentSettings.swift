@@ -1,9 +1,11 @@
-/// How the server stores and guards attachments (docs/attachments.md, "Server"); given to
-/// ``DocServerHTTP``. Without it the `/attachments` endpoints answer 501 `unimplemented`.
+/// How the server stores and guards attachments (docs/attachments.md, "Server"), part of the
+/// core's ``ServerConfiguration``. Without them the `/attachments` endpoints answer 501
+/// `unimplemented` and a write that refers to an attachment is refused.
 ///
 /// ```swift
-/// let attachments = AttachmentSettings(store: try FileBlobStore(root: dataDirectory + "/attachments"))
-/// let server = DocServerHTTP(core: core, verifier: verifier, attachments: attachments)
+/// var configuration = ServerConfiguration(rules: rules)
+/// configuration.attachments = AttachmentSettings(store: try FileBlobStore(root: dataDirectory + "/attachments"))
+/// let core = DocServerCore(store: store, configuration: configuration)
 /// ```
 public struct AttachmentSettings: Sendable {
     /// Where the bytes live; its ``BlobStore/maxSize`` is the largest upload accepted.
@@ -13,10 +15,21 @@ public struct AttachmentSettings: Sendable {
     public var policy: (any AttachmentAccessPolicy)?
     /// The size of the chunks a download is streamed in (default 64 KiB).
     public var downloadChunkBytes: Int
+    /// How long an attachment that no live document refers to is kept, counted from when it
+    /// was stored (or, for an unfinished upload, begun), in microseconds (default 7 days).
+    /// The collector (``DocServerCore/runMaintenance()``) deletes it after that. It covers a
+    /// client that uploaded an attachment and has not yet sent the write that refers to it,
+    /// for instance because an earlier write of its queue waits for the user.
+    public var unreferencedGraceMicros: Int64
+    /// The uploads in progress in this process: the endpoints and the collector take the
+    /// same per-attachment lock.
+    let uploads = UploadLocks()
 
-    public init(store: any BlobStore, policy: (any AttachmentAccessPolicy)? = nil, downloadChunkBytes: Int = 64 * 1024) {
+    public init(store: any BlobStore, policy: (any AttachmentAccessPolicy)? = nil, downloadChunkBytes: Int = 64 * 1024,
+                unreferencedGraceMicros: Int64 = 7 * 24 * 3_600 * 1_000_000) {
         self.store = store
         self.policy = policy
         self.downloadChunkBytes = max(1, downloadChunkBytes)
+        self.unreferencedGraceMicros = max(0, unreferencedGraceMicros)
     }
 }

@@ -22,6 +22,10 @@ public import Logging
 ///    The rules are checked before failed preconditions are reported, so a caller the rules
 ///    refuse cannot learn from `notFound` / `alreadyExists` / `failedPrecondition` whether a
 ///    document exists.
+/// 4b. Every attachment the batch writes a reference to, and every attachment of a tombstone
+///    the batch brings back to life, must be complete in the tenant's blob store
+///    (``attachments``): a missing one rejects the batch with `failedPrecondition` naming it,
+///    so no live document on the server refers to bytes the server does not have.
 /// 5. All or nothing: the first failing mutation rejects the whole batch and no document is
 ///    written. A rejection with a permanent code is *remembered* as the batch's outcome, so
 ///    a re-sent rejected batch gets the same rejection (and is not applied later, when it
@@ -45,12 +49,17 @@ public struct CommitProcessor: Sendable {
     public let clock: ServerClock
     /// The most mutations in one batch.
     public let maxWritesPerBatch: Int
+    /// Where the tenant's attachments are stored; `nil`: the server stores none, and a batch
+    /// that writes an attachment reference is refused.
+    public let attachments: (any BlobStore)?
     let logger: Logger
 
-    public init(store: any TenantStore, clock: ServerClock = .system, maxWritesPerBatch: Int = 500, logger: Logger) {
+    public init(store: any TenantStore, clock: ServerClock = .system, maxWritesPerBatch: Int = 500,
+                attachments: (any BlobStore)? = nil, logger: Logger) {
         self.store = store
         self.clock = clock
         self.maxWritesPerBatch = maxWritesPerBatch
+        self.attachments = attachments
         self.logger = logger
     }
 
@@ -189,6 +198,7 @@ public struct CommitProcessor: Sendable {
         var results: [MutationResult] = []
         results.reserveCapacity(mutations.count)
         var planned: [PlannedWrite] = []
+        var references = AttachmentReferences()
         var deferred: DocError?
         for (i, mutation) in mutations.enumerated() {
             let before = documents[mutation.key]
@@ -218,6 +228,7 @@ public struct CommitProcessor: Sendable {
                 }
             }
             documents[mutation.key] = after
+            references.note(index: i, mutation: mutation, before: before?.document, after: after?.document)
             if access != nil {
                 planned.append(PlannedWrite(index: i, mutation: mutation, before: before?.document, after: after?.document))
             }
@@ -232,6 +243,7 @@ public struct CommitProcessor: Sendable {
             try await AccessControl(context: access, store: store)
                 .authorize(writes: planned, stored: stored, after: final, time: version.timestamp)
         }
+        try await check(references)
         if let deferred { throw deferred }
         let writes = keys.filter(changed.contains).map { key in DocumentWrite(key: key, document: documents[key]?.document) }
         var readVersions: [DocumentKey: SnapshotVersion] = [:]

@@ -470,8 +470,10 @@ public final class DocServerCore: Sendable {
         return sent
     }
 
-    /// Prunes batch outcomes and change log entries past their retention, tenant by tenant
-    /// (tenants with live state in this process).
+    /// Prunes batch outcomes and change log entries past their retention and, with an
+    /// attachment store, deletes the attachments no live document refers to past their grace
+    /// period (``AttachmentCollector``), tenant by tenant (tenants with live state in this
+    /// process).
     public func runMaintenance() async -> MaintenanceReport {
         var report = MaintenanceReport()
         let now = configuration.clock.nowMicros()
@@ -480,6 +482,10 @@ public final class DocServerCore: Sendable {
                 let (outcomes, changes) = try await hub.maintain(now: now)
                 report.outcomesPruned += outcomes
                 report.changesPruned += changes
+                if let attachments = configuration.attachments {
+                    report.attachmentsDeleted += try await hub.collectAttachments(
+                        with: AttachmentCollector(settings: attachments), now: now).count
+                }
             } catch {
                 report.failures[tenant.rawValue] = error.description
                 logger.error("maintenance failed", metadata: ["tenant": "\(tenant)", "error": "\(error)"])

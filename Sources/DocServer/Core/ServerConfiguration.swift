@@ -26,6 +26,10 @@ public struct ServerConfiguration: Sendable {
     /// tools; a served backend always has rules. ``DocServerCore/reloadRules(from:)`` and
     /// ``DocServerCore/replaceRules(with:)`` change them while the server runs.
     public var rules: RuleSet?
+    /// Where attachments are stored and who may reach them (docs/attachments.md). `nil` (the
+    /// default): the server stores no attachments; its `/attachments` endpoints answer 501
+    /// and a write that refers to an attachment is refused with `failedPrecondition`.
+    public var attachments: AttachmentSettings?
 
     public init(
         maxListenLimit: Int = 1_000,
@@ -35,7 +39,8 @@ public struct ServerConfiguration: Sendable {
         outboxCapacity: Int = 100_000,
         frameLimits: FrameLimits = .default,
         clock: ServerClock = .system,
-        rules: RuleSet? = nil
+        rules: RuleSet? = nil,
+        attachments: AttachmentSettings? = nil
     ) {
         self.maxListenLimit = maxListenLimit
         self.outcomeRetentionMicros = outcomeRetentionMicros
@@ -45,5 +50,6 @@ public struct ServerConfiguration: Sendable {
         self.frameLimits = frameLimits
         self.clock = clock
         self.rules = rules
+        self.attachments = attachments
     }
 }

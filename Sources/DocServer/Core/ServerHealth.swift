@@ -25,6 +25,8 @@ public struct MaintenanceReport: Sendable, Hashable {
     public var outcomesPruned = 0
     /// Change log entries older than their retention, deleted.
     public var changesPruned = 0
+    /// Attachments no live document refers to, older than their grace period, deleted.
+    public var attachmentsDeleted = 0
     /// Tenants whose maintenance failed, with the error.
     public var failures: [String: String] = [:]
 }

@@ -64,7 +64,7 @@ actor TenantHub {
         self.logger = logger
         self.processor = CommitProcessor(
             store: store, clock: configuration.clock, maxWritesPerBatch: configuration.frameLimits.maxWritesPerBatch,
-            logger: logger)
+            attachments: configuration.attachments?.store, logger: logger)
     }
 
     // MARK: Serialization
@@ -544,6 +544,20 @@ actor TenantHub {
             logger.info("pruned", metadata: ["outcomes": "\(outcomes)", "changes": "\(changes)"])
         }
         return (outcomes, changes)
+    }
+
+    /// Deletes the tenant's attachments that no live document refers to and that are older
+    /// than the grace period (``AttachmentCollector``): the scan runs beside the commits, the
+    /// deletion inside the serialization. Returns the ids deleted.
+    func collectAttachments(with collector: AttachmentCollector, now: Int64) async throws(DocError) -> [AttachmentID] {
+        guard let survey = try await collector.survey(store, now: now) else { return [] }
+        await acquire()
+        defer { release() }
+        let deleted = try await collector.sweep(survey, store: store, maxChanges: configuration.maxResumeChanges)
+        if !deleted.isEmpty {
+            logger.info("deleted unreferenced attachments", metadata: ["attachments": "\(deleted.count)"])
+        }
+        return deleted
     }
 
     /// Reads documents (for request/response transports), each authorized as a `get` for

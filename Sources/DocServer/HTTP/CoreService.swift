@@ -36,6 +36,7 @@ struct CoreService: Service {
                         let report = await core.runMaintenance()
                         logger.info("maintenance", metadata: [
                             "outcomesPruned": "\(report.outcomesPruned)", "changesPruned": "\(report.changesPruned)",
+                            "attachmentsDeleted": "\(report.attachmentsDeleted)",
                             "failures": "\(report.failures.count)",
                         ])
                     }

@@ -20,8 +20,8 @@ internal import UnixSignals
 ///   frame must be `hello` with a bearer token, which ``TokenVerifier`` checks; a bad or
 ///   expired token gets a fatal `unauthenticated` error frame and the socket closes.
 /// - `GET /attachments/{id}/upload`, `PUT /attachments/{id}`, `GET /attachments/{id}`:
-///   attachments (docs/attachments.md, "Server"), stored by the ``AttachmentSettings`` given at
-///   init; without them these answer 501.
+///   attachments (docs/attachments.md, "Server"), stored by the core's
+///   ``ServerConfiguration/attachments``; without them these answer 501.
 ///
 /// ```swift
 /// let server = DocServerHTTP(core: core, verifier: verifier, settings: HTTPServerSettings(port: 0))
@@ -38,21 +38,17 @@ public final class DocServerHTTP: Sendable {
     public let core: DocServerCore
     /// Address and timers.
     public let settings: HTTPServerSettings
-    /// Where attachments are stored and who may access them; `nil`: no attachments.
-    public let attachments: AttachmentSettings?
     private let verifier: TokenVerifier
     private let logger: Logger
     private let group = Mutex<ServiceGroup?>(nil)
     private let stopRequested = Atomic<Bool>(false)
 
-    /// A server for `core`, checking bearer tokens with `verifier`; with `attachments`, it
-    /// also stores attachments.
+    /// A server for `core`, checking bearer tokens with `verifier`.
     public init(core: DocServerCore, verifier: TokenVerifier, settings: HTTPServerSettings = HTTPServerSettings(),
-                attachments: AttachmentSettings? = nil, logger: Logger = Logger(label: "doccache.server.http")) {
+                logger: Logger = Logger(label: "doccache.server.http")) {
         self.core = core
         self.verifier = verifier
         self.settings = settings
-        self.attachments = attachments
         self.logger = logger
     }
 
@@ -86,7 +82,7 @@ public final class DocServerHTTP: Sendable {
         }
         // Upload bodies are streamed to the blob store chunk by chunk: Hummingbird's
         // `maxUploadSize` only caps bodies collected in memory, which these handlers never do.
-        AttachmentEndpoints(settings: attachments, core: core, verifier: verifier, logger: logger).register(on: router)
+        AttachmentEndpoints(settings: core.configuration.attachments, core: core, verifier: verifier, logger: logger).register(on: router)
         let settings = self.settings
         let logger = self.logger
         let app = Application(

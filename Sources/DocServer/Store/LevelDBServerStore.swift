@@ -284,6 +284,20 @@ final class LevelDBTenantStore: TenantStore {
         }
     }
 
+    func scan(after: DocumentKey?, limit: Int) async throws(DocError) -> [Document] {
+        let space = KeyRange.prefix(keys.documentSpace)
+        // Just after the key of `after`: every key that starts with it sorts at or after it.
+        let start = after.map { keys.document($0) + [0x00] } ?? keys.documentSpace
+        return try run {
+            var entries = try database.entries(in: KeyRange(lowerBound: start, upperBound: space.upperBound)).makeIterator()
+            var documents: [Document] = []
+            while documents.count < limit, let entry = try entries.nextEntry() {
+                documents.append(try Document(binary: entry.value))
+            }
+            return documents
+        }
+    }
+
     func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? {
         try run {
             try database.get(keys.outcome(batch)).map { bytes throws in try BatchOutcome(record: bytes) }

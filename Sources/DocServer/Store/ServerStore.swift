@@ -78,6 +78,13 @@ public protocol TenantStore: Sendable {
     /// The stored outcome of a batch, if any.
     func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome?
 
+    /// A page of every stored document (tombstones included), in the store's own key order
+    /// (not query order): the documents after `after` (`nil`: from the first), at most
+    /// `limit`. Pass the last key of a page to read the next; a page shorter than `limit` is
+    /// the last. Each page is read at its own version: for maintenance that visits every
+    /// document (the attachment collector), not for answering clients.
+    func scan(after: DocumentKey?, limit: Int) async throws(DocError) -> [Document]
+
     /// Applies a commit atomically: documents, change log entries, the batch outcome and the
     /// new last version all, or nothing.
     ///

@@ -46,6 +46,8 @@ struct ServeCommand: AsyncParsableCommand {
     var attachments: String?
     @Option(help: "The largest attachment accepted, in bytes (env DOCCTL_MAX_ATTACHMENT_BYTES; default 104857600 = 100 MiB).")
     var maxAttachmentBytes: Int64?
+    @Option(help: "How long an attachment no document refers to is kept after it was stored: 7d, 12h, 30m or seconds (env DOCCTL_ATTACHMENT_GRACE; default 7d); then maintenance deletes it.")
+    var attachmentGrace: DurationArgument?
     @Option(help: "The largest limit a query listener may have (default 1000).")
     var maxListenLimit: Int = 1_000
     @Option(help: "Seconds between global snapshots to idle listeners (default 5).")
@@ -100,6 +102,14 @@ struct ServeCommand: AsyncParsableCommand {
             maxAttachmentSize = FileBlobStore.defaultMaxSize
         }
 
+        var attachmentGraceMicros: Int64 = 7 * 24 * 3_600 * 1_000_000
+        if let graceText = Environment.value(attachmentGrace.map { String($0.seconds) }, "DOCCTL_ATTACHMENT_GRACE") {
+            guard let grace = DurationArgument(argument: graceText), grace.seconds <= Int64.max / 1_000_000 else {
+                throw ValidationError("DOCCTL_ATTACHMENT_GRACE must be a duration such as 7d, 12h, 30m or 45s, not \(graceText)")
+            }
+            attachmentGraceMicros = grace.seconds * 1_000_000
+        }
+
         let secret: DevelopmentSecret
         let store: any ServerStore
         let storeDescription: String
@@ -138,12 +148,12 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = ServerConfiguration()
         configuration.maxListenLimit = maxListenLimit
         configuration.rules = ruleSet
+        configuration.attachments = AttachmentSettings(store: blobs, unreferencedGraceMicros: attachmentGraceMicros)
         let core = DocServerCore(store: store, configuration: configuration, logger: logger)
         if examples { core.requests.registerExamples() }
         let server = DocServerHTTP(
             core: core, verifier: await TokenVerifier(secret: secret),
-            settings: HTTPServerSettings(host: host, port: port, tickInterval: .seconds(tickSeconds)),
-            attachments: AttachmentSettings(store: blobs), logger: logger)
+            settings: HTTPServerSettings(host: host, port: port, tickInterval: .seconds(tickSeconds)), logger: logger)
         logger.info("starting", metadata: ["store": "\(storeDescription)", "secret": "\(secret.path)", "rules": "\(rulesPath)",
                                            "attachments": "\(attachmentDirectory)"])
         let watcher = RulesFileWatcher(path: rulesPath, core: core, logger: logger)

@@ -33,13 +33,14 @@ final class AttachmentTestServer: Sendable {
     init(maxSize: Int64 = 1 << 20, policy: (any AttachmentAccessPolicy)? = AllowAllAttachmentPolicy(),
          attachments: Bool = true) async throws {
         directory = TempDirectory()
-        server = TestServer()
-        blobs = try FileBlobStore(root: directory.path + "/attachments", maxSize: maxSize)
+        let blobs = try FileBlobStore(root: directory.path + "/attachments", maxSize: maxSize)
+        self.blobs = blobs
+        var configuration = ServerConfiguration()
+        configuration.attachments = attachments ? AttachmentSettings(store: blobs, policy: policy, downloadChunkBytes: 4096) : nil
+        server = TestServer(configuration: configuration)
         http = DocServerHTTP(
             core: server.core, verifier: try await TokenVerifier(secret: secret),
-            settings: HTTPServerSettings(port: 0, shutdownGrace: .seconds(2)),
-            attachments: attachments ? AttachmentSettings(store: blobs, policy: policy, downloadChunkBytes: 4096) : nil,
-            logger: .discarding)
+            settings: HTTPServerSettings(port: 0, shutdownGrace: .seconds(2)), logger: .discarding)
         let (ready, continuation) = AsyncStream<ServerAddress>.makeStream()
         let http = self.http
         task = Task {

@@ -51,13 +51,14 @@ final class LiveServer: Sendable {
         let store = try LevelDBServerStore.open(directory: dataDirectory)
         var configuration = ServerConfiguration()
         configuration.rules = rules
+        configuration.attachments = AttachmentSettings(
+            store: try FileBlobStore(root: dataDirectory + "/attachments"), policy: attachmentPolicy)
         let core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
         if examples { core.requests.registerExamples() }
-        let blobs = try FileBlobStore(root: dataDirectory + "/attachments")
         let http = DocServerHTTP(
             core: core, verifier: try await TokenVerifier(secret: secret),
             settings: HTTPServerSettings(port: port, tickInterval: .milliseconds(200), shutdownGrace: .seconds(5)),
-            attachments: AttachmentSettings(store: blobs, policy: attachmentPolicy), logger: .discarding)
+            logger: .discarding)
         let (ready, readyContinuation) = AsyncStream<ServerAddress>.makeStream()
         let task = Task {
             defer { readyContinuation.finish() }
