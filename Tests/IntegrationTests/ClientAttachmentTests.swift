@@ -87,6 +87,41 @@ struct ClientAttachmentTests {
         await server.stop()
     }
 
+    /// The attachment cache's size limit: files the server holds go least recently used first
+    /// once the total is over the limit; files not uploaded never go; a deleted one is
+    /// downloaded again when read.
+    @Test func theAttachmentCacheKeepsToItsSizeAndNeverDropsWhatIsNotUploaded() async throws {
+        let server = try await LiveServer(rules: try LiveServer.defaultRules())
+        defer { server.removeData() }
+        let root = NSTemporaryDirectory() + "doccache-attach-lru-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let endpoint = try ServerEndpoint(url: server.url) { try await server.token(tenant: "acme", uid: "alice") }
+        let store = try await DocumentStore.open(directory: root + "/phone", tenant: "acme", user: "alice",
+                                                 settings: StoreSettings(attachmentCacheSizeBytes: 1 << 20), server: endpoint)
+        try await store.disableNetwork()
+        let photos = (1...3).map { Self.photo(UInt8(10 + $0), bytes: 400_000) }
+        var ids: [AttachmentID] = []
+        for photo in photos { ids.append(try await store.attachments.add(bytes: photo, contentType: "image/jpeg").id) }
+        // 1.2 MB over a 1 MiB limit, but none is on the server: all stay.
+        #expect(await store.attachments.all().map(\.id) == ids)
+
+        // Uploaded oldest first; once the first is up it is the only one the cache may drop,
+        // and dropping it brings the files under the limit.
+        try await store.enableNetwork()
+        #expect(await eventually { await store.attachments.all().map(\.state) == [.uploaded, .uploaded] })
+        #expect(await store.attachments.all().map(\.id) == [ids[1], ids[2]])
+        let directory = root + "/phone/acme/alice/attachments"
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: directory)) == [ids[1].hex, ids[2].hex])
+
+        // Read again: downloaded and verified; the least recently used of the others makes room.
+        #expect(try await store.attachments.bytes(ids[0]) == photos[0])
+        #expect(await store.attachments.attachment(ids[0])?.state == .uploaded)
+        #expect(await store.attachments.attachment(ids[1]) == nil)
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: directory)) == [ids[0].hex, ids[2].hex])
+        await store.close()
+        await server.stop()
+    }
+
     @Test func badInputIsRefusedAndNothingIsStored() async throws {
         let root = NSTemporaryDirectory() + "doccache-attach-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: root) }

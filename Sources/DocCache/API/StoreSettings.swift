@@ -7,20 +7,43 @@ public struct StoreSettings: Sendable, Hashable {
     /// The largest `limit` a query listener may ask for. Listeners must be bounded: a query
     /// listener without a limit, or above this one, is refused. Default 1,000.
     public var maxListenLimit: Int
+    /// The attachments' files may take this many bytes before the least recently used ones
+    /// that are on the server (downloaded here, or uploaded from here) are deleted from this
+    /// device; they are downloaded again when next read. Attachments not uploaded yet are never
+    /// deleted and count towards the total. Default 256 MiB; at least 1 MiB; ``unlimited``
+    /// keeps every file.
+    public var attachmentCacheSizeBytes: Int64
+    /// The largest attachment ``DocumentStore/Attachments/add(file:contentType:)`` accepts.
+    /// Default 100 MiB, the server's default limit; a server with a lower limit refuses larger
+    /// uploads (the attachment then fails with `invalidArgument`).
+    public var maxAttachmentBytes: Int64
 
     public static let unlimited: Int64 = -1
     public static let defaultCacheSizeBytes: Int64 = 100 * 1024 * 1024
     public static let minimumCacheSizeBytes: Int64 = 1024 * 1024
+    public static let defaultAttachmentCacheSizeBytes: Int64 = 256 * 1024 * 1024
+    public static let defaultMaxAttachmentBytes: Int64 = 100 * 1024 * 1024
 
-    public init(cacheSizeBytes: Int64 = StoreSettings.defaultCacheSizeBytes, maxListenLimit: Int = 1_000) {
+    public init(cacheSizeBytes: Int64 = StoreSettings.defaultCacheSizeBytes, maxListenLimit: Int = 1_000,
+                attachmentCacheSizeBytes: Int64 = StoreSettings.defaultAttachmentCacheSizeBytes,
+                maxAttachmentBytes: Int64 = StoreSettings.defaultMaxAttachmentBytes) {
         self.cacheSizeBytes = cacheSizeBytes
         self.maxListenLimit = maxListenLimit
+        self.attachmentCacheSizeBytes = attachmentCacheSizeBytes
+        self.maxAttachmentBytes = maxAttachmentBytes
     }
 
     func validate() throws(DocError) {
         if cacheSizeBytes != Self.unlimited && cacheSizeBytes < Self.minimumCacheSizeBytes {
             throw DocError(.invalidArgument,
                 "cacheSizeBytes must be at least \(Self.minimumCacheSizeBytes) (1 MiB) or StoreSettings.unlimited, got \(cacheSizeBytes)")
+        }
+        if attachmentCacheSizeBytes != Self.unlimited && attachmentCacheSizeBytes < Self.minimumCacheSizeBytes {
+            throw DocError(.invalidArgument,
+                "attachmentCacheSizeBytes must be at least \(Self.minimumCacheSizeBytes) (1 MiB) or StoreSettings.unlimited, got \(attachmentCacheSizeBytes)")
+        }
+        if maxAttachmentBytes < 1 {
+            throw DocError(.invalidArgument, "maxAttachmentBytes must be at least 1, got \(maxAttachmentBytes)")
         }
         if maxListenLimit < 1 {
             throw DocError(.invalidArgument, "maxListenLimit must be at least 1, got \(maxListenLimit)")

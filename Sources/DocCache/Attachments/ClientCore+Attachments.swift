@@ -20,8 +20,8 @@ final class BatchBlocker {
 }
 
 extension ClientCore {
-    /// The largest attachment accepted (the server's default limit).
-    package static let maxAttachmentBytes: Int64 = 100 * 1024 * 1024
+    /// The largest attachment accepted by default (the server's default limit).
+    package static let maxAttachmentBytes: Int64 = StoreSettings.defaultMaxAttachmentBytes
 
     // MARK: - Adding and reading
 
@@ -67,9 +67,11 @@ extension ClientCore {
         return Attachment(id: record.id, size: record.size, contentType: record.contentType, createdAt: record.createdAt, state: state)
     }
 
-    /// The file of a cached attachment (`nil`: not cached).
-    package func cachedAttachmentPath(_ id: AttachmentID) -> String? {
+    /// The file of a cached attachment (`nil`: not cached), noting the use for the cache's
+    /// least-recently-used order.
+    package func cachedAttachmentPath(_ id: AttachmentID) throws(DocError) -> String? {
         guard attachmentRecords[id] != nil, attachmentFiles.exists(id) else { return nil }
+        try noteAttachmentUse(id)
         return attachmentFiles.path(of: id)
     }
 
@@ -92,6 +94,7 @@ extension ClientCore {
         try localStore.putAttachment(record)
         attachmentRecords[id] = record
         attachmentChanges.yield(())
+        try trimAttachmentCache(keeping: id)
     }
 
     // MARK: - Retry and remove
@@ -196,6 +199,8 @@ extension ClientCore {
             try localStore.putAttachment(record)
             attachmentRecords[id] = record
             blocker.update(attachmentRecords.values)
+            // An uploaded file may now be deleted to keep the cache in its size.
+            try trimAttachmentCache(keeping: nil)
         } catch {
             activity.streamFailed(.write, error)
         }

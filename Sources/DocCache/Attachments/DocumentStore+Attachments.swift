@@ -24,18 +24,19 @@ extension DocumentStore {
         /// - Returns: the attachment, `localOnly` (or `uploaded` when the same bytes were added
         ///   or downloaded before).
         /// - Throws: `notFound` (no such file), `permissionDenied` (unreadable),
-        ///   `invalidArgument` (a directory, an empty file, over 100 MiB, a bad content type),
+        ///   `invalidArgument` (a directory, an empty file, over
+        ///   ``StoreSettings/maxAttachmentBytes``, a bad content type),
         ///   `failedPrecondition` (the store is closed). Nothing is stored on failure.
         public func add(file path: String, contentType: String) async throws(DocError) -> Attachment {
             try Self.validate(contentType: contentType)
-            let (id, size) = try core.attachmentFiles.importFile(path, maxBytes: ClientCore.maxAttachmentBytes)
+            let (id, size) = try core.attachmentFiles.importFile(path, maxBytes: core.settings.maxAttachmentBytes)
             return try await core.recordAddedAttachment(id, size: size, contentType: contentType)
         }
 
         /// Adds `bytes` as an attachment. Same as ``add(file:contentType:)``.
         public func add(bytes: [UInt8], contentType: String) async throws(DocError) -> Attachment {
             try Self.validate(contentType: contentType)
-            let (id, size) = try core.attachmentFiles.importBytes(bytes, maxBytes: ClientCore.maxAttachmentBytes)
+            let (id, size) = try core.attachmentFiles.importBytes(bytes, maxBytes: core.settings.maxAttachmentBytes)
             return try await core.recordAddedAttachment(id, size: size, contentType: contentType)
         }
 
@@ -72,13 +73,15 @@ extension DocumentStore {
         public func remove(_ id: AttachmentID) async throws(DocError) { try await core.removeAttachment(id) }
 
         /// The local file of an attachment, downloading it first if it is not on this device
-        /// (another device added it). Downloads are cached and answered offline afterwards.
+        /// (another device added it). Downloads are cached and answered offline afterwards,
+        /// until the cache's size limit (``StoreSettings/attachmentCacheSizeBytes``) deletes
+        /// the least recently used: the path stays valid until then.
         ///
         /// - Throws: `unavailable` when it is not cached and the server cannot be reached,
         ///   `notFound` / `permissionDenied` from the server, `dataLoss` when the downloaded
         ///   bytes do not match the id.
         public func file(_ id: AttachmentID) async throws(DocError) -> String {
-            if let path = await core.cachedAttachmentPath(id) { return path }
+            if let path = try await core.cachedAttachmentPath(id) { return path }
             let (size, contentType) = try await core.downloader().download(id)
             try await core.recordDownloadedAttachment(id, size: size, contentType: contentType)
             return core.attachmentFiles.path(of: id)
@@ -87,7 +90,7 @@ extension DocumentStore {
         /// The bytes of an attachment; see ``file(_:)``.
         public func bytes(_ id: AttachmentID) async throws(DocError) -> [UInt8] {
             _ = try await file(id)
-            return try core.attachmentFiles.read(id, offset: 0, count: Int(ClientCore.maxAttachmentBytes))
+            return try core.attachmentFiles.read(id, offset: 0, count: Int(min(core.settings.maxAttachmentBytes, Int64(Int.max))))
         }
 
         /// A content type is `type/subtype` (parameters allowed), printable ASCII, at most 255

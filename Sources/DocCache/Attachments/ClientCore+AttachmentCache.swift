@@ -1,0 +1,46 @@
+package import DocModel
+
+/// The attachment cache's size limit (``StoreSettings/attachmentCacheSizeBytes``): the files
+/// of attachments the server holds are deleted least recently used first once all files
+/// together are over the limit. An attachment that is not uploaded (still to send, or failed)
+/// is never deleted: it exists nowhere else.
+extension ClientCore {
+    /// How stale a recorded use may get before a read records it again: the order needs no
+    /// more precision, and a read then costs no disk write.
+    static let attachmentUseResolutionMicros: Int64 = 60 * 1_000_000
+
+    /// Records that `id` was read now (at most once per ``attachmentUseResolutionMicros``).
+    func noteAttachmentUse(_ id: AttachmentID) throws(DocError) {
+        guard var record = attachmentRecords[id] else { return }
+        let now = Timestamp.now
+        guard now.microseconds - record.lastUsedAt.microseconds >= Self.attachmentUseResolutionMicros else { return }
+        record.lastUsedAt = now
+        try localStore.putAttachment(record)
+        attachmentRecords[id] = record
+    }
+
+    /// Deletes the least recently used attachments the server holds until the files fit in
+    /// the limit; `keeping` (the one just downloaded) is not deleted. Each record is removed
+    /// before its file, so a crash leaves at most a file without a record, which the next open
+    /// removes. Returns the ids deleted.
+    @discardableResult
+    package func trimAttachmentCache(keeping: AttachmentID?) throws(DocError) -> [AttachmentID] {
+        let limit = settings.attachmentCacheSizeBytes
+        guard limit != StoreSettings.unlimited else { return [] }
+        var total = attachmentRecords.values.reduce(Int64(0)) { $0 + $1.size }
+        guard total > limit else { return [] }
+        let candidates = attachmentRecords.values
+            .filter { $0.progress == .uploaded && $0.id != keeping }
+            .sorted { ($0.lastUsedAt, $0.id) < ($1.lastUsedAt, $1.id) }
+        var deleted: [AttachmentID] = []
+        for record in candidates where total > limit {
+            try localStore.removeAttachment(record.id)
+            attachmentRecords[record.id] = nil
+            attachmentFiles.remove(record.id)
+            total -= record.size
+            deleted.append(record.id)
+        }
+        if !deleted.isEmpty { attachmentChanges.yield(()) }
+        return deleted
+    }
+}
