@@ -159,6 +159,8 @@ let package = Package(
                 "PostgresTestSupport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
+                // The attachment-upload peer names its uploads by their SHA-256.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Benchmarks/docbench",
             swiftSettings: strict

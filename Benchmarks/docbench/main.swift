@@ -219,6 +219,9 @@ let scenarios: [Scenario] = [
     Scenario(name: "server-query-postgres", summary: "server-query on the PostgreSQL store; peer: the full scan", defaultN: 200) { n in
         try await serverQuery(queries: n, store: try .newPostgresDatabase())
     },
+    Scenario(name: "attachment-upload", summary: "n × 1 MiB attachments added offline, uploaded by the store to a loopback server; peer: a plain HTTP PUT of each", defaultN: 100) { n in
+        try await attachmentUpload(count: n)
+    },
     Scenario(name: "requests", summary: "transfer requests from 10 concurrent clients: submit to applied, and throughput (requests-throughput)", defaultN: 1_000) { n in
         try await requests(transfers: n)
     },
