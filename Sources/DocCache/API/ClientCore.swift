@@ -27,10 +27,10 @@ package actor ClientCore {
 
     package let directory: String
     package let settings: StoreSettings
-    private let persistence: Persistence
+    let persistence: Persistence
     let localStore: LocalStore
     let remoteStore: RemoteStore
-    private let syncEngine: SyncEngine
+    let syncEngine: SyncEngine
     private let eventManager: EventManager
     private let scheduler: ActorScheduler
     private let streamRouter: StreamEventRouter
@@ -38,6 +38,9 @@ package actor ClientCore {
     /// The store was opened with a server (it can go online).
     package let hasServer: Bool
     private(set) var isClosed = false
+    /// The storage failure that stopped the store (ClientCore+StorageFailure.swift); `nil`
+    /// while it works.
+    var storageFailure: DocError?
     private var listeners: [Int: ListenerEntry] = [:]
     private var detachedScopes: Set<Int> = []
     private var nextID = 0
@@ -111,7 +114,7 @@ package actor ClientCore {
         } ?? OfflineDatastore()
         let blocker = BatchBlocker()
         blocker.update(attachmentRecords)
-        let adapter = LocalStoreRemoteAdapter(localStore: localStore, onError: { _ in }, isBlocked: { blocker.isBlocked($0) })
+        let adapter = LocalStoreRemoteAdapter(localStore: localStore, isBlocked: { blocker.isBlocked($0) })
         let remoteStore = RemoteStore(localStore: adapter, datastore: datastore, scheduler: scheduler)
         let syncEngine = SyncEngine(localStore: localStore, remoteStore: remoteStore)
         let eventManager = EventManager(source: syncEngine)
@@ -144,6 +147,12 @@ package actor ClientCore {
                 core.failedWriteChanges.yield(())
             }
         }
+        syncEngine.onStorageFailure = { [unowned self] error, operation in
+            self.assumeIsolated { $0.storageFailed(error, while: operation) }
+        }
+        adapter.onError = { [unowned self] error in
+            self.assumeIsolated { $0.storageFailed(error, while: "reading the write queue") }
+        }
         syncEngine.onBatchSettled = { [unowned self] id in self.assumeIsolated { $0.batchAnswered(id) } }
         syncEngine.attemptsOfBatch = { [unowned self] id in self.assumeIsolated { max($0.activity.attempts(of: id), 1) } }
         remoteStore.start()
@@ -169,10 +178,23 @@ package actor ClientCore {
     static let garbageCollectionInterval: Duration = .seconds(300)
 
     private func collectGarbageAndReschedule() {
-        guard !isClosed else { return }
-        _ = try? localStore.collectGarbage(cacheSizeLimit: settings.cacheSizeBytes)
+        guard collectScheduledGarbage() else { return }
         _ = scheduler.schedule(.garbageCollection, after: Self.garbageCollectionInterval) { [weak self] in
             self?.assumeIsolated { $0.collectGarbageAndReschedule() }
+        }
+    }
+
+    /// The scheduled garbage collection (no caller to hand a failure to: it stops the store).
+    /// Returns whether the store still works.
+    @discardableResult
+    package func collectScheduledGarbage() -> Bool {
+        guard !isClosed, storageFailure == nil else { return false }
+        do {
+            _ = try localStore.collectGarbage(cacheSizeLimit: settings.cacheSizeBytes)
+            return true
+        } catch {
+            storageFailed(error, while: "collecting garbage")
+            return false
         }
     }
 
@@ -187,8 +209,10 @@ package actor ClientCore {
         scheduler.fire(token)
     }
 
+    /// Throws unless the store can serve calls: closed, or stopped by a storage failure.
     func checkOpen() throws(DocError) {
         if isClosed { throw DocError(.failedPrecondition, "the store is closed", at: directory) }
+        if let storageFailure { throw storageFailure }
     }
 
     /// Stops the network, ends every listener and stream, and closes the database.
@@ -197,11 +221,7 @@ package actor ClientCore {
         isClosed = true
         remoteStore.shutdown()
         scheduler.cancelAll()
-        for entry in listeners.values {
-            if let listener = entry.listener { eventManager.removeQueryListener(listener) }
-            entry.deliver(.failure(DocError(.cancelled, "the store was closed", at: directory)))
-        }
-        listeners = [:]
+        removeAllListeners(delivering: DocError(.cancelled, "the store was closed", at: directory))
         pendingWriteCounts.finish()
         syncStatuses.finish()
         writeErrors.finish()
@@ -210,6 +230,16 @@ package actor ClientCore {
         uploadTask?.cancel()
         onlineStates.finish()
         persistence.close()
+    }
+
+    /// Ends every listener with `error` (each gets it once).
+    func removeAllListeners(delivering error: DocError) {
+        let ended = listeners.values
+        listeners = [:]
+        for entry in ended {
+            if let listener = entry.listener { eventManager.removeQueryListener(listener) }
+            entry.deliver(.failure(error))
+        }
     }
 
     // MARK: - Writes
@@ -316,21 +346,22 @@ package actor ClientCore {
         adjustPendingWriteCount(by: -1)
     }
 
-    /// Stores what the network did with queued batches. A failure here loses only counters,
-    /// never a write: it is reported on the store's sync error instead of failing the send.
+    /// Stores what the network did with queued batches.
     private func persistDeliveries(_ deliveries: [(BatchID, BatchDelivery)]) {
         guard !isClosed else { return }
         do {
             try localStore.recordDeliveries(deliveries)
         } catch {
-            activity.streamFailed(.write, error)
+            storageFailed(error, while: "recording the delivery of queued writes")
         }
     }
 
     package func waitForPendingWrites() async throws(DocError) {
         try checkOpen()
+        // The highest pending batch is read first: a read failure fails this call.
+        let highest = try localStore.highestUnacknowledgedBatchID()
         let result: Result<Void, DocError> = await withCheckedContinuation { continuation in
-            syncEngine.registerPendingWritesCallback { continuation.resume(returning: $0) }
+            syncEngine.registerPendingWritesCallback(upTo: highest) { continuation.resume(returning: $0) }
         }
         try result.get()
     }
@@ -346,7 +377,7 @@ package actor ClientCore {
                 // The server answered the last queued batch: the run is over.
                 let now = Timestamp.now
                 lastSyncedAt = now
-                do { try localStore.setLastSyncedAt(now) } catch { activity.streamFailed(.write, error) }
+                do { try localStore.setLastSyncedAt(now) } catch { storageFailed(error, while: "recording the last sync") }
             }
             answeredInRun = 0
         }
@@ -355,11 +386,15 @@ package actor ClientCore {
 
     /// The sync status now (see ``SyncStatus``).
     package var syncStatus: SyncStatus {
-        SyncStatus(canSync: canUseNetwork && remoteStore.onlineState != .offline, pending: pendingWriteCount,
-                   answered: answeredInRun, lastSyncedAt: lastSyncedAt, connectionError: activity.lastSyncError)
+        if let storageFailure {
+            return SyncStatus(phase: .error, completedBatches: 0, totalBatches: pendingWriteCount,
+                              lastSyncedAt: lastSyncedAt, error: storageFailure)
+        }
+        return SyncStatus(canSync: canUseNetwork && remoteStore.onlineState != .offline, pending: pendingWriteCount,
+                          answered: answeredInRun, lastSyncedAt: lastSyncedAt, connectionError: activity.lastSyncError)
     }
 
-    private func publishSyncStatus() {
+    func publishSyncStatus() {
         guard !isClosed else { return }
         let status = syncStatus
         if status != syncStatuses.latest { syncStatuses.yield(status) }
@@ -377,7 +412,7 @@ package actor ClientCore {
 
     /// The error that most recently interrupted syncing, while the failing stream has not
     /// connected again.
-    package var lastSyncError: DocError? { activity.lastSyncError }
+    package var lastSyncError: DocError? { storageFailure ?? activity.lastSyncError }
 
     /// Whether the store may talk to its server now (it has one and the network is enabled).
     package var canUseNetwork: Bool { hasServer && remoteStore.canUseNetwork }

@@ -1,17 +1,17 @@
 import DocModel
 
 /// Lets the remote store read the write queue. A storage failure here cannot be handed back
-/// to the network layer, so it is reported to `onError` and the remote store sees "nothing
-/// to send" until the next attempt. A batch that `isBlocked` (it refers to an attachment not
+/// to the network layer, so it is reported to `onError` (the client core stops the store:
+/// ClientCore+StorageFailure.swift) and the remote store sees "nothing to send". A batch that `isBlocked` (it refers to an attachment not
 /// uploaded yet) reads as the end of the queue, so it and every later batch wait, in order.
 final class LocalStoreRemoteAdapter: RemoteStoreLocalStore {
     let localStore: LocalStore
-    let onError: (DocError) -> Void
+    /// Where storage failures go (set by the client core once it exists).
+    var onError: (DocError) -> Void = { _ in }
     let isBlocked: (MutationBatch) -> Bool
 
-    init(localStore: LocalStore, onError: @escaping (DocError) -> Void, isBlocked: @escaping (MutationBatch) -> Bool) {
+    init(localStore: LocalStore, isBlocked: @escaping (MutationBatch) -> Bool) {
         self.localStore = localStore
-        self.onError = onError
         self.isBlocked = isBlocked
     }
 

@@ -154,7 +154,7 @@ extension ClientCore {
     /// Starts uploading the oldest attachment that is not on the server, unless an upload
     /// runs, a retry is scheduled, or the server cannot be reached.
     package func startNextUpload() {
-        guard !isClosed, uploadTask == nil, !uploadBackoff.isPending, canUseNetwork,
+        guard !isClosed, storageFailure == nil, uploadTask == nil, !uploadBackoff.isPending, canUseNetwork,
               let network, let transport = network.attachments else { return }
         let next = attachmentRecords.values
             .filter { if case .localOnly = $0.progress { return true } else { return false } }
@@ -202,7 +202,8 @@ extension ClientCore {
             // An uploaded file may now be deleted to keep the cache in its size.
             try trimAttachmentCache(keeping: nil)
         } catch {
-            activity.streamFailed(.write, error)
+            storageFailed(error, while: "recording the upload of attachment \(id)")
+            return
         }
         attachmentChanges.yield(())
         remoteStore.fillWritePipeline()

@@ -46,6 +46,10 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     package var onBatchSettled: ((BatchID) -> Void)?
     /// Called with every new online state.
     package var onOnlineStateChanged: ((OnlineState) -> Void)?
+    /// Called with a storage failure met outside any caller's call (applying a remote event,
+    /// acknowledging or rejecting a batch, releasing a target) and what was being done; the
+    /// client stops the store (ClientCore+StorageFailure.swift).
+    package var onStorageFailure: ((DocError, String) -> Void)?
     package let maxConcurrentLimboResolutions: Int
 
     private var queryViews: [Query: QueryView] = [:]
@@ -131,7 +135,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
         guard queriesByTarget[targetID]?.isEmpty ?? true else { return }
         if shouldStopRemoteListening { remoteStore.stopListening(targetID) }
         if lastListen {
-            try? localStore.releaseTarget(targetID)
+            releaseTarget(targetID)
             removeAndCleanupTarget(targetID, error: nil)
         }
     }
@@ -190,9 +194,9 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
         return ids
     }
 
-    /// Calls back once every batch pending now is acknowledged or rejected.
-    package func registerPendingWritesCallback(_ callback: @escaping (Result<Void, DocError>) -> Void) {
-        let highest = (try? localStore.highestUnacknowledgedBatchID()) ?? batchIDUnknown
+    /// Calls back once every batch up to `highest` (the highest pending now, read by the
+    /// caller so that a read failure fails its call) is acknowledged or rejected.
+    package func registerPendingWritesCallback(upTo highest: BatchID, _ callback: @escaping (Result<Void, DocError>) -> Void) {
         if highest == batchIDUnknown {
             callback(.success(()))
             return
@@ -210,6 +214,17 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
         for id in pendingWritesCallbacks.keys.sorted() where id <= batchID {
             for callback in pendingWritesCallbacks.removeValue(forKey: id) ?? [] { callback(.success(())) }
         }
+    }
+
+    /// Fails every caller still waiting: the writes awaiting their server answer and the
+    /// `waitForPendingWrites` callers (the store stopped).
+    package func failCallbacks(with error: DocError) {
+        let writes = writeCallbacks.values
+        writeCallbacks = [:]
+        for callback in writes { callback(.failure(error)) }
+        let waiting = pendingWritesCallbacks.values.flatMap { $0 }
+        pendingWritesCallbacks = [:]
+        for callback in waiting { callback(.failure(error)) }
     }
 
     private func failPendingWritesCallbacks(_ message: String) {
@@ -248,7 +263,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
             let changes = try localStore.applyRemoteEvent(event)
             emitNewSnapshots(changes: changes, remoteEvent: event)
         } catch {
-            reportInternal(error)
+            reportInternal(error, while: "applying the server's changes")
         }
     }
 
@@ -265,7 +280,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
                 documentUpdates: [key: .noDocument(NoDocument(key: key, version: .none))],
                 resolvedLimboDocuments: [key]))
         } else {
-            try? localStore.releaseTarget(targetID)
+            releaseTarget(targetID)
             removeAndCleanupTarget(targetID, error: error)
         }
     }
@@ -279,7 +294,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
         do {
             emitNewSnapshots(changes: try localStore.acknowledgeBatch(result), remoteEvent: nil)
         } catch {
-            reportInternal(error)
+            reportInternal(error, while: "recording the server's acknowledgement of write batch \(batchID)")
         }
         onBatchSettled?(batchID)
     }
@@ -295,7 +310,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
             emitNewSnapshots(changes: changes, remoteEvent: nil)
             onBatchSettled?(batchID)
         } catch {
-            reportInternal(error)
+            reportInternal(error, while: "keeping rejected write batch \(batchID) as a failed write")
         }
     }
 
@@ -344,7 +359,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
                     let result = try localStore.executeQuery(queryView.query, usePreviousResults: false)
                     docChanges = view.computeDocumentChanges(result.documents.values, previousChanges: docChanges)
                 } catch {
-                    reportInternal(error)
+                    reportInternal(error, while: "refilling the results of a listener")
                     continue
                 }
             }
@@ -374,9 +389,20 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     }
 
     /// Surfaces an unexpected local failure (a storage error while applying an event): every
-    /// listener hears it, as no view can be trusted afterwards.
-    private func reportInternal(_ error: DocError) {
+    /// listener hears it, as no view can be trusted afterwards, and the owner stops the store
+    /// (``onStorageFailure``).
+    private func reportInternal(_ error: DocError, while operation: String) {
         for query in Array(queryViews.keys) { sink?.onError(query, error) }
+        onStorageFailure?(error, operation)
+    }
+
+    /// Releases a target's local data; a failure is a storage failure.
+    private func releaseTarget(_ targetID: TargetID) {
+        do {
+            try localStore.releaseTarget(targetID)
+        } catch {
+            onStorageFailure?(error, "releasing listen target \(targetID)")
+        }
     }
 
     // MARK: - Limbo

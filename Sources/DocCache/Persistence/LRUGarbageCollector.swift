@@ -112,7 +112,8 @@ package final class LRUGarbageCollector {
         try withLevelDB(txn.directory, "flush before measuring") { () throws(LevelDBError) in
             try txn.database.compact(from: empty, to: empty)
         }
-        let size = try Persistence.approximateSizes(of: txn.database, directory: txn.directory).values.reduce(0, +)
+        let size = try Persistence.approximateSizes(of: txn.database, directory: txn.directory, faults: txn.state.faults)
+            .values.reduce(0, +)
         guard size >= cacheSizeLimit else { return .didNotRun }
         return try runGarbageCollection(activeTargetIDs: activeTargetIDs, pinnedKeys: pinnedKeys, in: txn)
     }
@@ -226,11 +227,14 @@ extension Persistence {
     }
 
     /// The approximate size of each key space of `database` (table name → bytes).
-    static func approximateSizes(of database: Database, directory: String) throws(DocError) -> [String: Int64] {
+    static func approximateSizes(
+        of database: Database, directory: String, faults: StorageFaults? = nil
+    ) throws(DocError) -> [String: Int64] {
         let tables = KeySchema.Table.allCases
         let ranges = tables.map { KeyRange.prefix($0.prefix) }
         let sizes = try withLevelDB(directory, "measure") { () throws(LevelDBError) in
-            try database.approximateSizes(of: ranges)
+            try faults?.check(.read, "Measure size")
+            return try database.approximateSizes(of: ranges)
         }
         var out: [String: Int64] = [:]
         for (table, size) in zip(tables, sizes) { out[table.name] = Int64(clamping: size) }

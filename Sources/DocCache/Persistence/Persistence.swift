@@ -259,10 +259,18 @@ package final class Persistence {
         txn.appendWrites(to: &commitBatch)
         defer { if commitBatch.byteCount > Self.commitBatchKeptBytes { commitBatch = NativeWriteBatch() } }
         try withLevelDB(directory, "commit \"\(label)\" to") { () throws(LevelDBError) in
+            try state.faults?.check(.commit, label)
             try database.write(commitBatch, options: WriteOptions(sync: sync))
         }
         if let metadata { state.committedMetadata = metadata }
         return result
+    }
+
+    /// Failures to inject into this store's reads and commits, for tests of the paths that
+    /// meet a failing disk; `nil` (the default) injects none.
+    package var faults: StorageFaults? {
+        get { state.faults }
+        set { state.faults = newValue }
     }
 
     // MARK: Components
@@ -288,7 +296,7 @@ package final class Persistence {
 
     /// ``approximateSizeInBytes()`` per key space (table name → bytes).
     package func approximateSizes() throws(DocError) -> [String: Int64] {
-        try Self.approximateSizes(of: database, directory: directory)
+        try Self.approximateSizes(of: database, directory: directory, faults: state.faults)
     }
 
     /// Compacts the whole store: flushes recent writes to table files and discards deleted
@@ -315,6 +323,8 @@ final class PersistenceState {
     var lastSequenceNumber: ListenSequenceNumber
     /// Whether a transaction is running (they do not nest).
     var inTransaction = false
+    /// Failures to inject (tests only; `nil`: none).
+    var faults: StorageFaults?
 
     /// Creates the state from what the store holds at open.
     init(directory: String, committedMetadata: TargetMetadata, nextBatchID: BatchID, lastSequenceNumber: ListenSequenceNumber) {

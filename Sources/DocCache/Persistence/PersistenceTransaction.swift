@@ -102,7 +102,10 @@ package final class PersistenceTransaction {
             }
         }
         let options = ReadOptions()
-        return try withLevelDB(directory, "read") { () throws(LevelDBError) in try database.get(key, options: options) }
+        return try withLevelDB(directory, "read") { () throws(LevelDBError) in
+            try state.faults?.check(.read, label)
+            return try database.get(key, options: options)
+        }
     }
 
     /// Stores `value` under `key` when the transaction commits.
@@ -383,6 +386,7 @@ package struct TransactionScan: Sequence {
             let range = scan.range
             let reverse = scan.reverse
             let c = try withLevelDB(txn.directory, "scan") { () throws(LevelDBError) -> Cursor in
+                try txn.state.faults?.check(.read, txn.label)
                 let c = try txn.database.cursor(options: options)
                 if !reverse {
                     if let lower = range.lowerBound { try c.seek(to: lower) } else { try c.seekToFirst() }

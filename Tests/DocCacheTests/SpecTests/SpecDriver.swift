@@ -38,7 +38,8 @@ final class SpecClient {
         }
         self.persistence = persistence
         datastore = FakeDatastore(scheduler: scheduler)
-        let adapter = LocalStoreRemoteAdapter(localStore: localStore, onError: { [storageErrors] in storageErrors.errors.append($0) }, isBlocked: { _ in false })
+        let adapter = LocalStoreRemoteAdapter(localStore: localStore, isBlocked: { _ in false })
+        adapter.onError = { [storageErrors] in storageErrors.errors.append($0) }
         remoteStore = RemoteStore(localStore: adapter, datastore: datastore, scheduler: scheduler, backoffRandom: { 0.5 })
         syncEngine = SyncEngine(
             localStore: localStore, remoteStore: remoteStore, maxConcurrentLimboResolutions: maxConcurrentLimboResolutions)
@@ -267,7 +268,13 @@ final class SpecDriver {
 
         case .waitForPendingWrites:
             let generation = self.generation
-            client.syncEngine.registerPendingWritesCallback { [unowned self] _ in
+            let highest: BatchID
+            do {
+                highest = try client.localStore.highestUnacknowledgedBatchID()
+            } catch {
+                throw StepError("reading the highest pending batch failed: \(error)")
+            }
+            client.syncEngine.registerPendingWritesCallback(upTo: highest) { [unowned self] _ in
                 guard generation == self.generation else { return }
                 self.waitForPendingWritesEvents += 1
             }
