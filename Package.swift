@@ -213,6 +213,7 @@ let package = Package(
             name: "SyncTests",
             dependencies: [
                 "DocCache", "DocServer", "DocProtocol", "DocModel", "DocTestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

@@ -28,6 +28,9 @@ extension ClientCore {
                 + "kept on disk; close the store and open it again",
             at: error.location ?? directory)
         storageFailure = failure
+        logger.error("the store stopped after a storage failure", metadata: [
+            "while": "\(operation)", "code": "\(error.code)", "error": "\(error.message)",
+        ])
         remoteStore.shutdown()
         uploadTask?.cancel()
         uploadTask = nil

@@ -1,5 +1,6 @@
 package import DocModel
 import Foundation
+package import Logging
 
 /// The engine of one open store, confined to one actor: persistence, local store, remote
 /// store, sync engine and event manager are plain classes that only ever run here, so the
@@ -27,6 +28,8 @@ package actor ClientCore {
 
     package let directory: String
     package let settings: StoreSettings
+    /// Where the store says what it does (silent unless the app passed a logger).
+    let logger: Logger
     let persistence: Persistence
     let localStore: LocalStore
     let remoteStore: RemoteStore
@@ -79,9 +82,13 @@ package actor ClientCore {
     /// - Parameter network: how to reach the server; `nil` opens the store without a server:
     ///   the network is disabled, so the store is offline (listeners answer from the cache at
     ///   once) and writes wait in the queue.
-    package init(directory: String, user: String, settings: StoreSettings, network: NetworkConfiguration?) throws(DocError) {
+    package init(directory: String, user: String, settings: StoreSettings, network: NetworkConfiguration?,
+                 logger: Logger = DocumentStore.silentLogger) throws(DocError) {
         self.directory = directory
         self.settings = settings
+        var logger = logger
+        logger[metadataKey: "store"] = "\(directory)"
+        self.logger = logger
         let persistence = try Persistence.open(directory: directory)
         let localStore: LocalStore
         do {
@@ -115,7 +122,10 @@ package actor ClientCore {
         let blocker = BatchBlocker()
         blocker.update(attachmentRecords)
         let adapter = LocalStoreRemoteAdapter(localStore: localStore, isBlocked: { blocker.isBlocked($0) })
-        let remoteStore = RemoteStore(localStore: adapter, datastore: datastore, scheduler: scheduler)
+        let remoteLogger = RemoteLogger { [logger] level, message in
+            logger.log(level: level == .warning ? .warning : .debug, "\(message)")
+        }
+        let remoteStore = RemoteStore(localStore: adapter, datastore: datastore, scheduler: scheduler, logger: remoteLogger)
         let syncEngine = SyncEngine(localStore: localStore, remoteStore: remoteStore)
         let eventManager = EventManager(source: syncEngine)
         syncEngine.sink = eventManager
@@ -143,6 +153,9 @@ package actor ClientCore {
         // The engine calls these synchronously on this actor.
         syncEngine.onWriteRejected = { [unowned self] batch, error in
             self.assumeIsolated { core in
+                core.logger.warning("the server rejected a write; it is kept as a failed write", metadata: [
+                    "batch": "\(batch.map { String($0.batchID) } ?? "?")", "code": "\(error.code)", "error": "\(error.message)",
+                ])
                 core.publishWriteError(batch, error)
                 core.failedWriteChanges.yield(())
             }
@@ -165,6 +178,13 @@ package actor ClientCore {
         }
         activity.persist = { [unowned self] deliveries in self.assumeIsolated { $0.persistDeliveries(deliveries) } }
         activity.onChange = { [unowned self] in self.assumeIsolated { $0.publishSyncStatus() } }
+        activity.onStreamFailed = { [unowned self] stream, error in
+            self.assumeIsolated { core in
+                core.logger.warning("the \(stream) stream failed; retrying with backoff", metadata: [
+                    "code": "\(error.code)", "error": "\(error.message)",
+                ])
+            }
+        }
         if settings.cacheSizeBytes != StoreSettings.unlimited {
             _ = scheduler.schedule(.garbageCollection, after: Self.initialGarbageCollectionDelay) { [unowned self] in
                 self.assumeIsolated { $0.collectGarbageAndReschedule() }
@@ -450,6 +470,7 @@ package actor ClientCore {
     }
 
     private func publishOnlineState(_ state: OnlineState) {
+        if state != onlineStates.latest { logger.info("online state: \(state)") }
         onlineStates.yield(state)
         publishSyncStatus()
     }

@@ -1,5 +1,6 @@
 @_exported public import DocModel
 import Foundation
+public import Logging
 
 /// An offline-first document store for one user of one tenant, cached in LevelDB.
 ///
@@ -42,29 +43,52 @@ public final class DocumentStore: Sendable {
     /// store works offline only: everything is answered from the cache and writes wait in
     /// the queue until the store is opened with a server.
     ///
+    /// The store logs to `logger`, silent by default; pass a `Logger` (swift-log) to see why a
+    /// store is not syncing:
+    ///
+    /// ```swift
+    /// let store = try await DocumentStore.open(directory: dir, tenant: "acme", user: uid, server: endpoint,
+    ///                                          logger: Logger(label: DocumentStore.loggerLabel))
+    /// ```
+    ///
+    /// It logs connection state changes and stream failures with the retry (`info` /
+    /// `warning`), rejected writes (`warning`), attachment upload failures and retries, and a
+    /// storage failure that stops the store (`error`); details of the sync machinery at
+    /// `debug`.
+    ///
     /// Fails with `failedPrecondition` if the store is already open (by this or another
     /// process) or was written by a newer version of doccache, and with `invalidArgument` for
     /// empty names or bad settings.
     public static func open(
         directory: String, tenant: String, user: String, settings: StoreSettings = StoreSettings(),
-        server: ServerEndpoint? = nil
+        server: ServerEndpoint? = nil, logger: Logger? = nil
     ) async throws(DocError) -> DocumentStore {
+        let logger = logger ?? silentLogger
         let network = server.map {
-            NetworkConfiguration(transport: WebSocketTransport(server: $0.serverURL), token: $0.token,
+            NetworkConfiguration(transport: WebSocketTransport(server: $0.serverURL, logger: logger), token: $0.token,
                                  attachments: HTTPAttachmentTransport(baseURL: $0.serverURL.description))
         }
-        return try await open(directory: directory, tenant: tenant, user: user, settings: settings, network: network)
+        return try await open(directory: directory, tenant: tenant, user: user, settings: settings, network: network,
+                              logger: logger)
     }
+
+    /// The label to give the `Logger` passed to ``open(directory:tenant:user:settings:server:logger:)``.
+    public static let loggerLabel = "doccache.client"
+
+    /// A logger that drops everything: the default, so an app that bootstraps swift-log for
+    /// its own messages does not get the store's unasked.
+    package static let silentLogger = Logger(label: loggerLabel, factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// Opens a store that reaches its server through `network` (tests pass an in-process
     /// transport; `nil` opens it offline).
     package static func open(
         directory: String, tenant: String, user: String, settings: StoreSettings = StoreSettings(),
-        network: NetworkConfiguration?
+        network: NetworkConfiguration?, logger: Logger? = nil
     ) async throws(DocError) -> DocumentStore {
         try settings.validate()
         let path = try storeDirectory(directory, tenant: tenant, user: user)
-        let core = try ClientCore(directory: path, user: user, settings: settings, network: network)
+        let core = try ClientCore(directory: path, user: user, settings: settings, network: network,
+                                  logger: logger ?? silentLogger)
         let store = DocumentStore(core: core, tenant: tenant, user: user, settings: settings)
         if network != nil {
             store.refreshConflictsAfterRejections()

@@ -188,8 +188,14 @@ extension ClientCore {
             record.progress = .uploaded
             uploadBackoff.reset()
         case .failure(let error) where !error.code.isTransient:
+            logger.warning("an attachment upload failed for good", metadata: [
+                "attachment": "\(id)", "code": "\(error.code)", "error": "\(error.message)",
+            ])
             record.progress = .failed(error)
-        case .failure:
+        case .failure(let error):
+            logger.info("an attachment upload was interrupted; retrying with backoff", metadata: [
+                "attachment": "\(id)", "code": "\(error.code)", "error": "\(error.message)",
+            ])
             // Transient (the server is unreachable, busy, or the token was refused): try again later.
             attachmentChanges.yield(())
             uploadBackoff.backoffAndRun { [weak self] in self?.assumeIsolated { $0.startNextUpload() } }

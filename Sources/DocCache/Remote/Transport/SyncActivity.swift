@@ -25,6 +25,8 @@ final class SyncActivity {
     var persist: (([(BatchID, BatchDelivery)]) -> Void)?
     /// Called after anything here changed (for the store's sync status).
     var onChange: (() -> Void)?
+    /// Called when a stream fails (for the store's log).
+    var onStreamFailed: ((Stream, DocError) -> Void)?
 
     init(clock: @escaping () -> Timestamp = { .now }) {
         self.clock = clock
@@ -51,6 +53,7 @@ final class SyncActivity {
     /// The stream failed with `error`.
     func streamFailed(_ stream: Stream, _ error: DocError) {
         streamErrors[stream] = error
+        onStreamFailed?(stream, error)
         onChange?()
     }
 

@@ -1,7 +1,7 @@
 package import DocModel
 import DocProtocol
 import HummingbirdWSClient
-import Logging
+package import Logging
 
 /// The real ``FrameTransport``: a WebSocket connection (HummingbirdWSClient) to the server's
 /// `GET /listen` endpoint, `ws(s)://host[:port]/listen`, derived from the server's
@@ -22,10 +22,10 @@ package struct WebSocketTransport: FrameTransport {
     package var connectTimeout: Duration = .seconds(10)
     private let logger: Logger
 
-    /// A transport to the server at `server`.
-    package init(server: ServerURL) {
+    /// A transport to the server at `server`, logging to `logger` (silent by default).
+    package init(server: ServerURL, logger: Logger = DocumentStore.silentLogger) {
         self.server = server
-        self.logger = Logger(label: "doccache.websocket")
+        self.logger = logger
     }
 
     /// A transport to the server whose base URL is `url` (`http(s)://host[:port]`).
