@@ -18,9 +18,11 @@ public struct StoreSettings: Sendable, Hashable {
     /// uploads (the attachment then fails with `invalidArgument`).
     public var maxAttachmentBytes: Int64
 
-    public static let unlimited: Int64 = -1
+    /// A size limit meaning "no limit".
+    public static let unlimited: Int64 = Persistence.unlimited
     public static let defaultCacheSizeBytes: Int64 = 100 * 1024 * 1024
-    public static let minimumCacheSizeBytes: Int64 = 1024 * 1024
+    /// The smallest size limit accepted: 1 MiB.
+    public static let minimumCacheSizeBytes: Int64 = LRUGarbageCollector.minimumCacheSizeBytes
     public static let defaultAttachmentCacheSizeBytes: Int64 = 256 * 1024 * 1024
     public static let defaultMaxAttachmentBytes: Int64 = 100 * 1024 * 1024
 
@@ -34,14 +36,8 @@ public struct StoreSettings: Sendable, Hashable {
     }
 
     func validate() throws(DocError) {
-        if cacheSizeBytes != Self.unlimited && cacheSizeBytes < Self.minimumCacheSizeBytes {
-            throw DocError(.invalidArgument,
-                "cacheSizeBytes must be at least \(Self.minimumCacheSizeBytes) (1 MiB) or StoreSettings.unlimited, got \(cacheSizeBytes)")
-        }
-        if attachmentCacheSizeBytes != Self.unlimited && attachmentCacheSizeBytes < Self.minimumCacheSizeBytes {
-            throw DocError(.invalidArgument,
-                "attachmentCacheSizeBytes must be at least \(Self.minimumCacheSizeBytes) (1 MiB) or StoreSettings.unlimited, got \(attachmentCacheSizeBytes)")
-        }
+        try LRUGarbageCollector.validate(cacheSizeLimit: cacheSizeBytes, name: "cacheSizeBytes")
+        try LRUGarbageCollector.validate(cacheSizeLimit: attachmentCacheSizeBytes, name: "attachmentCacheSizeBytes")
         if maxAttachmentBytes < 1 {
             throw DocError(.invalidArgument, "maxAttachmentBytes must be at least 1, got \(maxAttachmentBytes)")
         }

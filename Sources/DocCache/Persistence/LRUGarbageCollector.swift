@@ -42,7 +42,6 @@ package struct GarbageCollectionResult: Sendable, Hashable {
 /// Documents with pending writes or in active targets (or in any target not removed) are
 /// never collected.
 package final class LRUGarbageCollector {
-    /// The default cache size limit: 100 MiB.
     /// The smallest cache size limit accepted: 1 MiB.
     package static let minimumCacheSizeBytes: Int64 = 1024 * 1024
 
@@ -62,15 +61,16 @@ package final class LRUGarbageCollector {
     }
 
     /// Checks a cache size limit: ``Persistence/unlimited`` or at least
-    /// ``minimumCacheSizeBytes``.
+    /// ``minimumCacheSizeBytes``. The one rule for every size limit of a store (the document
+    /// cache's and the attachment cache's; `StoreSettings` checks both here).
     ///
+    /// - Parameter name: the setting, for the message.
     /// - Throws: `invalidArgument` otherwise.
-    package static func validate(cacheSizeLimit: Int64) throws(DocError) {
+    package static func validate(cacheSizeLimit: Int64, name: String = "the cache size limit") throws(DocError) {
         guard cacheSizeLimit == Persistence.unlimited || cacheSizeLimit >= minimumCacheSizeBytes else {
             throw DocError(
                 .invalidArgument,
-                "cache size limit \(cacheSizeLimit) bytes is below the minimum of \(minimumCacheSizeBytes) bytes (1 MiB); "
-                    + "use Persistence.unlimited (-1) to disable garbage collection")
+                "\(name) must be at least \(minimumCacheSizeBytes) bytes (1 MiB) or unlimited (-1), got \(cacheSizeLimit)")
         }
     }
 
@@ -80,9 +80,7 @@ package final class LRUGarbageCollector {
     /// become the most recently used. (The engine does not call it: views pin their documents
     /// through `pinnedKeys` instead.)
     package func recordUse(_ keys: some Collection<DocumentKey>, in txn: PersistenceTransaction) throws(DocError) {
-        guard !keys.isEmpty else { return }
-        let sequence = Self.encodeSequenceNumber(txn.sequenceNumber)
-        for key in keys { txn.put(KeySchema.sentinel(key), sequence) }
+        for key in keys { txn.stampSentinel(key) }
     }
 
     /// The sequence number at which `key` was last used, or `nil` when it has no sentinel.

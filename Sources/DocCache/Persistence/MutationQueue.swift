@@ -169,10 +169,9 @@ package final class MutationQueue {
         var keys = Set<DocumentKey>()
         for m in batch.baseMutations { keys.insert(m.key) }
         for m in batch.mutations { keys.insert(m.key) }
-        let sequence = LRUGarbageCollector.encodeSequenceNumber(txn.sequenceNumber)
         for key in keys {
             txn.delete(KeySchema.documentMutation(user, key, batch.batchID))
-            txn.put(KeySchema.sentinel(key), sequence)
+            txn.stampSentinel(key)
         }
     }
 

@@ -77,6 +77,8 @@ package final class PersistenceTransaction {
     // Per-transaction state committed with the writes.
     private var metadataStorage: TargetMetadata?
     private var sequenceNumberStorage: ListenSequenceNumber?
+    /// ``sequenceNumber`` encoded as a sentinel value, once per transaction.
+    private var sentinelValue: [UInt8]?
     private var persistBatchCounter = false
 
     /// Starts a transaction (``Persistence/run(_:sync:_:)`` does).
@@ -160,6 +162,21 @@ package final class PersistenceTransaction {
         state.lastSequenceNumber += 1
         sequenceNumberStorage = state.lastSequenceNumber
         return state.lastSequenceNumber
+    }
+
+    /// Marks `key` as used now for the LRU garbage collector: its sentinel gets this
+    /// transaction's sequence number. Every component that writes a document's sentinel (the
+    /// remote document cache, the mutation queue, the target cache, the collector) goes
+    /// through here.
+    package func stampSentinel(_ key: DocumentKey) {
+        let value: [UInt8]
+        if let sentinelValue {
+            value = sentinelValue
+        } else {
+            value = LRUGarbageCollector.encodeSequenceNumber(sequenceNumber)
+            sentinelValue = value
+        }
+        put(KeySchema.sentinel(key), value)
     }
 
     /// The target metadata as this transaction sees it (changes are committed with it).

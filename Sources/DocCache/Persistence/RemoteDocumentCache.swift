@@ -47,7 +47,7 @@ package final class RemoteDocumentCache {
         for entry in oldEntries where !newEntries.contains(entry) { txn.delete(entry) }
         for entry in newEntries where !oldEntries.contains(entry) { txn.put(entry, []) }
 
-        txn.put(KeySchema.sentinel(key), LRUGarbageCollector.encodeSequenceNumber(txn.sequenceNumber))
+        txn.stampSentinel(key)
     }
 
     /// Removes the document stored for `key` with its index entries and its LRU sentinel.

@@ -138,22 +138,20 @@ package final class TargetCache {
     /// Records that `keys` match target `id` (both index directions); stamps their sentinels.
     package func addMatchingKeys(_ keys: some Collection<DocumentKey>, to id: TargetID, in txn: PersistenceTransaction) throws(DocError) {
         guard !keys.isEmpty else { return }
-        let sequence = LRUGarbageCollector.encodeSequenceNumber(txn.sequenceNumber)
         for key in keys {
             txn.put(KeySchema.targetDocument(id, key), [])
             txn.put(KeySchema.documentTarget(key, id), [])
-            txn.put(KeySchema.sentinel(key), sequence)
+            txn.stampSentinel(key)
         }
     }
 
     /// Records that `keys` no longer match target `id`; stamps their sentinels.
     package func removeMatchingKeys(_ keys: some Collection<DocumentKey>, from id: TargetID, in txn: PersistenceTransaction) throws(DocError) {
         guard !keys.isEmpty else { return }
-        let sequence = LRUGarbageCollector.encodeSequenceNumber(txn.sequenceNumber)
         for key in keys {
             txn.delete(KeySchema.targetDocument(id, key))
             txn.delete(KeySchema.documentTarget(key, id))
-            txn.put(KeySchema.sentinel(key), sequence)
+            txn.stampSentinel(key)
         }
     }
 
@@ -164,11 +162,10 @@ package final class TargetCache {
 
     private func removeAllMatchingKeys(for id: TargetID, stampingDocuments: Bool, in txn: PersistenceTransaction) throws(DocError) {
         let keys = try matchingKeyList(for: id, in: txn)
-        let sequence = stampingDocuments ? LRUGarbageCollector.encodeSequenceNumber(txn.sequenceNumber) : []
         for key in keys {
             txn.delete(KeySchema.targetDocument(id, key))
             txn.delete(KeySchema.documentTarget(key, id))
-            if stampingDocuments { txn.put(KeySchema.sentinel(key), sequence) }
+            if stampingDocuments { txn.stampSentinel(key) }
         }
     }
 

@@ -29,7 +29,7 @@ package final class RemoteStore {
     /// first.
     package private(set) var writePipeline: [MutationBatch] = []
 
-    private let localStore: any RemoteStoreLocalStore
+    private let localStore: any RemoteStoreDataSource
     private let watchStream: any WatchStream
     private let writeStream: any WriteStream
     private let watchConnection: StreamConnection
@@ -53,7 +53,7 @@ package final class RemoteStore {
     ///   - backoffRandom: the jitter source of both streams' ``ExponentialBackoff``s
     ///     (uniform in `0..<1`); tests pass a constant.
     package init(
-        localStore: any RemoteStoreLocalStore, datastore: any Datastore, scheduler: any Scheduler,
+        localStore: any RemoteStoreDataSource, datastore: any Datastore, scheduler: any Scheduler,
         logger: RemoteLogger = .discarding, backoffRandom: @escaping () -> Double = { Double.random(in: 0..<1) }
     ) {
         let callbacks = Callbacks()

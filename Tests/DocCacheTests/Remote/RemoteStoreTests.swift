@@ -8,7 +8,7 @@ private typealias F = RemoteFixtures
 private final class Harness {
     let scheduler = ManualScheduler()
     let datastore: FakeDatastore
-    let localStore = FakeRemoteStoreLocalStore()
+    let localStore = FakeRemoteStoreDataSource()
     let syncer: FakeRemoteSyncer
     let remoteStore: RemoteStore
 

@@ -5,7 +5,7 @@ import DocModel
 /// removes acknowledged and rejected batches from the local store's queue, keeps the stream
 /// token of acknowledgements, and advances the last remote snapshot version on remote events.
 final class FakeRemoteSyncer: RemoteSyncer {
-    private let localStore: FakeRemoteStoreLocalStore?
+    private let localStore: FakeRemoteStoreDataSource?
 
     /// The documents each target has, as `remoteKeys(for:)` answers.
     var remoteKeysByTarget: [TargetID: Set<DocumentKey>] = [:]
@@ -17,7 +17,7 @@ final class FakeRemoteSyncer: RemoteSyncer {
     /// Runs after each call has been recorded (to call back into the remote store).
     var onRemoteEvent: ((RemoteEvent) -> Void)?
 
-    init(localStore: FakeRemoteStoreLocalStore? = nil) {
+    init(localStore: FakeRemoteStoreDataSource? = nil) {
         self.localStore = localStore
     }
 

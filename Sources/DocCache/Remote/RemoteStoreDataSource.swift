@@ -1,9 +1,12 @@
 package import DocModel
 
-/// What the remote store needs from the local store. `LocalStore` does not conform (its calls
-/// throw): `LocalStoreRemoteAdapter` implements it over the `LocalStore` for `ClientCore`, and
-/// `FakeRemoteStoreLocalStore` in memory for the remote store's tests.
-package protocol RemoteStoreLocalStore: AnyObject {
+/// Where the remote store reads and keeps its local state: the write queue it sends from, the
+/// write stream's token, and the version of the last remote event applied. `LocalStore` does
+/// not conform (its calls throw, and a remote store has no caller to hand an error to):
+/// `LocalStoreRemoteAdapter` (Client/) implements it over the `LocalStore` and reports
+/// storage failures to the client core, which stops the store; `FakeRemoteStoreDataSource`
+/// implements it in memory for the remote store's own tests.
+package protocol RemoteStoreDataSource: AnyObject {
     /// The first batch in the mutation queue with an id greater than `batchID` (pass
     /// ``batchIDUnknown`` for the first batch), or `nil` when there is none.
     func nextMutationBatch(after batchID: BatchID) -> MutationBatch?
@@ -15,7 +18,4 @@ package protocol RemoteStoreLocalStore: AnyObject {
     /// The version of the last remote event applied: watch snapshots older than it are not
     /// raised again.
     var lastRemoteSnapshotVersion: SnapshotVersion { get }
-    /// The id of the newest batch not yet acknowledged or rejected (``batchIDUnknown`` when the
-    /// queue is empty); for the sync engine's "wait for pending writes".
-    var highestUnacknowledgedBatchID: BatchID { get }
 }

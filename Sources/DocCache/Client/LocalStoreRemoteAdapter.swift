@@ -4,7 +4,7 @@ import DocModel
 /// to the network layer, so it is reported to `onError` (the client core stops the store:
 /// ClientCore+StorageFailure.swift) and the remote store sees "nothing to send". A batch that `isBlocked` (it refers to an attachment not
 /// uploaded yet) reads as the end of the queue, so it and every later batch wait, in order.
-final class LocalStoreRemoteAdapter: RemoteStoreLocalStore {
+final class LocalStoreRemoteAdapter: RemoteStoreDataSource {
     let localStore: LocalStore
     /// Where storage failures go (set by the client core once it exists).
     var onError: (DocError) -> Void = { _ in }
@@ -35,7 +35,4 @@ final class LocalStoreRemoteAdapter: RemoteStoreLocalStore {
 
     var lastRemoteSnapshotVersion: SnapshotVersion { localStore.lastRemoteSnapshotVersion }
 
-    var highestUnacknowledgedBatchID: BatchID {
-        do { return try localStore.highestUnacknowledgedBatchID() } catch { onError(error); return batchIDUnknown }
-    }
 }

@@ -1,9 +1,9 @@
 @testable import DocCache
 import DocModel
 
-/// An in-memory ``RemoteStoreLocalStore``: a mutation queue, the write stream token and the
+/// An in-memory ``RemoteStoreDataSource``: a mutation queue, the write stream token and the
 /// last remote snapshot version, with every stream token write recorded.
-final class FakeRemoteStoreLocalStore: RemoteStoreLocalStore {
+final class FakeRemoteStoreDataSource: RemoteStoreDataSource {
     /// The mutation queue, oldest first.
     private(set) var queue: [MutationBatch] = []
     private(set) var lastStreamToken: ResumeToken = []
@@ -14,7 +14,6 @@ final class FakeRemoteStoreLocalStore: RemoteStoreLocalStore {
 
     init() {}
 
-    var highestUnacknowledgedBatchID: BatchID { queue.last?.batchID ?? batchIDUnknown }
 
     /// Queues a batch of `mutations` under the next batch id.
     @discardableResult
