@@ -109,6 +109,7 @@ struct ReconnectTests {
             #expect(await eventually { events.last?.metadata.isFromCache == true })
             _ = try await alice.document("tasks/t1").setData(["done": false]).committed
             let offlineWrite = try await bob.document("tasks/t2").setData(["done": true])
+            await bob.callbacksDelivered()
             #expect(events.last?.ids == ["t2"], "offline, Bob sees only his own write")
 
             try await bob.enableNetwork()

@@ -24,6 +24,7 @@ struct ResetFromServerTests {
             try await device.disableNetwork()
             let edit = try await device.document("notes/n1").updateData(["text": "local edit"])
             let create = try await device.document("notes/n3").setData(["text": "local only"])
+            await device.callbacksDelivered()
             #expect(events.last?.ids == ["n1", "n2", "n3"])
             #expect(await device.pendingWriteCount == 2)
 

@@ -69,6 +69,7 @@ struct WriteSyncTests {
             let v2 = try await alice.document("accounts/a1").updateData(["balance": 90]).committed
             #expect(v2 > v1)
             let stale = try await bob.document("accounts/a1").updateData(["balance": 50, "note": "bob"], ifVersion: v1)
+            await bob.callbacksDelivered()
             #expect(bobEvents.last?.int("balance") == 50, "the write shows locally at once")
             #expect(bobEvents.last?.metadata.hasPendingWrites == true)
             try await bob.enableNetwork()

@@ -1,3 +1,4 @@
+import Dispatch
 public import DocModel
 import Synchronization
 
@@ -130,7 +131,8 @@ public struct DocumentQuery: Sendable {
         includeMetadataChanges: Bool = false, scope: ListenerScope? = nil,
         _ callback: @escaping @Sendable (Result<QuerySnapshot, DocError>) -> Void
     ) async throws(DocError) -> ListenerRegistration {
-        try await register(includeMetadataChanges: includeMetadataChanges, scope: scope, bounded: true) { result in
+        try await register(includeMetadataChanges: includeMetadataChanges, scope: scope, bounded: true,
+                           on: store.callbackQueue) { result in
             callback(result.map { QuerySnapshot($0, includeMetadataChanges: includeMetadataChanges) })
         }
     }
@@ -158,18 +160,33 @@ public struct DocumentQuery: Sendable {
         }
     }
 
+    /// Registers a listener; its events reach `deliver` on `queue` (the user's callbacks, so a
+    /// slow callback never holds the engine up) or, with `nil`, on the engine itself (the
+    /// async sequences, whose delivery is a non-blocking `yield`). Either way nothing is
+    /// delivered once the registration is removed: the flag is checked where `deliver` runs.
     func register(
-        includeMetadataChanges: Bool, scope: ListenerScope?, bounded: Bool,
+        includeMetadataChanges: Bool, scope: ListenerScope?, bounded: Bool, on queue: DispatchQueue? = nil,
         _ deliver: @escaping @Sendable (Result<ViewSnapshot, DocError>) -> Void
     ) async throws(DocError) -> ListenerRegistration {
         if bounded { try checkBounded() }
         let flag = RemovalFlag()
-        let id = try await store.core.addListener(
-            query: query, options: ListenOptions(includeMetadataChanges: includeMetadataChanges), scopeID: scope?.id
-        ) { result in
-            guard !flag.isRemoved else { return }
-            deliver(result)
+        let send: @Sendable (Result<ViewSnapshot, DocError>) -> Void
+        if let queue {
+            send = { result in
+                queue.async {
+                    guard !flag.isRemoved else { return }
+                    deliver(result)
+                }
+            }
+        } else {
+            send = { result in
+                guard !flag.isRemoved else { return }
+                deliver(result)
+            }
         }
+        let id = try await store.core.addListener(
+            query: query, options: ListenOptions(includeMetadataChanges: includeMetadataChanges), scopeID: scope?.id,
+            deliver: send)
         return ListenerRegistration(core: store.core, id: id, flag: flag)
     }
 

@@ -86,7 +86,7 @@ public struct DocumentReference: Sendable, Hashable {
     ) async throws(DocError) -> ListenerRegistration {
         let key = self.key
         return try await DocumentQuery(store: store, query: Query(document: key).includingDeleted()).register(
-            includeMetadataChanges: includeMetadataChanges, scope: scope, bounded: false
+            includeMetadataChanges: includeMetadataChanges, scope: scope, bounded: false, on: store.callbackQueue
         ) { result in
             callback(result.map { $0.documentSnapshot(for: key) })
         }

@@ -1,5 +1,6 @@
 @_exported public import DocModel
 import Foundation
+public import Dispatch
 public import Logging
 
 /// An offline-first document store for one user of one tenant, cached in LevelDB.
@@ -28,12 +29,36 @@ public final class DocumentStore: Sendable {
     /// The user this store belongs to.
     public let user: String
     public let settings: StoreSettings
+    /// Where snapshot listeners' callbacks run, in the order of their events: never inside
+    /// the engine, so a slow callback does not hold up writes or sync. Given to `open`; by
+    /// default the main queue on Apple platforms (as Firestore does) and, on Linux, where a
+    /// program need not run the main queue, a serial queue of the store's own. (The async
+    /// sequences, `snapshots()`, are delivered to their iterating task.)
+    public let callbackQueue: DispatchQueue
 
-    private init(core: ClientCore, tenant: String, user: String, settings: StoreSettings) {
+    private init(core: ClientCore, tenant: String, user: String, settings: StoreSettings, callbackQueue: DispatchQueue) {
         self.core = core
         self.tenant = tenant
         self.user = user
         self.settings = settings
+        self.callbackQueue = callbackQueue
+    }
+
+    /// Returns once every listener callback queued so far has run (tests: callbacks run on
+    /// ``callbackQueue``, after the call that caused them returned).
+    package func callbacksDelivered() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            callbackQueue.async { continuation.resume() }
+        }
+    }
+
+    /// The callback queue of a store opened without one.
+    static func defaultCallbackQueue(tenant: String, user: String) -> DispatchQueue {
+        #if canImport(Darwin)
+        return .main
+        #else
+        return DispatchQueue(label: "doccache.callbacks.\(tenant).\(user)", qos: .userInitiated)
+        #endif
     }
 
     /// Opens (creating if needed) the store of `user` in `tenant` under `directory`.
@@ -42,6 +67,8 @@ public final class DocumentStore: Sendable {
     /// the server, and ``onlineState`` follows the connection. Without one (the default) the
     /// store works offline only: everything is answered from the cache and writes wait in
     /// the queue until the store is opened with a server.
+    ///
+    /// Snapshot listeners' callbacks run on `callbackQueue` (``callbackQueue``).
     ///
     /// The store logs to `logger`, silent by default; pass a `Logger` (swift-log) to see why a
     /// store is not syncing:
@@ -61,7 +88,7 @@ public final class DocumentStore: Sendable {
     /// empty names or bad settings.
     public static func open(
         directory: String, tenant: String, user: String, settings: StoreSettings = StoreSettings(),
-        server: ServerEndpoint? = nil, logger: Logger? = nil
+        server: ServerEndpoint? = nil, logger: Logger? = nil, callbackQueue: DispatchQueue? = nil
     ) async throws(DocError) -> DocumentStore {
         let logger = logger ?? silentLogger
         let network = server.map {
@@ -69,10 +96,10 @@ public final class DocumentStore: Sendable {
                                  attachments: HTTPAttachmentTransport(baseURL: $0.serverURL.description))
         }
         return try await open(directory: directory, tenant: tenant, user: user, settings: settings, network: network,
-                              logger: logger)
+                              logger: logger, callbackQueue: callbackQueue)
     }
 
-    /// The label to give the `Logger` passed to ``open(directory:tenant:user:settings:server:logger:)``.
+    /// The label to give the `Logger` passed to ``open(directory:tenant:user:settings:server:logger:callbackQueue:)``.
     public static let loggerLabel = "doccache.client"
 
     /// A logger that drops everything: the default, so an app that bootstraps swift-log for
@@ -83,13 +110,14 @@ public final class DocumentStore: Sendable {
     /// transport; `nil` opens it offline).
     package static func open(
         directory: String, tenant: String, user: String, settings: StoreSettings = StoreSettings(),
-        network: NetworkConfiguration?, logger: Logger? = nil
+        network: NetworkConfiguration?, logger: Logger? = nil, callbackQueue: DispatchQueue? = nil
     ) async throws(DocError) -> DocumentStore {
         try settings.validate()
         let path = try storeDirectory(directory, tenant: tenant, user: user)
         let core = try ClientCore(directory: path, user: user, settings: settings, network: network,
                                   logger: logger ?? silentLogger)
-        let store = DocumentStore(core: core, tenant: tenant, user: user, settings: settings)
+        let store = DocumentStore(core: core, tenant: tenant, user: user, settings: settings,
+                                  callbackQueue: callbackQueue ?? defaultCallbackQueue(tenant: tenant, user: user))
         if network != nil {
             store.refreshConflictsAfterRejections()
             await core.startNextUpload()

@@ -1,6 +1,8 @@
 import Synchronization
 
-/// A registered snapshot listener. ``remove()`` stops it: no callback runs after it returns.
+/// A registered snapshot listener. ``remove()`` stops it: no callback starts after it returns
+/// (one already running on the store's ``DocumentStore/callbackQueue`` finishes), including
+/// events that were already queued for delivery.
 public final class ListenerRegistration: Sendable {
     let core: ClientCore
     let id: Int

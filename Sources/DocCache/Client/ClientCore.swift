@@ -5,7 +5,9 @@ package import Logging
 /// The engine of one open store, confined to one actor: persistence, local store, remote
 /// store, sync engine and event manager are plain classes that only ever run here, so the
 /// engine needs no locks. The public API (``DocumentStore`` and the references) hops onto this
-/// actor for every operation; listener callbacks run on it.
+/// actor for every operation. Listener callbacks do not run on it: their events are handed
+/// to the store's callback queue (``DocumentStore/callbackQueue``), so a slow callback never
+/// holds the engine up.
 package actor ClientCore {
     /// One registered snapshot listener; it survives a scope's detach/reattach.
     final class ListenerEntry {

@@ -12,33 +12,41 @@ struct ListenerTests {
         let recorder = Recorder<QuerySnapshot>()
         let registration = try await rooms.order(by: "n").limit(to: 2).addSnapshotListener { recorder.record($0) }
 
-        #expect(recorder.count == 1, "the cached (empty) snapshot arrives before addSnapshotListener returns")
+        await store.callbacksDelivered()
+        #expect(recorder.count == 1, "the cached (empty) snapshot is queued for the callback before addSnapshotListener returns")
         #expect(recorder.last?.isEmpty == true)
         #expect(recorder.last?.metadata.isFromCache == true)
 
         try await rooms.document("b").setData(["n": 2])
+        await store.callbacksDelivered()
         #expect(recorder.last?.changeSummary == ["added b -1->0"])
         #expect(recorder.last?.metadata.hasPendingWrites == true)
         try await rooms.document("c").setData(["n": 3])
+        await store.callbacksDelivered()
         #expect(recorder.last?.ids == ["b", "c"])
         #expect(recorder.last?.changeSummary == ["added c -1->1"])
 
         let before = recorder.count
         try await rooms.document("d").setData(["n": 4])
+        await store.callbacksDelivered()
         #expect(recorder.count == before, "a document outside the window raises no event")
 
         try await rooms.document("a").setData(["n": 1])
+        await store.callbacksDelivered()
         #expect(recorder.last?.ids == ["a", "b"])
         #expect(Set(recorder.last?.changeSummary ?? []) == ["removed c 1->-1", "added a -1->0"])
 
         try await rooms.document("a").setData(["n": 10])
+        await store.callbacksDelivered()
         #expect(recorder.last?.ids == ["b", "c"], "moving a out of the window refills it from the cache")
 
         try await rooms.document("b").updateData(["label": "x"])
+        await store.callbacksDelivered()
         #expect(recorder.last?.changeSummary == ["modified b 0->0"])
         registration.remove()
         let count = recorder.count
         try await rooms.document("b").updateData(["label": "y"])
+        await store.callbacksDelivered()
         #expect(recorder.count == count, "no delivery after remove()")
         await store.close()
     }
@@ -50,8 +58,10 @@ struct ListenerTests {
         for n in 1...5 { try await rooms.document("r\(n)").setData(["n": .value(.integer(Int64(n)))]) }
         let recorder = Recorder<QuerySnapshot>()
         let registration = try await rooms.order(by: "n").limit(toLast: 2).addSnapshotListener { recorder.record($0) }
+        await store.callbacksDelivered()
         #expect(recorder.last?.ids == ["r4", "r5"])
         try await rooms.document("r6").setData(["n": 6])
+        await store.callbacksDelivered()
         #expect(recorder.last?.ids == ["r5", "r6"])
         registration.remove()
         await store.close()
@@ -67,12 +77,14 @@ struct ListenerTests {
         let r1 = try await rooms.order(by: "n").limit(to: 10).addSnapshotListener { live.record($0) }
         let r2 = try await rooms.includeDeleted().order(by: "n").limit(to: 10).addSnapshotListener { all.record($0) }
         try await rooms.document("a").delete()
+        await store.callbacksDelivered()
         #expect(live.last?.changeSummary == ["removed a 0->-1"])
         #expect(live.last?.ids == ["b"])
         #expect(all.last?.ids == ["a", "b"])
         #expect(all.last?.documents.first?.isDeleted == true)
         let docRecorder = Recorder<DocumentSnapshot>()
         let r3 = try await rooms.document("a").addSnapshotListener { docRecorder.record($0) }
+        await store.callbacksDelivered()
         #expect(docRecorder.last?.exists == false && docRecorder.last?.isDeleted == true)
         r1.remove(); r2.remove(); r3.remove()
         await store.close()
@@ -117,11 +129,14 @@ struct ListenerTests {
         let recorder = Recorder<QuerySnapshot>()
         _ = try await rooms.limit(to: 10).addSnapshotListener(scope: scope) { recorder.record($0) }
         try await rooms.document("a").setData(["n": 1])
+        await store.callbacksDelivered()
         #expect(recorder.count == 2)
         await scope.detach()
         try await rooms.document("b").setData(["n": 2])
+        await store.callbacksDelivered()
         #expect(recorder.count == 2, "a detached scope delivers nothing")
         try await scope.reattach()
+        await store.callbacksDelivered()
         #expect(recorder.count == 3)
         #expect(recorder.last?.ids == ["a", "b"])
         #expect(recorder.last?.metadata.isFromCache == true)

@@ -28,8 +28,10 @@ struct PendingWriteTests {
 
         let recorder = Recorder<DocumentSnapshot>()
         let registration = try await a.addSnapshotListener { recorder.record($0) }
+        await store.callbacksDelivered()
         #expect(recorder.last?.get("n") == .integer(2))
         try await store.revert(second.batchID)
+        await store.callbacksDelivered()
         #expect(recorder.last?.get("n") == .integer(1), "revert restores the local view and listeners update")
         do {
             _ = try await second.committed
