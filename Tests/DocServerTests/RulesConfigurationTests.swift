@@ -40,7 +40,10 @@ import Testing
         let apply = Mutation.update(T.key("requests/q1"), fields: [T.field("status"): "applied"])
         #expect(await server.write(member, batch: 6, [apply]).rejection?.code == .permissionDenied)
         #expect(await server.write(member, batch: 7, [.tombstone(T.key("requests/q1"))]).rejection?.code == .permissionDenied)
-        #expect(try await server.stored("requests/q1")?.data[T.field("status")] == "pending")
+        // Neither change reached it (the server's own processing may have answered it meanwhile:
+        // this server has no handler for "transfer", so it may be "rejected" by now).
+        let q1 = try #require(try await server.stored("requests/q1"))
+        #expect(q1.data[T.field("status")] != "applied" && !q1.isTombstone, "\(q1)")
         // Ordinary documents: members write them; listen targets are fine.
         #expect(await server.write(member, batch: 8, [T.set("visits/v1", ["customer": "c1"])]).writeResult != nil)
         let added = await server.core.watch(.init(targetID: 2, target: T.collection("visits", limit: 10)), on: member)

@@ -50,6 +50,7 @@ struct ClientSyncTests {
         // A document near the 1 MiB limit: far above WebSocket's default frame size.
         let big = String(repeating: "x", count: 900_000)
         let handle = try await alice.document("files/f1").setData(["body": .value(.string(big))])
+        await alice.callbacksDelivered()
         #expect(mine.last?.metadata.hasPendingWrites == true)              // at once, before the server
         let version = try await handle.committed
         #expect(await eventually { mine.last?.metadata.hasPendingWrites == false })

@@ -49,6 +49,7 @@ struct EndpointTests {
         _ = try await store.document("rooms/r1").setData(["name": "Lobby"])
         #expect(await eventually { await store.onlineState == .offline })
         #expect(await store.lastSyncError?.code == .unavailable)
+        await store.callbacksDelivered()
         #expect(events.last?.ids == ["r1"], "the write shows locally")
         #expect(await store.pendingWriteCount == 1)
         listener.remove()

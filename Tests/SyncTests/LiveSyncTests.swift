@@ -24,6 +24,7 @@ struct LiveSyncTests {
 
             // Alice writes: at once locally with pending writes, then acknowledged.
             let handle = try await alice.collection("rooms").document("lobby").setData(["name": "Lobby", "seats": 12])
+            await alice.callbacksDelivered()
             let local = try #require(aliceEvents.last)
             #expect(local.ids == ["lobby"])
             #expect(local.metadata.hasPendingWrites, "the local write shows with hasPendingWrites before the server answers")

@@ -76,6 +76,7 @@ struct ReconnectTests {
             #expect(await sawOffline.value, "onlineStateUpdates() reported offline")
             let error = await store.lastSyncError
             #expect(error?.code == .unauthenticated)
+            await store.callbacksDelivered()
             #expect(events.last?.metadata.isFromCache == true)
             #expect(events.last?.documents.first?.metadata.hasPendingWrites == true)
             #expect(await store.pendingWriteCount == 1)

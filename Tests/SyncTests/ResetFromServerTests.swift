@@ -35,6 +35,7 @@ struct ResetFromServerTests {
             #expect(cancelledCreate?.code == .cancelled)
             #expect(await device.pendingWriteCount == 0)
             #expect(try await device.pendingWrites().isEmpty)
+            await device.callbacksDelivered()
             #expect(events.last?.ids == ["n1", "n2"], "the local changes are undone at once, even offline")
             #expect(events.last?.documents.first?.get("text") == .string("original"))
 

@@ -160,6 +160,7 @@ struct WriteSyncTests {
             #expect(reverted?.code == .cancelled)
             // The local write is gone at once (the listener shows the cache's server state: nothing,
             // or the committed document if watch delivered it already).
+            await device.callbacksDelivered()
             #expect(events.last?.metadata.hasPendingWrites == false)
             #expect(await device.pendingWriteCount == 0)
 
