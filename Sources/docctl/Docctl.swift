@@ -1,8 +1,8 @@
 import ArgumentParser
 
 /// `docctl`: runs the doccache backend, reads and writes documents through a local cache,
-/// watches live changes, submits requests, inspects the write queue and the failed writes, and
-/// tests rules.
+/// watches live changes, submits requests, inspects the write queue and the failed writes, adds
+/// and fetches attachments, and tests rules.
 ///
 /// Exit codes: 0 success, 1 the operation failed (rejected, denied, not found), 2 usage
 /// error, 3 the server cannot be reached.
@@ -24,6 +24,7 @@ struct Docctl: AsyncParsableCommand {
             ServeCommand.self, TokenCommand.self, GetCommand.self, SetCommand.self, UpdateCommand.self,
             DeleteCommand.self, PurgeCommand.self, QueryCommand.self, ListenCommand.self, RequestCommand.self,
             PendingCommand.self, FailedCommand.self, SyncCommand.self, StatusCommand.self, RulesCommand.self,
+            AttachCommand.self, AttachmentsCommand.self, AttachmentCommand.self,
         ]
     )
 }

@@ -1,4 +1,5 @@
 import DocModel
+import Synchronization
 
 /// Uploads one attachment: asks the server how much it already has, then sends the rest in
 /// chunks, each from the offset the server confirmed, so a cut connection resumes where the
@@ -10,6 +11,8 @@ struct AttachmentUploader: Sendable {
     let files: AttachmentFiles
     let transport: any AttachmentTransport
     let token: @Sendable () async throws -> String
+    /// Set when the store closes: the upload ends before its next request.
+    let stop: UploadStop
     /// Bytes per `PUT`.
     static let chunkBytes = 4 << 20
 
@@ -22,6 +25,7 @@ struct AttachmentUploader: Sendable {
         }
         var conflicts = 0
         while status?.complete != true {
+            try stop.check()
             let offset = status?.received ?? 0
             await progress(offset)
             let chunk = try files.read(record.id, offset: offset, count: Self.chunkBytes)
@@ -39,6 +43,21 @@ struct AttachmentUploader: Sendable {
             }
         }
         await progress(record.size)
+    }
+}
+
+/// Tells a running upload to end before its next request. The store sets it when it closes
+/// instead of cancelling the upload's task: cancelling a task that awaits
+/// `URLSession.data(for:)` while its request completes deadlocks (or crashes) in Linux's
+/// swift-corelibs-foundation (issue 5412, fixed after Swift 6.3.1), so a request on its way
+/// is left to finish and its answer is ignored.
+final class UploadStop: Sendable {
+    private let stopped = Mutex(false)
+
+    func set() { stopped.withLock { $0 = true } }
+
+    func check() throws(DocError) {
+        if stopped.withLock({ $0 }) { throw DocError(.cancelled, "the store stopped; the upload goes on when it is opened again") }
     }
 }
 

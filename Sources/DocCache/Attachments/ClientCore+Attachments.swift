@@ -160,7 +160,7 @@ extension ClientCore {
             .filter { if case .localOnly = $0.progress { return true } else { return false } }
             .min { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
         guard let record = next else { return }
-        let uploader = AttachmentUploader(files: attachmentFiles, transport: transport, token: network.token)
+        let uploader = AttachmentUploader(files: attachmentFiles, transport: transport, token: network.token, stop: uploadStop)
         uploadTask = Task { [weak self] in
             let result: Result<Void, DocError>
             do throws(DocError) {
@@ -182,7 +182,7 @@ extension ClientCore {
     private func uploadFinished(_ id: AttachmentID, _ result: Result<Void, DocError>) {
         uploadTask = nil
         uploadProgress[id] = nil
-        guard !isClosed, var record = attachmentRecords[id] else { return }
+        guard !isClosed, storageFailure == nil, var record = attachmentRecords[id] else { return }
         switch result {
         case .success:
             record.progress = .uploaded

@@ -32,8 +32,7 @@ extension ClientCore {
             "while": "\(operation)", "code": "\(error.code)", "error": "\(error.message)",
         ])
         remoteStore.shutdown()
-        uploadTask?.cancel()
-        uploadTask = nil
+        uploadStop.set()
         syncEngine.failCallbacks(with: failure)
         removeAllListeners(delivering: failure)
         publishSyncStatus()

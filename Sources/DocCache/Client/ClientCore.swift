@@ -72,6 +72,8 @@ package actor ClientCore {
     /// Bytes the server holds of the attachment being uploaded.
     var uploadProgress: [AttachmentID: Int64] = [:]
     var uploadTask: Task<Void, Never>?
+    /// Ends the uploads when the store closes or stops (see ``UploadStop``).
+    let uploadStop = UploadStop()
     let uploadBackoff: ExponentialBackoff
     let network: NetworkConfiguration?
     /// The write queue's gate for batches that refer to attachments not uploaded yet.
@@ -249,7 +251,7 @@ package actor ClientCore {
         writeErrors.finish()
         failedWriteChanges.finish()
         attachmentChanges.finish()
-        uploadTask?.cancel()
+        uploadStop.set()
         onlineStates.finish()
         persistence.close()
     }

@@ -22,6 +22,14 @@ struct ListenCommand: AsyncParsableCommand {
                            "hasPendingWrites":false,"data":{"name":"Lobby"}}]}
             and errors as {"type":"error","code":"…","message":"…"}.
 
+            A document that refers to attachments ({"$attachment": ID}) is followed
+            by a line per attachment, `  attachment ID  STATE`, with its state in
+            this listen's cache: local_only, uploading SENT/TOTAL, uploaded,
+            failed: CODE: MESSAGE, or remote (not on this device; on the private
+            cache of a listen without --cache every one is remote). With --json
+            such a change has an "attachments" array after "data":
+              [{"id":"…","state":"uploaded","size":1024,"sent":1024,"error":null}]
+
             A query needs --limit (at most the store's maxListenLimit, 1000). Runs until
             interrupted (Ctrl-C or SIGTERM: exit 0), --count snapshots or --timeout seconds; it
             keeps running across server restarts and lost connections (status lines on stderr).
@@ -84,7 +92,8 @@ struct ListenCommand: AsyncParsableCommand {
                     if isDocument {
                         var previous: DocumentSnapshot?
                         for try await snapshot in try session.store.document(path).snapshots(includeMetadataChanges: includeMetadataChanges) {
-                            printer.print(document: snapshot, previous: previous)
+                            let attachments = await ReferencedAttachments.lookUp([snapshot], in: session.store)
+                            printer.print(document: snapshot, previous: previous, attachments: attachments)
                             previous = snapshot
                             seen += 1
                             if let count, seen >= count { return .done }
@@ -92,7 +101,8 @@ struct ListenCommand: AsyncParsableCommand {
                     } else {
                         let query = try query.query(session.store.collection(path))
                         for try await snapshot in query.snapshots(includeMetadataChanges: includeMetadataChanges) {
-                            printer.print(query: snapshot, first: seen == 0)
+                            let attachments = await ReferencedAttachments.lookUp(snapshot.documentChanges.map(\.document), in: session.store)
+                            printer.print(query: snapshot, first: seen == 0, attachments: attachments)
                             seen += 1
                             if let count, seen >= count { return .done }
                         }
@@ -130,16 +140,18 @@ struct ListenCommand: AsyncParsableCommand {
     }
 }
 
-/// Prints snapshots as they arrive (human blocks or JSON lines).
+/// Prints snapshots as they arrive (human blocks or JSON lines). A document that refers to
+/// attachments also shows their states (``ReferencedAttachments``); other output is unchanged.
 struct SnapshotPrinter: Sendable {
     let json: Bool
 
-    func print(query snapshot: QuerySnapshot, first: Bool) {
+    func print(query snapshot: QuerySnapshot, first: Bool, attachments: ReferencedAttachments = .none) {
         if json {
-            Output.line(Rendering.snapshotLine(size: snapshot.count, metadata: snapshot.metadata, changes: snapshot.documentChanges))
+            Output.line(Rendering.snapshotLine(size: snapshot.count, metadata: snapshot.metadata, changes: snapshot.documentChanges,
+                                               attachments: attachments))
         } else {
             var lines = ["── \(snapshot.count) document\(snapshot.count == 1 ? "" : "s") · \(Rendering.markers(snapshot.metadata))"]
-            lines += snapshot.documentChanges.map(Rendering.humanChange)
+            lines += snapshot.documentChanges.map { Rendering.humanChange($0, attachments: attachments) }
             // An empty first snapshot is no change at all; later ones without document changes
             // only changed metadata (--include-metadata-changes).
             if snapshot.documentChanges.isEmpty { lines.append(first ? "  (no documents)" : "  (metadata only)") }
@@ -147,7 +159,7 @@ struct SnapshotPrinter: Sendable {
         }
     }
 
-    func print(document snapshot: DocumentSnapshot, previous: DocumentSnapshot?) {
+    func print(document snapshot: DocumentSnapshot, previous: DocumentSnapshot?, attachments: ReferencedAttachments = .none) {
         let existed = previous?.exists ?? false
         let change: DocumentChange.Kind?
         switch (existed, snapshot.exists) {
@@ -159,14 +171,18 @@ struct SnapshotPrinter: Sendable {
         if json {
             var changes: [JSONLine] = []
             if let change {
-                changes.append(.object([
+                var fields: [(String, JSONLine)] = [
                     ("type", .string(change.rawValue)),
                     ("path", .string(snapshot.path)),
                     ("oldIndex", .int(existed ? 0 : -1)),
                     ("newIndex", .int(snapshot.exists ? 0 : -1)),
                     ("hasPendingWrites", .bool(snapshot.metadata.hasPendingWrites)),
                     ("data", change == .removed ? .null : Rendering.data(snapshot)),
-                ]))
+                ]
+                if change != .removed, let references = attachments.json(for: snapshot) {
+                    fields.append(("attachments", references))
+                }
+                changes.append(.object(fields))
             }
             Output.line(.object([
                 ("type", .string("snapshot")),
@@ -177,7 +193,9 @@ struct SnapshotPrinter: Sendable {
             ]))
         } else {
             let sign = change.map { ["added": "+", "modified": "~", "removed": "-"][$0.rawValue]! } ?? "="
-            Output.line("── \(Rendering.markers(snapshot.metadata))\n\(sign) \(Rendering.humanDocument(snapshot))")
+            let references = snapshot.exists ? attachments.humanLines(for: snapshot) : []
+            Output.line((["── \(Rendering.markers(snapshot.metadata))\n\(sign) \(Rendering.humanDocument(snapshot))"] + references)
+                .joined(separator: "\n"))
         }
     }
 }

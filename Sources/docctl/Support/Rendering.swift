@@ -30,22 +30,29 @@ enum Rendering {
         ])
     }
 
-    /// A `listen --json` line.
-    static func snapshotLine(size: Int, metadata: SnapshotMetadata, changes: [DocumentChange]) -> JSONLine {
+    /// A `listen --json` line. An added or modified document that refers to attachments also
+    /// has an `attachments` field after `data` (``ReferencedAttachments/json(for:)``); other
+    /// changes have none.
+    static func snapshotLine(size: Int, metadata: SnapshotMetadata, changes: [DocumentChange],
+                             attachments: ReferencedAttachments = .none) -> JSONLine {
         .object([
             ("type", .string("snapshot")),
             ("fromCache", .bool(metadata.isFromCache)),
             ("hasPendingWrites", .bool(metadata.hasPendingWrites)),
             ("size", .int(Int64(size))),
             ("changes", .array(changes.map { change in
-                .object([
+                var fields: [(String, JSONLine)] = [
                     ("type", .string(change.type.rawValue)),
                     ("path", .string(change.document.path)),
                     ("oldIndex", .int(Int64(change.oldIndex))),
                     ("newIndex", .int(Int64(change.newIndex))),
                     ("hasPendingWrites", .bool(change.document.metadata.hasPendingWrites)),
                     ("data", data(change.document)),
-                ])
+                ]
+                if change.type != .removed, let references = attachments.json(for: change.document) {
+                    fields.append(("attachments", references))
+                }
+                return .object(fields)
             })),
         ])
     }
@@ -73,8 +80,10 @@ enum Rendering {
         return text
     }
 
-    /// A human line of a change: `+ rooms/r1 [0]  {…}  *` (`*` = pending write).
-    static func humanChange(_ change: DocumentChange) -> String {
+    /// A human line of a change: `+ rooms/r1 [0]  {…}  *` (`*` = pending write), followed, for
+    /// a document that refers to attachments, by a line per attachment
+    /// (``ReferencedAttachments/humanLines(for:)``).
+    static func humanChange(_ change: DocumentChange, attachments: ReferencedAttachments = .none) -> String {
         let sign: String
         let index: String
         switch change.type {
@@ -84,6 +93,8 @@ enum Rendering {
         }
         let pending = change.document.metadata.hasPendingWrites ? "  * pending" : ""
         let data = change.type == .removed ? "" : "  " + (change.document.data().map { Value.map($0).jsonString } ?? "")
-        return "\(sign) \(change.document.path) \(index)\(data)\(pending)"
+        let line = "\(sign) \(change.document.path) \(index)\(data)\(pending)"
+        guard change.type != .removed else { return line }
+        return ([line] + attachments.humanLines(for: change.document)).joined(separator: "\n")
     }
 }
