@@ -3,10 +3,11 @@ import Synchronization
 
 /// Uploads one attachment: asks the server how much it already has, then sends the rest in
 /// chunks, each from the offset the server confirmed, so a cut connection resumes where the
-/// server's bytes end. An attachment that fits in one chunk is sent without asking first (one
-/// round trip less): the server answers a `PUT` for bytes it already has complete without
-/// storing them, and refuses one at the wrong offset (409, then the uploader asks and goes on
-/// from the server's offset).
+/// server's bytes end. An attachment that fits in one chunk, on its first attempt, is sent
+/// without asking first (one round trip less): the server answers a `PUT` for bytes it already
+/// has complete without storing them, and refuses one at the wrong offset (409, then the
+/// uploader asks and goes on from the server's offset). After a failed attempt it always asks
+/// first, so a retry never sends again what the server kept.
 struct AttachmentUploader: Sendable {
     let files: AttachmentFiles
     let transport: any AttachmentTransport
@@ -17,10 +18,14 @@ struct AttachmentUploader: Sendable {
     static let chunkBytes = 4 << 20
 
     /// Uploads `record`'s file; `progress` gets the bytes the server holds after each chunk.
-    func upload(_ record: AttachmentRecord, progress: @Sendable (Int64) async -> Void) async throws(DocError) {
+    ///
+    /// - Parameter retrying: an earlier attempt of this attachment failed (the server may hold
+    ///   part of it): ask before sending.
+    func upload(_ record: AttachmentRecord, retrying: Bool,
+                progress: @Sendable (Int64) async -> Void) async throws(DocError) {
         let bearer = try await Self.bearer(from: token, for: "the upload")
         var status: AttachmentUploadStatus?
-        if record.size > Int64(Self.chunkBytes) {
+        if retrying || record.size > Int64(Self.chunkBytes) {
             status = try await transport.uploadStatus(of: record.id, token: bearer)
         }
         var conflicts = 0

@@ -161,10 +161,13 @@ extension ClientCore {
             .min { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
         guard let record = next else { return }
         let uploader = AttachmentUploader(files: attachmentFiles, transport: transport, token: network.token, stop: uploadStop)
+        let retrying = interruptedUploads.contains(record.id)
         uploadTask = Task { [weak self] in
             let result: Result<Void, DocError>
             do throws(DocError) {
-                try await uploader.upload(record) { [weak self] sent in await self?.uploadProgressed(record.id, sent) }
+                try await uploader.upload(record, retrying: retrying) { [weak self] sent in
+                    await self?.uploadProgressed(record.id, sent)
+                }
                 result = .success(())
             } catch {
                 result = .failure(error)
@@ -185,6 +188,7 @@ extension ClientCore {
         guard !isClosed, storageFailure == nil, var record = attachmentRecords[id] else { return }
         switch result {
         case .success:
+            interruptedUploads.remove(id)
             record.progress = .uploaded
             uploadBackoff.reset()
         case .failure(let error) where !error.code.isTransient:
@@ -193,6 +197,7 @@ extension ClientCore {
             ])
             record.progress = .failed(error)
         case .failure(let error):
+            interruptedUploads.insert(id)
             logger.info("an attachment upload was interrupted; retrying with backoff", metadata: [
                 "attachment": "\(id)", "code": "\(error.code)", "error": "\(error.message)",
             ])

@@ -7,6 +7,12 @@ import FoundationNetworking
 /// ``AttachmentTransport`` over the server's HTTP endpoints (`GET /attachments/{id}/upload`,
 /// `PUT /attachments/{id}` with `Upload-Offset` and `Upload-Length`, `GET /attachments/{id}`
 /// with `Range`), through `URLSession`.
+///
+/// Every request asks for its own connection (`Connection: close`): on Linux, when a reused
+/// keep-alive connection is lost under a `PUT`, FoundationNetworking's libcurl sends the request
+/// again on a new connection with its head but none of its body, and the upload stalls until
+/// the request times out (tests: AttachmentProxyTests). A fresh connection per request (a
+/// loopback or LAN connect per chunk of up to 4 MiB) avoids the reuse.
 package struct HTTPAttachmentTransport: AttachmentTransport {
     /// `http(s)://host:port`.
     package let baseURL: String
@@ -66,6 +72,7 @@ package struct HTTPAttachmentTransport: AttachmentTransport {
         }
         var request = URLRequest(url: url)
         request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+        request.setValue("close", forHTTPHeaderField: "Connection")
         return request
     }
 

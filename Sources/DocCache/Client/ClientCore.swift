@@ -72,6 +72,8 @@ package actor ClientCore {
     /// Bytes the server holds of the attachment being uploaded.
     var uploadProgress: [AttachmentID: Int64] = [:]
     var uploadTask: Task<Void, Never>?
+    /// Attachments whose last upload attempt failed transiently: the next asks the server first.
+    var interruptedUploads: Set<AttachmentID> = []
     /// Ends the uploads when the store closes or stops (see ``UploadStop``).
     let uploadStop = UploadStop()
     let uploadBackoff: ExponentialBackoff

@@ -20,6 +20,18 @@
 // of documents that do not exist (`missing/m<k>`, each rejected by the server with
 // `notFound`), printing `accepted <batchID> <path>` as each call returns and
 // `rejected <batchID>` as each rejection arrives; then `ready`, and it waits to be killed.
+//
+// usage: doccache-crash-child DIRECTORY --attachments-form [--server URL --token TOKEN] FILE...
+// The attachments mode (IntegrationTests' AttachmentCrashTests, offline: a server URL nobody
+// answers at; AttachmentProxyTests, through a cutting proxy): opens the store of tenant
+// "acme", user "child" in DIRECTORY (with the server, if given; none: offline), adds
+// each FILE as an `image/jpeg` attachment, printing `attachment <index> <id> <size> <state>` as
+// each `add` returns; then commits one batch that sets `kyc/f1` (`name`, `photoCount` and
+// `photo<index>` = `.attachment(id)` for each file) and merges `counters/kyc` `forms` +1,
+// printing `accepted <batchID> kyc/f1`; then sets `notes/after-form`, printing
+// `accepted <batchID> notes/after-form`; prints `pending <batchID> <state>` for each queued
+// batch, then `ready`, and waits to be killed (or stdin closes, or 5 minutes pass), syncing
+// meanwhile when the server can be reached.
 import DocCache
 import Foundation
 
@@ -29,6 +41,9 @@ func report(_ line: String) {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count >= 3, arguments[2] == "--attachments-form" {
+    await attachmentsForm(directory: arguments[1], options: Array(arguments.dropFirst(3)))
+}
 let rejecting = arguments.count == 8 && arguments[7] == "--rejected"
 let syncing = (arguments.count == 7 || rejecting) && arguments[3] == "--server" && arguments[5] == "--token"
 guard arguments.count == 3 || syncing, let count = Int(arguments[2]) else {
@@ -113,4 +128,54 @@ do {
 } catch {
     FileHandle.standardError.write("doccache-crash-child: \(error)\n".data(using: .utf8)!)
     exit(1)
+}
+
+/// The offline attachments mode (see the usage at the top). Never returns.
+func attachmentsForm(directory: String, options: [String]) async -> Never {
+    Thread.detachNewThread {
+        _ = FileHandle.standardInput.readDataToEndOfFile()
+        exit(0)
+    }
+    var files = options
+    var server: ServerEndpoint?
+    do {
+        if files.first == "--server" {
+            guard files.count >= 4, files[2] == "--token" else {
+                FileHandle.standardError.write("usage: doccache-crash-child DIRECTORY --attachments-form [--server URL --token TOKEN] FILE...\n".data(using: .utf8)!)
+                exit(2)
+            }
+            let token = files[3]
+            server = try ServerEndpoint(url: files[1]) { token }
+            files.removeFirst(4)
+        }
+        guard !files.isEmpty else {
+            FileHandle.standardError.write("usage: doccache-crash-child DIRECTORY --attachments-form [--server URL --token TOKEN] FILE...\n".data(using: .utf8)!)
+            exit(2)
+        }
+        let store = try await DocumentStore.open(directory: directory, tenant: "acme", user: "child", server: server)
+        var ids: [AttachmentID] = []
+        for (index, file) in files.enumerated() {
+            let attachment = try await store.attachments.add(file: file, contentType: "image/jpeg")
+            report("attachment \(index) \(attachment.id.hex) \(attachment.size) \(attachment.state.name)")
+            ids.append(attachment.id)
+        }
+        let form = try store.document("kyc/f1")
+        var data: [String: FieldValue] = ["name": "Ada Lovelace", "photoCount": .value(.integer(Int64(ids.count)))]
+        for (index, id) in ids.enumerated() { data["photo\(index)"] = .attachment(id) }
+        var batch = store.batch()
+        try batch.setData(data, for: form)
+        try batch.setData(["forms": .increment(1)], for: store.document("counters/kyc"), merge: true)
+        let submitted = try await batch.commit()
+        report("accepted \(submitted.batchID) \(form.path)")
+        let note = try store.document("notes/after-form")
+        let after = try await note.setData(["text": "written after the form"])
+        report("accepted \(after.batchID) \(note.path)")
+        for pending in try await store.pendingWrites() { report("pending \(pending.batchID) \(pending.state)") }
+        report("ready")
+        try await Task.sleep(for: .seconds(300))
+        exit(0)
+    } catch {
+        FileHandle.standardError.write("doccache-crash-child: \(error)\n".data(using: .utf8)!)
+        exit(1)
+    }
 }
