@@ -91,20 +91,7 @@ final class CuttingProxy: Sendable {
 
     private func acceptLoop() {
         while let client = links.accept() {
-            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = loopbackAddress(port: UInt16(targetPort))
-            let connected = server >= 0 && withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            } == 0
-            guard connected else {
-                close(client)
-                if server >= 0 { close(server) }
-                continue
-            }
-            for fd in [client, server] {
-                var yes: Int32 = 1
-                setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
-            }
+            guard let server = connectProxied(client, toLoopbackPort: targetPort) else { continue }
             let link = Link(client: client, server: server)
             guard links.admit(link) else { return }
             counts.withLock { $0.connections += 1 }

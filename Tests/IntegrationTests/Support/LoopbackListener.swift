@@ -34,3 +34,24 @@ func loopbackAddress(port: UInt16) -> sockaddr_in {
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     return address
 }
+
+/// Pairs an accepted proxy `client` with a new connection to 127.0.0.1:`port`, both with
+/// `TCP_NODELAY`; the server side's descriptor, or nil (the client is closed then) when the
+/// target cannot be reached.
+func connectProxied(_ client: Int32, toLoopbackPort port: Int) -> Int32? {
+    let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = loopbackAddress(port: UInt16(port))
+    let connected = server >= 0 && withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    } == 0
+    guard connected else {
+        close(client)
+        if server >= 0 { close(server) }
+        return nil
+    }
+    for fd in [client, server] {
+        var yes: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+    }
+    return server
+}

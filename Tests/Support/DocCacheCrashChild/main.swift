@@ -36,6 +36,19 @@ import DocCache
 import Foundation
 
 /// Writes a line straight to the pipe (no stdio buffering), so the parent sees it at once.
+/// Says "ready" and waits for the test's SIGKILL (exits by itself after 300 s).
+func waitForKill() async -> Never {
+    report("ready")
+    try? await Task.sleep(for: .seconds(300))
+    exit(0)
+}
+
+/// Reports `error` on stderr and exits 1.
+func fail(_ error: any Error) -> Never {
+    FileHandle.standardError.write("doccache-crash-child: \(error)\n".data(using: .utf8)!)
+    exit(1)
+}
+
 func report(_ line: String) {
     FileHandle.standardOutput.write((line + "\n").data(using: .utf8)!)
 }
@@ -69,9 +82,7 @@ if syncing {
                     if (try? await update.committed) == nil { report("rejected \(update.batchID)") }
                 }
             }
-            report("ready")
-            try await Task.sleep(for: .seconds(300))
-            exit(0)
+            await waitForKill()
         }
         let counter = try store.document("counters/c1")
         let items = try store.collection("items")
@@ -87,12 +98,9 @@ if syncing {
                 }
             }
         }
-        report("ready")
-        try await Task.sleep(for: .seconds(300))
-        exit(0)
+        await waitForKill()
     } catch {
-        FileHandle.standardError.write("doccache-crash-child: \(error)\n".data(using: .utf8)!)
-        exit(1)
+        fail(error)
     }
 }
 
@@ -126,8 +134,7 @@ do {
     report("ready")
     try await Task.sleep(for: .seconds(300))
 } catch {
-    FileHandle.standardError.write("doccache-crash-child: \(error)\n".data(using: .utf8)!)
-    exit(1)
+    fail(error)
 }
 
 /// The offline attachments mode (see the usage at the top). Never returns.
@@ -171,11 +178,8 @@ func attachmentsForm(directory: String, options: [String]) async -> Never {
         let after = try await note.setData(["text": "written after the form"])
         report("accepted \(after.batchID) \(note.path)")
         for pending in try await store.pendingWrites() { report("pending \(pending.batchID) \(pending.state)") }
-        report("ready")
-        try await Task.sleep(for: .seconds(300))
-        exit(0)
+        await waitForKill()
     } catch {
-        FileHandle.standardError.write("doccache-crash-child: \(error)\n".data(using: .utf8)!)
-        exit(1)
+        fail(error)
     }
 }
