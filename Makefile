@@ -5,7 +5,8 @@
 #   make build   debug build of every target
 #   make test    deps + the whole test suite
 #   make serve   build docctl and run the backend on its embedded store (127.0.0.1:8080,
-#                data in ~/.docctl/data); extra flags: make serve SERVE_ARGS="--port 0"
+#                data in ~/.docctl/data; denials explained to clients, for development);
+#                extra flags: make serve SERVE_ARGS="--port 0"
 #
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
@@ -51,7 +52,7 @@ test: deps
 
 serve: deps
 	$(SWIFT) build --product docctl
-	"$$($(SWIFT) build --show-bin-path)/docctl" serve $(SERVE_ARGS)
+	"$$($(SWIFT) build --show-bin-path)/docctl" serve --explain-denials $(SERVE_ARGS)
 
 clean:
 	rm -rf .build

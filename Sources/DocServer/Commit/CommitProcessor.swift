@@ -144,6 +144,12 @@ public struct CommitProcessor: Sendable {
         let now = clock.nowMicros()
         let result: Result<([DocumentWrite], SnapshotVersion, [MutationResult], [DocumentKey: SnapshotVersion]), DocError>
         do {
+            // Denials are logged with the batch's key.
+            let access = access.map { context -> AccessContext in
+                var context = context
+                context.logger = logger
+                return context
+            }
             result = .success(try await apply(mutations, now: now, access: access))
         } catch {
             guard Self.isPermanent(error.code) else { throw error }

@@ -64,7 +64,7 @@ public final class DocServerCore: Sendable {
         self.logger = logger
         self.decoder = FrameDecoder(limits: configuration.frameLimits)
         self.requestProcessor = RequestProcessor(registry: requests, logger: logger)
-        self.ruleHolder = RulesHolder(configuration.rules)
+        self.ruleHolder = RulesHolder(configuration.rules, explainDenials: configuration.explainDenials)
     }
 
     func hub(for tenant: TenantID) async throws(DocError) -> TenantHub {

@@ -30,6 +30,11 @@ public struct ServerConfiguration: Sendable {
     /// default): the server stores no attachments; its `/attachments` endpoints answer 501
     /// and a write that refers to an attachment is refused with `failedPrecondition`.
     public var attachments: AttachmentSettings?
+    /// Whether a `permissionDenied` tells the client which rules were tried and why they
+    /// failed (for development; `docctl serve --explain-denials`, which `make serve` uses).
+    /// Off by default: clients get "Missing or insufficient permissions." with the operation
+    /// and path, as from Firestore, and the detail goes to the server log.
+    public var explainDenials: Bool = false
 
     public init(
         maxListenLimit: Int = 1_000,

@@ -125,7 +125,7 @@ actor TenantHub {
     /// Commits a batch (exactly once), authorized for `auth` under the current rules, and fans
     /// its changes out to the listeners.
     func commit(_ key: BatchKey, mutations: [Mutation], auth: RulesAuth) async -> Result<BatchOutcome, DocError> {
-        await commit(key, mutations: mutations, uid: auth.uid, access: rules.context(for: auth))
+        await commit(key, mutations: mutations, uid: auth.uid, access: rules.context(for: auth, logger: logger))
     }
 
     /// Commits a batch the server itself makes (request processing): exactly once, not
@@ -371,7 +371,7 @@ actor TenantHub {
         logger[metadataKey: "target"] = "\(targetID)"
 
         var refusal = refusal(of: target)
-        if refusal == nil, let access = rules.context(for: connection.rulesAuth) {
+        if refusal == nil, let access = rules.context(for: connection.rulesAuth, logger: logger) {
             do {
                 refusal = try await AccessControl(context: access, store: store).denial(listen: target, time: now())
             } catch {
@@ -567,7 +567,7 @@ actor TenantHub {
         await acquire()
         defer { release() }
         let read = try await store.documents(keys)
-        if let auth, let access = rules.context(for: auth) {
+        if let auth, let access = rules.context(for: auth, logger: logger) {
             let control = AccessControl(context: access, store: store)
             let time = now()
             for key in keys {
@@ -587,7 +587,7 @@ actor TenantHub {
         if let refusal = refusal(of: target) { throw refusal }
         await acquire()
         defer { release() }
-        if let auth, let access = rules.context(for: auth) {
+        if let auth, let access = rules.context(for: auth, logger: logger) {
             let control = AccessControl(context: access, store: store)
             if let denial = try await control.denial(listen: target, time: now()) { throw denial }
         }

@@ -1,4 +1,5 @@
 public import DocRules
+public import Logging
 
 /// What an operation is authorized against: the rule set in force and who asks
 /// (`request.auth`).
@@ -10,11 +11,20 @@ public struct AccessContext: Sendable {
     /// The database id in rules paths (`/databases/{database}/documents/…`). Every tenant is
     /// its own database and answers to `(default)`, as a single Firestore database does.
     public var database: String
+    /// Whether a denial tells the client the rules' detail (which `allow` statements were tried,
+    /// their lines and results) instead of only "Missing or insufficient permissions." with the
+    /// operation and path: for development (``ServerConfiguration/explainDenials``).
+    public var explainDenials: Bool
+    /// Where denials are logged with their detail.
+    public var logger: Logger
 
     /// A context for `auth` under `rules`.
-    public init(rules: RuleSet, auth: RulesAuth?, database: String = "(default)") {
+    public init(rules: RuleSet, auth: RulesAuth?, database: String = "(default)", explainDenials: Bool = false,
+                logger: Logger = .discarding) {
         self.rules = rules
         self.auth = auth
         self.database = database
+        self.explainDenials = explainDenials
+        self.logger = logger
     }
 }

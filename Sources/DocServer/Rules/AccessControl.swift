@@ -1,5 +1,6 @@
 internal import DocModel
 internal import DocRules
+internal import Logging
 
 /// One write of a batch as the rules see it: the mutation and its document before and after
 /// it (before: as the stored document after the batch's earlier writes to it, if any).
@@ -16,9 +17,11 @@ struct PlannedWrite: Sendable {
 /// Decides reads, writes and listen targets against the rules (docs/rules.md, "Enforcement in
 /// the server").
 ///
-/// Every denial is a `permissionDenied` ``DocError`` whose message names the operation, the
-/// document (or collection) path and each `allow` statement that was tried with its match
-/// path and result, and whose location says which write, target or read was refused.
+/// Every denial is a `permissionDenied` ``DocError`` located at the write, target or read that
+/// was refused. Its message tells the client what Firestore tells it, "Missing or insufficient
+/// permissions.", with the operation and path only; the rules' detail (each `allow` statement
+/// tried, its line, match path and result) goes to the server log at `info`, and to the client
+/// too when ``AccessContext/explainDenials`` is set (development).
 struct AccessControl {
     let context: AccessContext
     let store: any TenantStore
@@ -66,9 +69,20 @@ struct AccessControl {
         let decisions = try await lookup.resolve(reading: store) { lookup in
             context.rules.evaluate(batch: requests, lookup: lookup)
         }
-        for (write, decision) in zip(writes, decisions) where !decision.isAllowed {
-            throw DocError(.permissionDenied, decision.message, at: "write \(write.index): \(write.mutation.key)")
+        for (i, decision) in decisions.enumerated() where !decision.isAllowed {
+            let write = writes[i]
+            throw refusal(decision, requests[i], at: "write \(write.index): \(write.mutation.key)")
         }
+    }
+
+    /// The client's error for a denied `request`, and the operator's log line with the detail.
+    func refusal(_ decision: RulesDecision, _ request: RulesRequest, at location: String) -> DocError {
+        context.logger.info("permission denied", metadata: [
+            "uid": "\(context.auth?.uid ?? "(unauthenticated)")", "at": "\(location)", "detail": "\(decision.message)",
+        ])
+        if context.explainDenials { return DocError(.permissionDenied, decision.message, at: location) }
+        return DocError(.permissionDenied, "Missing or insufficient permissions. (\(request.method) on \(request.path))",
+                        at: location)
     }
 
     // MARK: Reads
@@ -85,7 +99,7 @@ struct AccessControl {
         let decision = try await lookup.resolve(reading: store) { lookup in
             context.rules.evaluate(request, lookup: lookup)
         }
-        return decision.isAllowed ? nil : DocError(.permissionDenied, decision.message, at: location)
+        return decision.isAllowed ? nil : refusal(decision, request, at: location)
     }
 
     /// Whether the caller may run the query `target` (`list`), decided from the query's
@@ -99,7 +113,7 @@ struct AccessControl {
         let decision = try await lookup.resolve(reading: store) { lookup in
             context.rules.evaluate(request, lookup: lookup)
         }
-        return decision.isAllowed ? nil : DocError(.permissionDenied, decision.message, at: location)
+        return decision.isAllowed ? nil : refusal(decision, request, at: location)
     }
 
     /// Whether the caller may listen to `target` now: a document target is a `get` of its

@@ -1,4 +1,5 @@
 internal import DocRules
+internal import Logging
 internal import Synchronization
 
 /// The rule set the server enforces, swapped atomically when rules are reloaded.
@@ -8,8 +9,13 @@ internal import Synchronization
 /// (tenant isolation only).
 final class RulesHolder: Sendable {
     private let state: Mutex<RuleSet?>
+    /// Whether denials carry the rules' detail to clients (``ServerConfiguration/explainDenials``).
+    let explainDenials: Bool
 
-    init(_ rules: RuleSet?) { state = Mutex(rules) }
+    init(_ rules: RuleSet?, explainDenials: Bool = false) {
+        state = Mutex(rules)
+        self.explainDenials = explainDenials
+    }
 
     /// The rule set in force now.
     var current: RuleSet? { state.withLock { $0 } }
@@ -17,8 +23,9 @@ final class RulesHolder: Sendable {
     /// Installs `rules` (or none).
     func replace(with rules: RuleSet?) { state.withLock { $0 = rules } }
 
-    /// The context for a caller under the current rules, or `nil` when none are enforced.
-    func context(for auth: RulesAuth?) -> AccessContext? {
-        current.map { AccessContext(rules: $0, auth: auth) }
+    /// The context for a caller under the current rules, or `nil` when none are enforced;
+    /// denials are logged to `logger`.
+    func context(for auth: RulesAuth?, logger: Logger) -> AccessContext? {
+        current.map { AccessContext(rules: $0, auth: auth, explainDenials: explainDenials, logger: logger) }
     }
 }

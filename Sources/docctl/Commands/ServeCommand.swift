@@ -42,6 +42,8 @@ struct ServeCommand: AsyncParsableCommand {
     var rules: String?
     @Flag(help: "Register the example request handlers, transfer and setTaxRate (docs/request-documents.md).")
     var examples = false
+    @Flag(help: "Tell clients which rules denied them and why (development; make serve uses it). By default clients get \"Missing or insufficient permissions.\" with the operation and path, and the detail goes to the log.")
+    var explainDenials = false
     @Option(help: "The attachment directory (env DOCCTL_ATTACHMENTS; default <data dir>/attachments, or ~/.docctl/attachments with --store).")
     var attachments: String?
     @Option(help: "The largest attachment accepted, in bytes (env DOCCTL_MAX_ATTACHMENT_BYTES; default 104857600 = 100 MiB).")
@@ -148,6 +150,7 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = ServerConfiguration()
         configuration.maxListenLimit = maxListenLimit
         configuration.rules = ruleSet
+        configuration.explainDenials = explainDenials
         configuration.attachments = AttachmentSettings(store: blobs, unreferencedGraceMicros: attachmentGraceMicros)
         let core = DocServerCore(store: store, configuration: configuration, logger: logger)
         if examples { core.requests.registerExamples() }

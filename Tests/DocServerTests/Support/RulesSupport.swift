@@ -80,9 +80,13 @@ service cloud.firestore {
 }
 """
 
-/// A server enforcing `source` (default: ``enforcementRules``).
-func rulesServer(_ source: String = enforcementRules) throws -> TestServer {
-    TestServer(configuration: ServerConfiguration(rules: try RuleSet.parse(source: source, file: "test.rules")))
+/// A server enforcing `source` (default: ``enforcementRules``). With `explainDenials` (the
+/// default here: these tests check what the rules decided and why) denials carry the rules'
+/// detail; without, the terse message clients get from a production server.
+func rulesServer(_ source: String = enforcementRules, explainDenials: Bool = true) throws -> TestServer {
+    var configuration = ServerConfiguration(rules: try RuleSet.parse(source: source, file: "test.rules"))
+    configuration.explainDenials = explainDenials
+    return TestServer(configuration: configuration)
 }
 
 extension TestServer {
