@@ -21,6 +21,11 @@ struct PostgresQueryReader: QueryIndexReader {
     }
 
     private func bodies(_ rows: [PostgresRow]) throws(DocError) -> [Document] {
+        try Self.documents(rows, database: database)
+    }
+
+    /// The documents of rows whose only column is a document body.
+    static func documents(_ rows: [PostgresRow], database: String) throws(DocError) -> [Document] {
         var documents: [Document] = []
         documents.reserveCapacity(rows.count)
         for row in rows {

@@ -101,13 +101,7 @@ final class PostgresTenantStore: TenantStore {
             WHERE tenant = \(name) AND doc_key > \(start)
             ORDER BY doc_key LIMIT \(Int64(max(0, limit)))
             """)
-        var documents: [Document] = []
-        documents.reserveCapacity(rows.count)
-        for row in rows {
-            let body = try PostgresErrorMapping.decode("a document of tenant \(tenant)", in: database.name) { try row.decode(ByteBuffer.self) }
-            documents.append(try Document(binary: body.bytes))
-        }
-        return documents
+        return try PostgresQueryReader.documents(rows, database: database.name)
     }
 
     func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? {

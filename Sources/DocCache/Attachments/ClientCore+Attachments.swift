@@ -13,16 +13,17 @@ final class BatchBlocker {
         waiting = Set(records.lazy.filter(\.isWaitingForUpload).map(\.id))
     }
 
-    func isBlocked(_ batch: MutationBatch) -> Bool {
-        guard !waiting.isEmpty else { return false }
-        return batch.attachmentReferences.contains { waiting.contains($0) }
+    func isBlocked(_ batch: MutationBatch) -> Bool { blockingAttachment(of: batch) != nil }
+
+    /// An attachment `batch` refers to that holds it back, if any (the smallest id, so the
+    /// answer does not vary between runs).
+    func blockingAttachment(of batch: MutationBatch) -> AttachmentID? {
+        guard !waiting.isEmpty else { return nil }
+        return batch.attachmentReferences.filter(waiting.contains).min()
     }
 }
 
 extension ClientCore {
-    /// The largest attachment accepted by default (the server's default limit).
-    package static let maxAttachmentBytes: Int64 = StoreSettings.defaultMaxAttachmentBytes
-
     // MARK: - Adding and reading
 
     /// Records an attachment whose file `files` just made durable under its id: the record is
@@ -38,7 +39,6 @@ extension ClientCore {
                                       progress: .localOnly, lastUsedAt: now)
         try localStore.putAttachment(record, sync: true)
         attachmentRecords[id] = record
-        blocker.update(attachmentRecords.values)
         attachmentChanges.yield(())
         startNextUpload()
         return attachment(record)
@@ -109,7 +109,6 @@ extension ClientCore {
         record.progress = .localOnly
         try localStore.putAttachment(record)
         attachmentRecords[id] = record
-        blocker.update(attachmentRecords.values)
         attachmentChanges.yield(())
         uploadBackoff.reset()
         startNextUpload()
@@ -127,7 +126,6 @@ extension ClientCore {
         }
         try localStore.removeAttachment(id)
         attachmentRecords[id] = nil
-        blocker.update(attachmentRecords.values)
         attachmentFiles.remove(id)
         attachmentChanges.yield(())
         remoteStore.fillWritePipeline()
@@ -139,12 +137,9 @@ extension ClientCore {
 
     // MARK: - Ordering
 
-
     /// The attachment that holds `batch` back: one of this device's that is not uploaded.
     func blockingAttachment(of batch: MutationBatch) -> (AttachmentID, DocError?)? {
-        guard !blocker.waiting.isEmpty,
-              let id = batch.attachmentReferences.first(where: blocker.waiting.contains)
-        else { return nil }
+        guard let id = blocker.blockingAttachment(of: batch) else { return nil }
         if case .failed(let error)? = attachmentRecords[id]?.progress { return (id, error) }
         return (id, nil)
     }
@@ -209,8 +204,7 @@ extension ClientCore {
         do {
             try localStore.putAttachment(record)
             attachmentRecords[id] = record
-            blocker.update(attachmentRecords.values)
-            // An uploaded file may now be deleted to keep the cache in its size.
+                // An uploaded file may now be deleted to keep the cache in its size.
             try trimAttachmentCache(keeping: nil)
         } catch {
             storageFailed(error, while: "recording the upload of attachment \(id)")

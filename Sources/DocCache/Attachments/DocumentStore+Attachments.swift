@@ -90,7 +90,9 @@ extension DocumentStore {
         /// The bytes of an attachment; see ``file(_:)``.
         public func bytes(_ id: AttachmentID) async throws(DocError) -> [UInt8] {
             _ = try await file(id)
-            return try core.attachmentFiles.read(id, offset: 0, count: Int(min(core.settings.maxAttachmentBytes, Int64(Int.max))))
+            // The recorded size, not this device's limit: a download may be larger than it.
+            guard let size = await core.attachment(id)?.size else { throw ClientCore.unknownAttachment(id) }
+            return try core.attachmentFiles.read(id, offset: 0, count: Int(size))
         }
 
         /// A content type is `type/subtype` (parameters allowed), printable ASCII, at most 255

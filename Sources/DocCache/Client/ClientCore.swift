@@ -68,7 +68,10 @@ package actor ClientCore {
     private var lastSyncedAt: Timestamp?
     /// The attachments' files, records and uploads (see ClientCore+Attachments.swift).
     let attachmentFiles: AttachmentFiles
-    var attachmentRecords: [AttachmentID: AttachmentRecord] = [:]
+    var attachmentRecords: [AttachmentID: AttachmentRecord] = [:] {
+        // The write queue's gate follows the records (set directly in `init`).
+        didSet { blocker.update(attachmentRecords.values) }
+    }
     /// Bytes the server holds of the attachment being uploaded.
     var uploadProgress: [AttachmentID: Int64] = [:]
     var uploadTask: Task<Void, Never>?
@@ -106,20 +109,15 @@ package actor ClientCore {
         let scheduler = ActorScheduler()
         let router = StreamEventRouter()
         let activity = SyncActivity()
-        let deliveries: [BatchID: BatchDelivery]
-        let lastSyncedAt: Timestamp?
-        let pendingCount: Int
-        let attachmentRecords: [AttachmentRecord]
+        let opened: LocalStore.OpenState
         do {
-            deliveries = try localStore.batchDeliveries()
-            lastSyncedAt = try localStore.lastSyncedAt()
-            pendingCount = try localStore.pendingBatchCount()
-            attachmentRecords = try localStore.attachments()
+            opened = try localStore.openState()
         } catch {
             persistence.close()
             throw error
         }
-        activity.load(deliveries)
+        let (lastSyncedAt, pendingCount, attachmentRecords) = (opened.lastSyncedAt, opened.pendingBatchCount, opened.attachments)
+        activity.load(opened.deliveries)
         let files = AttachmentFiles(storeDirectory: directory)
         files.removeOrphans(keeping: Set(attachmentRecords.map(\.id)))
         let datastore: any Datastore = network.map {
@@ -244,6 +242,8 @@ package actor ClientCore {
     /// Stops the network, ends every listener and stream, and closes the database.
     package func close() {
         guard !isClosed else { return }
+        // The sends of batches still unanswered are kept for the next open.
+        if storageFailure == nil { activity.batchesStopped(activity.sending) }
         isClosed = true
         remoteStore.shutdown()
         scheduler.cancelAll()
@@ -336,7 +336,6 @@ package actor ClientCore {
     package func pendingWrites() throws(DocError) -> [PendingWrite] {
         try checkOpen()
         let batches = try localStore.pendingBatches()
-        activity.retain(only: Set(batches.map(\.batchID)))
         let waiting = waitReason
         var blockedBy: BatchID?
         return batches.map { batch in

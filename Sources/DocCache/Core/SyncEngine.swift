@@ -159,9 +159,9 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
 
     /// Queues a batch locally (durable when this returns), updates every view, and starts
     /// sending it. `callback` hears the commit or the rejection.
-    @discardableResult
     ///
     /// `failedWrite`: the failed write this batch retries (removed with the batch's commit).
+    @discardableResult
     package func write(
         _ mutations: [Mutation], retrying failedWrite: BatchID? = nil, callback: WriteCallback? = nil
     ) throws(DocError) -> LocalWriteResult {
@@ -222,15 +222,13 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
         let writes = writeCallbacks.values
         writeCallbacks = [:]
         for callback in writes { callback(.failure(error)) }
-        let waiting = pendingWritesCallbacks.values.flatMap { $0 }
-        pendingWritesCallbacks = [:]
-        for callback in waiting { callback(.failure(error)) }
+        failPendingWritesCallbacks(error)
     }
 
-    private func failPendingWritesCallbacks(_ message: String) {
+    private func failPendingWritesCallbacks(_ error: DocError) {
         let all = pendingWritesCallbacks.values.flatMap { $0 }
         pendingWritesCallbacks = [:]
-        for callback in all { callback(.failure(DocError(.cancelled, message))) }
+        for callback in all { callback(.failure(error)) }
     }
 
     // MARK: - Users
@@ -240,7 +238,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
         let changed = user != currentUser
         currentUser = user
         if changed {
-            failPendingWritesCallbacks("'waitForPendingWrites' was cancelled by a user change")
+            failPendingWritesCallbacks(DocError(.cancelled, "'waitForPendingWrites' was cancelled by a user change"))
             let changes = try localStore.handleUserChange(user)
             emitNewSnapshots(changes: changes, remoteEvent: nil)
         }

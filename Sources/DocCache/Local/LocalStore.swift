@@ -213,10 +213,6 @@ package final class LocalStore {
     private var deliveryStore: BatchDeliveryStore { BatchDeliveryStore(user: user) }
 
     /// The delivery records of the current user's queued batches.
-    package func batchDeliveries() throws(DocError) -> [BatchID: BatchDelivery] {
-        try persistence.run("Read batch deliveries") { txn throws(DocError) in try deliveryStore.all(in: txn) }
-    }
-
     /// Stores delivery records, in one write, for the batches still queued (a batch acknowledged,
     /// rejected or reverted meanwhile gets none).
     package func recordDeliveries(_ deliveries: [(BatchID, BatchDelivery)]) throws(DocError) {
@@ -228,10 +224,6 @@ package final class LocalStore {
     }
 
     /// When the server last acknowledged the last queued batch of the current user.
-    package func lastSyncedAt() throws(DocError) -> Timestamp? {
-        try persistence.run("Read sync status") { txn throws(DocError) in try deliveryStore.lastSyncedAt(in: txn) }
-    }
-
     package func setLastSyncedAt(_ time: Timestamp) throws(DocError) {
         try persistence.run("Write sync status") { txn throws(DocError) in deliveryStore.setLastSyncedAt(time, in: txn) }
     }
@@ -239,8 +231,22 @@ package final class LocalStore {
     // MARK: - Attachments
 
     /// Every attachment record of the store.
-    package func attachments() throws(DocError) -> [AttachmentRecord] {
-        try persistence.run("Read attachments") { txn throws(DocError) in try AttachmentStore().all(in: txn) }
+    /// What the client core keeps in memory from the moment the store opens, read in one
+    /// transaction: the queued batches' delivery records, when the queue was last emptied by
+    /// the server, how many batches are queued, and the attachment records.
+    package func openState() throws(DocError) -> OpenState {
+        try persistence.run("Read open state") { txn throws(DocError) in
+            OpenState(deliveries: try deliveryStore.all(in: txn), lastSyncedAt: try deliveryStore.lastSyncedAt(in: txn),
+                      pendingBatchCount: try queue.count(in: txn), attachments: try AttachmentStore().all(in: txn))
+        }
+    }
+
+    /// See ``openState()``.
+    package struct OpenState {
+        package var deliveries: [BatchID: BatchDelivery]
+        package var lastSyncedAt: Timestamp?
+        package var pendingBatchCount: Int
+        package var attachments: [AttachmentRecord]
     }
 
     /// Stores an attachment record; `sync` makes it durable against a machine crash too (an

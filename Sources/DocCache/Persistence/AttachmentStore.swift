@@ -89,10 +89,6 @@ package struct AttachmentStore {
         txn.put(KeySchema.attachment(record.id), record.encoded())
     }
 
-    package func record(_ id: AttachmentID, in txn: PersistenceTransaction) throws(DocError) -> AttachmentRecord? {
-        try txn.get(KeySchema.attachment(id)).map { bytes throws(DocError) in try AttachmentRecord(id: id, decoding: bytes) }
-    }
-
     package func remove(_ id: AttachmentID, in txn: PersistenceTransaction) {
         txn.delete(KeySchema.attachment(id))
     }

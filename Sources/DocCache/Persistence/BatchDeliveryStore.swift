@@ -56,7 +56,7 @@ package struct BatchDeliveryStore {
     package func all(in txn: PersistenceTransaction) throws(DocError) -> [BatchID: BatchDelivery] {
         var out: [BatchID: BatchDelivery] = [:]
         for entry in txn.scan(prefix: KeySchema.batchDeliveriesPrefix(user)) {
-            out[try KeySchema.batchID(ofDelivery: entry.key)] = try BatchDelivery(decoding: entry.value)
+            out[try KeySchema.batchID(ofUserBatchKey: entry.key)] = try BatchDelivery(decoding: entry.value)
         }
         if let failure = txn.failure { throw failure }
         return out

@@ -238,28 +238,39 @@ enum KeySchema {
 
     // MARK: Mutation queues
 
-    /// The prefix of the batches of `user`.
-    static func mutationsPrefix(_ user: String) -> [UInt8] {
-        var k = KeyEncoder(prefix: Table.mutations.prefix)
+    /// `table` ‖ string(`user`): a per-user row, or the prefix of a user's rows.
+    private static func userKey(_ table: Table, _ user: String) -> [UInt8] {
+        var k = KeyEncoder(prefix: table.prefix)
         k.append(string: user)
         return k.bytes
     }
 
-    /// The row of batch `batchID` of `user`.
-    static func mutation(_ user: String, _ batchID: BatchID) -> [UInt8] {
-        // On the local-write path: one encoder (`mutationsPrefix(user)`, then the id).
-        var k = KeyEncoder(prefix: Table.mutations.prefix)
+    /// `table` ‖ string(`user`) ‖ int(`batchID`), built in one encoder (the local-write path
+    /// makes one per write).
+    private static func userBatchKey(_ table: Table, _ user: String, _ batchID: BatchID) -> [UInt8] {
+        var k = KeyEncoder(prefix: table.prefix)
         k.append(string: user)
         k.append(int64: Int64(batchID))
         return k.bytes
     }
 
-    /// The prefix of the document → batch rows of `user`.
-    static func documentMutationsPrefix(_ user: String) -> [UInt8] {
-        var k = KeyEncoder(prefix: Table.documentMutations.prefix)
-        k.append(string: user)
-        return k.bytes
+    /// The batch id of a key made by ``userBatchKey(_:_:_:)``.
+    static func batchID(ofUserBatchKey bytes: [UInt8]) throws(DocError) -> BatchID {
+        var d = KeyDecoder(bytes, offset: 1)
+        _ = try d.readString()
+        let id = try d.readInt64()
+        try d.finish()
+        return BatchID(id)
     }
+
+    /// The prefix of the batches of `user`.
+    static func mutationsPrefix(_ user: String) -> [UInt8] { userKey(.mutations, user) }
+
+    /// The row of batch `batchID` of `user`.
+    static func mutation(_ user: String, _ batchID: BatchID) -> [UInt8] { userBatchKey(.mutations, user, batchID) }
+
+    /// The prefix of the document → batch rows of `user`.
+    static func documentMutationsPrefix(_ user: String) -> [UInt8] { userKey(.documentMutations, user) }
 
     /// The prefix of the document → batch rows of `key` for `user`.
     static func documentMutationsPrefix(_ user: String, _ key: DocumentKey) -> [UInt8] {
@@ -298,49 +309,20 @@ enum KeySchema {
 
     /// The prefix of the failed writes of `user` (batches the server rejected, kept for the
     /// user; see ``FailedWriteStore``).
-    static func failedWritesPrefix(_ user: String) -> [UInt8] {
-        var k = KeyEncoder(prefix: Table.failedWrites.prefix)
-        k.append(string: user)
-        return k.bytes
-    }
+    static func failedWritesPrefix(_ user: String) -> [UInt8] { userKey(.failedWrites, user) }
 
     /// The failed write of `user` made from rejected batch `batchID`.
-    static func failedWrite(_ user: String, _ batchID: BatchID) -> [UInt8] {
-        var k = KeyEncoder(prefix: failedWritesPrefix(user))
-        k.append(int64: Int64(batchID))
-        return k.bytes
-    }
+    static func failedWrite(_ user: String, _ batchID: BatchID) -> [UInt8] { userBatchKey(.failedWrites, user, batchID) }
 
     /// The prefix of the delivery records of `user`'s queued batches (attempts and last error,
     /// see ``BatchDeliveryStore``).
-    static func batchDeliveriesPrefix(_ user: String) -> [UInt8] {
-        var k = KeyEncoder(prefix: Table.batchDeliveries.prefix)
-        k.append(string: user)
-        return k.bytes
-    }
+    static func batchDeliveriesPrefix(_ user: String) -> [UInt8] { userKey(.batchDeliveries, user) }
 
     /// The delivery record of `user`'s batch `batchID`.
-    static func batchDelivery(_ user: String, _ batchID: BatchID) -> [UInt8] {
-        var k = KeyEncoder(prefix: batchDeliveriesPrefix(user))
-        k.append(int64: Int64(batchID))
-        return k.bytes
-    }
-
-    /// The batch id of a delivery record's key.
-    static func batchID(ofDelivery bytes: [UInt8]) throws(DocError) -> BatchID {
-        var d = KeyDecoder(bytes, offset: 1)
-        _ = try d.readString()
-        let id = try d.readInt64()
-        try d.finish()
-        return BatchID(id)
-    }
+    static func batchDelivery(_ user: String, _ batchID: BatchID) -> [UInt8] { userBatchKey(.batchDeliveries, user, batchID) }
 
     /// The sync-status row of `user` (when its queue was last emptied by the server).
-    static func syncStatus(_ user: String) -> [UInt8] {
-        var k = KeyEncoder(prefix: Table.syncStatus.prefix)
-        k.append(string: user)
-        return k.bytes
-    }
+    static func syncStatus(_ user: String) -> [UInt8] { userKey(.syncStatus, user) }
 
     /// The prefix of the attachment records.
     static let attachmentsPrefix: [UInt8] = Table.attachments.prefix
@@ -361,11 +343,7 @@ enum KeySchema {
     }
 
     /// The queue row of `user` (its last stream token).
-    static func mutationQueue(_ user: String) -> [UInt8] {
-        var k = KeyEncoder(prefix: Table.mutationQueues.prefix)
-        k.append(string: user)
-        return k.bytes
-    }
+    static func mutationQueue(_ user: String) -> [UInt8] { userKey(.mutationQueues, user) }
 
     /// The leading string component after the tag byte (the user of a mutation, document →
     /// batch, queue or overlay key), and the key's prefix up to and including it.
@@ -378,11 +356,7 @@ enum KeySchema {
     // MARK: Overlays
 
     /// The prefix of the overlays of `user`.
-    static func overlaysPrefix(_ user: String) -> [UInt8] {
-        var k = KeyEncoder(prefix: Table.overlays.prefix)
-        k.append(string: user)
-        return k.bytes
-    }
+    static func overlaysPrefix(_ user: String) -> [UInt8] { userKey(.overlays, user) }
 
     /// The prefix of the overlays of `user` in `collection` (direct children only).
     static func overlaysPrefix(_ user: String, collection: ResourcePath) -> [UInt8] {

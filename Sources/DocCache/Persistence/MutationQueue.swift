@@ -42,12 +42,12 @@ package final class MutationQueue {
         return batch
     }
 
-    /// The batch with id `id`, or `nil` when it is not in this user's queue.
     /// Whether batch `id` is in this user's queue.
     package func contains(_ id: BatchID, in txn: PersistenceTransaction) throws(DocError) -> Bool {
         try txn.get(KeySchema.mutation(user, id)) != nil
     }
 
+    /// The batch with id `id`, or `nil` when it is not in this user's queue.
     package func batch(_ id: BatchID, in txn: PersistenceTransaction) throws(DocError) -> MutationBatch? {
         try Self.batch(id, user: user, in: txn)
     }

@@ -42,9 +42,6 @@ package final class StorageFaults: Sendable {
         state.withLock { $0.plans[operation] = Plan(label: label, skip: max(0, n - 1), failures: max(0, count)) }
     }
 
-    /// Stops injecting failures.
-    package func heal() { state.withLock { $0.plans = [:] } }
-
     /// Failures injected so far.
     package var injected: Int { state.withLock { $0.injected } }
 

@@ -20,8 +20,8 @@
 //   0x09 geo point  latitude, longitude: 8 bytes each as for doubles
 //   0x0A array      varint count, values
 //   0x0B map        map body: varint count, then (key as varint length + UTF-8, value) pairs
-//   0x0C attachment the 32 bytes of the SHA-256 the id spells
 //                   in strictly increasing UTF-8 byte order of the keys
+//   0x0C attachment the 32 bytes of the SHA-256 the id spells
 // A key is a varint segment count and the segments (varint length + UTF-8).
 // Versions are zigzag varints of microseconds. Flags: bit 0 hasLocalMutations,
 // bit 1 hasCommittedMutations (other bits must be zero).

@@ -1,6 +1,6 @@
 extension Value {
-    /// The attachments this value refers to, at any depth, in order of appearance (repeats
-    /// included).
+    /// The attachments this value refers to, at any depth, repeats included: array elements
+    /// in order, map fields in no particular order.
     public func forEachAttachment(_ body: (AttachmentID) -> Void) {
         switch self {
         case .attachment(let id): body(id)
@@ -11,9 +11,17 @@ extension Value {
     }
 }
 
+extension Document {
+    /// The attachments the document's data refers to, at any depth, repeats included, in no
+    /// particular order.
+    public func forEachAttachment(_ body: (AttachmentID) -> Void) {
+        Value.map(data.fields).forEachAttachment(body)
+    }
+}
+
 extension Mutation {
     /// The attachments the mutation writes references to (in its data and in `arrayUnion`
-    /// operands), each once. A batch holding one is sent only after the attachment is
+    /// operands), each once, in no particular order. A batch holding one is sent only after the attachment is
     /// uploaded; the server refuses it while the attachment is missing.
     public var attachmentReferences: [AttachmentID] {
         var seen = Set<AttachmentID>()
@@ -31,7 +39,7 @@ extension Mutation {
 }
 
 extension MutationBatch {
-    /// The attachments the batch's mutations refer to, each once, in order of appearance.
+    /// The attachments the batch's mutations refer to, each once, in no particular order.
     public var attachmentReferences: [AttachmentID] {
         var seen = Set<AttachmentID>()
         return mutations.flatMap(\.attachmentReferences).filter { seen.insert($0).inserted }

@@ -50,7 +50,7 @@ struct AttachmentCollector: Sendable {
         while true {
             let page = try await store.scan(after: after, limit: Self.pageSize)
             for document in page where !document.isTombstone {
-                Value.map(document.data.fields).forEachAttachment { referenced.insert($0) }
+                document.forEachAttachment { referenced.insert($0) }
             }
             guard page.count == Self.pageSize, let last = page.last else { break }
             after = last.key
@@ -68,7 +68,7 @@ struct AttachmentCollector: Sendable {
         case .complete(let entries, _):
             for entry in entries {
                 guard let document = entry.document.document else { continue }
-                Value.map(document.data.fields).forEachAttachment { referenced.insert($0) }
+                document.forEachAttachment { referenced.insert($0) }
             }
         }
         let blobs = settings.store
@@ -78,7 +78,9 @@ struct AttachmentCollector: Sendable {
             // An upload of it is running: it is wanted.
             guard settings.uploads.tryLock(candidate.id, tenant: tenant) else { continue }
             defer { settings.uploads.unlock(candidate.id, tenant: tenant) }
-            if let metadata = try await blobs.metadata(candidate.id, tenant: tenant),
+            // An upload unfinished at the listing may have completed since (a complete
+            // attachment's metadata never changes).
+            if !candidate.isComplete, let metadata = try await blobs.metadata(candidate.id, tenant: tenant),
                metadata.createdAt.microseconds >= survey.cutoff {
                 continue
             }

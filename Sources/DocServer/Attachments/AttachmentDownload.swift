@@ -9,7 +9,8 @@ extension AttachmentEndpoints {
     /// Headers: `Content-Type` (as uploaded), `Content-Length`, `X-Content-SHA256`,
     /// `Accept-Ranges: bytes`, `ETag` (the id, quoted) and, for 206, `Content-Range`.
     func download(_ request: Request, context: some Hummingbird.RequestContext) async throws(AttachmentHTTPError) -> Response {
-        let store = try store()
+        let settings = try settings()
+        let store = settings.store
         let id = try attachmentID(context)
         let caller = try await authenticate(request)
         let tenant = caller.tenant
@@ -34,16 +35,16 @@ extension AttachmentEndpoints {
             (first, count, status) = (from, last - from + 1, .partialContent)
             headers[.contentRange] = "bytes \(from)-\(last)/\(metadata.size)"
         case .unsatisfiable:
-            let body = AttachmentJSON.Failure(
-                error: .init(code: DocError.Code.outOfRange.name,
-                             message: "the range \(request.headers[.range] ?? "") starts past the end of attachment \(id) "
-                                 + "(\(metadata.size) bytes)"))
-            return AttachmentJSON.response(.rangeNotSatisfiable, body, headers: [.contentRange: "bytes */\(metadata.size)"])
+            var response = AttachmentHTTPError(
+                .rangeNotSatisfiable, .outOfRange,
+                "the range \(request.headers[.range] ?? "") starts past the end of attachment \(id) (\(metadata.size) bytes)"
+            ).response
+            response.headers[.contentRange] = "bytes */\(metadata.size)"
+            return response
         }
-        headers[.contentLength] = String(count)
 
         let reader = try await storeCall { () async throws(DocError) in try await store.openRead(id, tenant: tenant, from: first) }
-        let chunkBytes = settings?.downloadChunkBytes ?? 64 * 1024
+        let chunkBytes = settings.downloadChunkBytes
         let logger = self.logger
         let body = ResponseBody(contentLength: Int(count)) { writer in
             var remaining = count

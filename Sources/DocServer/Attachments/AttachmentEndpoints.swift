@@ -15,18 +15,19 @@ struct AttachmentEndpoints: Sendable {
     /// The path prefix.
     static let path = "/attachments"
 
-    let settings: AttachmentSettings?
+    /// The core's ``ServerConfiguration/attachments``; `nil`: every request answers 501.
+    private let configured: AttachmentSettings?
     let policy: any AttachmentAccessPolicy
+    /// Whether a denial tells the client the rules' detail (``ServerConfiguration/explainDenials``).
+    let explainDenials: Bool
     let verifier: TokenVerifier
-    /// The per-attachment upload locks, shared with the collector.
-    let locks: UploadLocks
     let logger: Logger
 
-    init(settings: AttachmentSettings?, core: DocServerCore, verifier: TokenVerifier, logger: Logger) {
-        self.settings = settings
-        self.policy = settings?.policy ?? RulesAttachmentPolicy(core: core)
+    init(core: DocServerCore, verifier: TokenVerifier, logger: Logger) {
+        configured = core.configuration.attachments
+        policy = configured?.policy ?? RulesAttachmentPolicy(core: core)
+        explainDenials = core.configuration.explainDenials
         self.verifier = verifier
-        self.locks = settings?.uploads ?? UploadLocks()
         self.logger = logger
     }
 
@@ -72,13 +73,14 @@ struct AttachmentEndpoints: Sendable {
         let tenant: TenantID
     }
 
-    /// The store, or 501 when the server has none.
-    func store() throws(AttachmentHTTPError) -> any BlobStore {
-        guard let settings else {
+    /// The attachment settings (store, upload locks, download chunks), or 501 when the server
+    /// has none.
+    func settings() throws(AttachmentHTTPError) -> AttachmentSettings {
+        guard let configured else {
             throw AttachmentHTTPError(.notImplemented, .unimplemented,
                                       "this server does not store attachments (start it with an attachment store)")
         }
-        return settings.store
+        return configured
     }
 
     /// The id in the path, or 400.
@@ -100,15 +102,17 @@ struct AttachmentEndpoints: Sendable {
         }
     }
 
-    /// Asks the policy; a denial is 403 with a message that names only the attachment (the
-    /// rules' detail goes to the debug log).
+    /// Asks the policy; a denial is 403 with a message that names only the operation and the
+    /// attachment, as for documents (the rules' detail goes to the log at `info`, and to the
+    /// client too with ``explainDenials``).
     func authorize(_ operation: AttachmentOperation, _ caller: Caller, _ object: AttachmentObject) async throws(AttachmentHTTPError) {
         guard case .denied(let denial) = await policy.decide(operation, tenant: caller.tenant, auth: caller.auth, object: object) else {
             return
         }
-        logger.debug("attachment access denied", metadata: [
-            "caller": "\(caller.auth)", "operation": "\(operation)", "attachment": "\(object.id)", "detail": "\(denial)",
+        logger.info("permission denied", metadata: [
+            "tenant": "\(caller.tenant)", "uid": "\(caller.auth.uid)", "at": "\(object.path)", "detail": "\(denial.message)",
         ])
+        if explainDenials { throw AttachmentHTTPError(.forbidden, denial) }
         throw AttachmentHTTPError(.forbidden, .permissionDenied,
                                   "Missing or insufficient permissions. (\(operation) of attachment \(object.id))")
     }

@@ -53,12 +53,10 @@ enum AttachmentJSON {
     }
 
     /// A JSON response.
-    static func response(_ status: HTTPResponse.Status, _ body: some Encodable, headers: HTTPFields = [:]) -> Response {
+    static func response(_ status: HTTPResponse.Status, _ body: some Encodable) -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = (try? encoder.encode(body)) ?? Data("{}".utf8)
-        var headers = headers
-        headers[.contentType] = "application/json"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

@@ -11,7 +11,9 @@ extension AttachmentEndpoints {
     /// `aborted`: wrong offset (with `received`) or another upload of the id running; 413 too large;
     /// 422 the bytes do not hash to the id (the upload is discarded).
     func upload(_ request: Request, context: some Hummingbird.RequestContext) async throws(AttachmentHTTPError) -> Response {
-        let store = try store()
+        let settings = try settings()
+        let store = settings.store
+        let locks = settings.uploads
         let id = try attachmentID(context)
         let caller = try await authenticate(request)
         let tenant = caller.tenant

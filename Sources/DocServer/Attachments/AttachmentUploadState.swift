@@ -5,7 +5,7 @@ extension AttachmentEndpoints {
     /// `GET /attachments/{id}/upload`: 200 with the upload's state (complete or partial), 404
     /// when nothing is known of the id. Allowed to whoever may upload the attachment.
     func uploadState(_ request: Request, context: some Hummingbird.RequestContext) async throws(AttachmentHTTPError) -> Response {
-        let store = try store()
+        let store = try settings().store
         let id = try attachmentID(context)
         let caller = try await authenticate(request)
         if let metadata = try await storeCall({ () async throws(DocError) in try await store.metadata(id, tenant: caller.tenant) }) {

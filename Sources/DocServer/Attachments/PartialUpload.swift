@@ -8,7 +8,7 @@ public struct PartialUpload: Sendable, Hashable {
     public var declaration: UploadDeclaration
     /// The bytes held, a prefix of the content: the next upload continues at this offset.
     public var received: Int64
-    /// When the upload began (for collecting abandoned uploads).
+    /// When the upload began.
     public var createdAt: Timestamp
 
     public init(id: AttachmentID, declaration: UploadDeclaration, received: Int64, createdAt: Timestamp) {

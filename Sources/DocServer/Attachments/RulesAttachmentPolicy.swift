@@ -39,7 +39,7 @@ public struct RulesAttachmentPolicy: AttachmentAccessPolicy {
         let stored = StorageObject(name: object.path, bucket: bucket, size: object.size,
                                    contentType: object.contentType, sha256: object.id.hex,
                                    timeCreated: object.createdAt ?? time)
-        let rulesAuth = RulesAuth(uid: auth.uid, token: auth.token)
+        let rulesAuth = auth.rulesAuth
         switch operation {
         case .upload:
             return StorageRulesRequest(method: .create, path: object.path, bucket: bucket, auth: rulesAuth,

@@ -9,8 +9,6 @@ struct UploadHeaders {
     let length: Int64
     /// `Upload-Offset`: where the body starts (default 0).
     let offset: Int64
-    /// `Content-Length`, when the client sent one (a chunked body has none).
-    let bodyLength: Int64?
 
     /// The longest `Content-Type` accepted.
     static let maxContentTypeBytes = 255
@@ -47,18 +45,16 @@ struct UploadHeaders {
         guard offset <= length else {
             throw Self.invalid("Upload-Offset \(offset) is past Upload-Length \(length)")
         }
-        var bodyLength: Int64?
+        // A `Content-Length` (a chunked body has none) must fit in what is left.
         if let text = headers[.contentLength] {
             guard let value = Self.number(text) else { throw Self.invalid("Content-Length must be a number of bytes") }
             guard value <= length - offset else {
                 throw Self.invalid("the body of \(value) bytes at Upload-Offset \(offset) goes past Upload-Length \(length)")
             }
-            bodyLength = value
         }
         self.contentType = contentType
         self.length = length
         self.offset = offset
-        self.bodyLength = bodyLength
     }
 
     private static func invalid(_ message: String) -> AttachmentHTTPError {

@@ -1,4 +1,5 @@
 public import DocModel
+internal import DocRules
 
 /// Who is calling: the result of verifying a bearer token with ``TokenVerifier``.
 ///
@@ -49,4 +50,9 @@ public struct AuthContext: Sendable, Hashable, CustomStringConvertible {
 
     /// `tenant/uid`, for logs. Claims are left out: they may hold personal data.
     public var description: String { "\(tenant)/\(uid)" }
+}
+
+extension AuthContext {
+    /// `request.auth` for this caller's requests.
+    var rulesAuth: RulesAuth { RulesAuth(uid: uid, token: token) }
 }

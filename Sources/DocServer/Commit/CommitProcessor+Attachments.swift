@@ -1,17 +1,24 @@
 internal import DocModel
 
 /// The attachments a batch makes live documents refer to, by the write that does it: the
-/// references each mutation writes, and every reference of a tombstone the batch brings back
-/// to life (the collector does not count tombstones' references, so theirs may be gone).
+/// references each mutation writes that the live document before it did not already hold (the
+/// collector never deletes what a live document refers to, so those need no check), and every
+/// reference of a tombstone the batch brings back to life (the collector does not count
+/// tombstones' references, so theirs may be gone).
 struct AttachmentReferences {
     private(set) var written: [(index: Int, key: DocumentKey, id: AttachmentID)] = []
     private var seen = Set<AttachmentID>()
 
     mutating func note(index: Int, mutation: Mutation, before: Document?, after: Document?) {
-        for id in mutation.attachmentReferences { add(index, mutation.key, id) }
-        if let before, before.isTombstone, let after, !after.isTombstone {
-            Value.map(after.data.fields).forEachAttachment { add(index, mutation.key, $0) }
+        if let before, before.isTombstone {
+            if let after, !after.isTombstone { after.forEachAttachment { add(index, mutation.key, $0) } }
+            return
         }
+        let written = mutation.attachmentReferences
+        guard !written.isEmpty else { return }
+        var held = Set<AttachmentID>()
+        before?.forEachAttachment { held.insert($0) }
+        for id in written where !held.contains(id) { add(index, mutation.key, id) }
     }
 
     private mutating func add(_ index: Int, _ key: DocumentKey, _ id: AttachmentID) {

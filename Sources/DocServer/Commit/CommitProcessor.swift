@@ -101,6 +101,12 @@ public struct CommitProcessor: Sendable {
     ) async throws(DocError) -> Processed {
         var logger = logger
         logger[metadataKey: "batch"] = "\(key)"
+        // Denials are logged with the batch's key.
+        let access = access.map { context -> AccessContext in
+            var context = context
+            context.logger = logger
+            return context
+        }
         let digest = BatchDigest.of(mutations)
 
         if let stored = try await store.outcome(of: key) {
@@ -144,12 +150,6 @@ public struct CommitProcessor: Sendable {
         let now = clock.nowMicros()
         let result: Result<([DocumentWrite], SnapshotVersion, [MutationResult], [DocumentKey: SnapshotVersion]), DocError>
         do {
-            // Denials are logged with the batch's key.
-            let access = access.map { context -> AccessContext in
-                var context = context
-                context.logger = logger
-                return context
-            }
             result = .success(try await apply(mutations, now: now, access: access))
         } catch {
             guard Self.isPermanent(error.code) else { throw error }

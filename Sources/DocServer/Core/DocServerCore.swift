@@ -286,7 +286,7 @@ public final class DocServerCore: Sendable {
     /// answer is only returned.
     public func commit(auth: AuthContext, clientID: String, batchID: Int, mutations: [Mutation]) async -> ServerMessage {
         do {
-            return await commit(tenant: try TenantID(auth.tenant), auth: RulesAuth(uid: auth.uid, token: auth.token),
+            return await commit(tenant: try TenantID(auth.tenant), auth: auth.rulesAuth,
                                 clientID: clientID, batchID: batchID, mutations: mutations)
         } catch {
             return .writeError(.init(clientID: clientID, batchID: batchID, error: error))
@@ -477,14 +477,14 @@ public final class DocServerCore: Sendable {
     public func runMaintenance() async -> MaintenanceReport {
         var report = MaintenanceReport()
         let now = configuration.clock.nowMicros()
+        let collector = configuration.attachments.map(AttachmentCollector.init(settings:))
         for (tenant, hub) in hubs.withLock({ Array($0) }) {
             do {
                 let (outcomes, changes) = try await hub.maintain(now: now)
                 report.outcomesPruned += outcomes
                 report.changesPruned += changes
-                if let attachments = configuration.attachments {
-                    report.attachmentsDeleted += try await hub.collectAttachments(
-                        with: AttachmentCollector(settings: attachments), now: now).count
+                if let collector {
+                    report.attachmentsDeleted += try await hub.collectAttachments(with: collector, now: now).count
                 }
             } catch {
                 report.failures[tenant.rawValue] = error.description

@@ -289,7 +289,7 @@ actor TenantHub {
                         if let known = decided[ReadDecisionKey(key: key, auth: auth)] {
                             denial = known
                         } else {
-                            let access = AccessControl(context: AccessContext(rules: ruleSet, auth: auth), store: store)
+                            let access = AccessControl(context: rules.context(ruleSet, for: auth, logger: logger), store: store)
                             denial = try await access.denial(get: key, document: change.document, time: version.timestamp,
                                                              location: "target \(target.target.path)")
                             decided.updateValue(denial, forKey: ReadDecisionKey(key: key, auth: auth))
@@ -606,7 +606,7 @@ actor TenantHub {
         var removed = 0
         for id in connections.keys.sorted() {
             guard var watch = connections[id], !watch.targets.isEmpty else { continue }
-            let control = AccessControl(context: AccessContext(rules: ruleSet, auth: watch.connection.rulesAuth), store: store)
+            let control = AccessControl(context: rules.context(ruleSet, for: watch.connection.rulesAuth, logger: logger), store: store)
             var messages: [ServerMessage] = []
             for targetID in watch.targets.keys.sorted() {
                 let target = watch.targets[targetID]!.target

@@ -82,7 +82,7 @@ public final class DocServerHTTP: Sendable {
         }
         // Upload bodies are streamed to the blob store chunk by chunk: Hummingbird's
         // `maxUploadSize` only caps bodies collected in memory, which these handlers never do.
-        AttachmentEndpoints(settings: core.configuration.attachments, core: core, verifier: verifier, logger: logger).register(on: router)
+        AttachmentEndpoints(core: core, verifier: verifier, logger: logger).register(on: router)
         let settings = self.settings
         let logger = self.logger
         let app = Application(

@@ -19,8 +19,8 @@ public struct AccessContext: Sendable {
     public var logger: Logger
 
     /// A context for `auth` under `rules`.
-    public init(rules: RuleSet, auth: RulesAuth?, database: String = "(default)", explainDenials: Bool = false,
-                logger: Logger = .discarding) {
+    public init(rules: RuleSet, auth: RulesAuth?, database: String = "(default)", explainDenials: Bool,
+                logger: Logger) {
         self.rules = rules
         self.auth = auth
         self.database = database

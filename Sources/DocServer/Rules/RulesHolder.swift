@@ -26,6 +26,12 @@ final class RulesHolder: Sendable {
     /// The context for a caller under the current rules, or `nil` when none are enforced;
     /// denials are logged to `logger`.
     func context(for auth: RulesAuth?, logger: Logger) -> AccessContext? {
-        current.map { AccessContext(rules: $0, auth: auth, explainDenials: explainDenials, logger: logger) }
+        current.map { context($0, for: auth, logger: logger) }
+    }
+
+    /// The context for a caller under `ruleSet` (one the caller took from ``current`` to decide
+    /// several things by the same rules).
+    func context(_ ruleSet: RuleSet, for auth: RulesAuth?, logger: Logger) -> AccessContext {
+        AccessContext(rules: ruleSet, auth: auth, explainDenials: explainDenials, logger: logger)
     }
 }

@@ -285,11 +285,9 @@ final class LevelDBTenantStore: TenantStore {
     }
 
     func scan(after: DocumentKey?, limit: Int) async throws(DocError) -> [Document] {
-        let space = KeyRange.prefix(keys.documentSpace)
-        // Just after the key of `after`: every key that starts with it sorts at or after it.
-        let start = after.map { keys.document($0) + [0x00] } ?? keys.documentSpace
+        let range = LevelDBQueryReader.range(.prefix(keys.documentSpace), after: after.map(keys.document), descending: false)
         return try run {
-            var entries = try database.entries(in: KeyRange(lowerBound: start, upperBound: space.upperBound)).makeIterator()
+            var entries = try database.entries(in: range).makeIterator()
             var documents: [Document] = []
             while documents.count < limit, let entry = try entries.nextEntry() {
                 documents.append(try Document(binary: entry.value))

@@ -171,18 +171,10 @@ struct SnapshotPrinter: Sendable {
         if json {
             var changes: [JSONLine] = []
             if let change {
-                var fields: [(String, JSONLine)] = [
-                    ("type", .string(change.rawValue)),
-                    ("path", .string(snapshot.path)),
-                    ("oldIndex", .int(existed ? 0 : -1)),
-                    ("newIndex", .int(snapshot.exists ? 0 : -1)),
-                    ("hasPendingWrites", .bool(snapshot.metadata.hasPendingWrites)),
-                    ("data", change == .removed ? .null : Rendering.data(snapshot)),
-                ]
-                if change != .removed, let references = attachments.json(for: snapshot) {
-                    fields.append(("attachments", references))
-                }
-                changes.append(.object(fields))
+                changes.append(Rendering.change(change.rawValue, of: snapshot, oldIndex: existed ? 0 : -1,
+                                                newIndex: snapshot.exists ? 0 : -1,
+                                                data: change == .removed ? .null : Rendering.data(snapshot),
+                                                attachments: attachments))
             }
             Output.line(.object([
                 ("type", .string("snapshot")),

@@ -104,7 +104,7 @@ struct ServeCommand: AsyncParsableCommand {
             maxAttachmentSize = FileBlobStore.defaultMaxSize
         }
 
-        var attachmentGraceMicros: Int64 = 7 * 24 * 3_600 * 1_000_000
+        var attachmentGraceMicros = AttachmentSettings.defaultUnreferencedGraceMicros
         if let graceText = Environment.value(attachmentGrace.map { String($0.seconds) }, "DOCCTL_ATTACHMENT_GRACE") {
             guard let grace = DurationArgument(argument: graceText), grace.seconds <= Int64.max / 1_000_000 else {
                 throw ValidationError("DOCCTL_ATTACHMENT_GRACE must be a duration such as 7d, 12h, 30m or 45s, not \(graceText)")

@@ -41,20 +41,28 @@ enum Rendering {
             ("hasPendingWrites", .bool(metadata.hasPendingWrites)),
             ("size", .int(Int64(size))),
             ("changes", .array(changes.map { change in
-                var fields: [(String, JSONLine)] = [
-                    ("type", .string(change.type.rawValue)),
-                    ("path", .string(change.document.path)),
-                    ("oldIndex", .int(Int64(change.oldIndex))),
-                    ("newIndex", .int(Int64(change.newIndex))),
-                    ("hasPendingWrites", .bool(change.document.metadata.hasPendingWrites)),
-                    ("data", data(change.document)),
-                ]
-                if change.type != .removed, let references = attachments.json(for: change.document) {
-                    fields.append(("attachments", references))
-                }
-                return .object(fields)
+                self.change(change.type.rawValue, of: change.document, oldIndex: change.oldIndex, newIndex: change.newIndex,
+                            data: data(change.document), attachments: attachments)
             })),
         ])
+    }
+
+    /// One change of a JSON snapshot line: type, path, indexes, pending writes, data and, for
+    /// a document that stays and refers to attachments, their states.
+    static func change(_ type: String, of document: DocumentSnapshot, oldIndex: Int, newIndex: Int, data: JSONLine,
+                       attachments: ReferencedAttachments) -> JSONLine {
+        var fields: [(String, JSONLine)] = [
+            ("type", .string(type)),
+            ("path", .string(document.path)),
+            ("oldIndex", .int(Int64(oldIndex))),
+            ("newIndex", .int(Int64(newIndex))),
+            ("hasPendingWrites", .bool(document.metadata.hasPendingWrites)),
+            ("data", data),
+        ]
+        if type != DocumentChange.Kind.removed.rawValue, let references = attachments.json(for: document) {
+            fields.append(("attachments", references))
+        }
+        return .object(fields)
     }
 
     /// `[pending] [cache]` markers of the human output.

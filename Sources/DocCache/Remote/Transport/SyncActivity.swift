@@ -6,8 +6,10 @@ import DocModel
 /// (``PendingWrite/attempts``, ``PendingWrite/lastError``).
 ///
 /// The per-batch records are kept beside the batches in the store (``BatchDeliveryStore``):
-/// ``persist`` is called with every changed record, and ``load(_:)`` fills them in when the
-/// store opens, so an outbox screen shows the same attempts after a restart. Stream errors and
+/// ``persist`` is called with the records of batches whose connection failed or ended before
+/// they were answered (the store also does so for the batches in flight when it closes), and
+/// ``load(_:)`` fills them in when the store opens, so an outbox screen shows the same attempts
+/// after a restart. Stream errors and
 /// the batches in flight describe the current connection only and start empty.
 ///
 /// Used on the client core's actor only.
@@ -23,7 +25,7 @@ final class SyncActivity {
 
     /// Called with the records that changed, to store them (on the same actor, synchronously).
     var persist: (([(BatchID, BatchDelivery)]) -> Void)?
-    /// Called after anything here changed (for the store's sync status).
+    /// Called when a stream's error changes (the store's sync status reads it).
     var onChange: (() -> Void)?
     /// Called when a stream fails (for the store's log).
     var onStreamFailed: ((Stream, DocError) -> Void)?
@@ -57,15 +59,16 @@ final class SyncActivity {
         onChange?()
     }
 
-    /// The batch was sent (again).
+    /// The batch was sent (again). Counted in memory only: a send is stored when its
+    /// connection fails or ends with it unanswered (``batchesFailed(_:_:)``,
+    /// ``batchesStopped(_:)``), and an answered batch's record leaves with it, so the usual
+    /// write (sent once, acknowledged) costs no delivery write at all.
     func batchSent(_ id: BatchID) {
         var delivery = deliveries[id] ?? BatchDelivery()
         delivery.attempts += 1
         delivery.lastAttemptAt = clock()
         deliveries[id] = delivery
         sending.insert(id)
-        persist?([(id, delivery)])
-        onChange?()
     }
 
     /// The batches were in flight when their stream failed with a transient `error` (they
@@ -81,21 +84,20 @@ final class SyncActivity {
         }
         guard !changed.isEmpty else { return }
         persist?(changed)
-        onChange?()
     }
 
     /// The connection carrying these batches ended (they are sent again on the next one).
     func batchesStopped(_ ids: some Sequence<BatchID>) {
-        var changed = false
-        for id in ids where sending.remove(id) != nil { changed = true }
-        if changed { onChange?() }
+        var stopped: [(BatchID, BatchDelivery)] = []
+        for id in ids where sending.remove(id) != nil { stopped.append((id, deliveries[id] ?? BatchDelivery())) }
+        if !stopped.isEmpty { persist?(stopped) }
     }
 
     /// The batch left the queue (acknowledged, rejected or reverted); its stored record left
     /// with it.
     func forget(_ id: BatchID) {
         deliveries[id] = nil
-        if sending.remove(id) != nil { onChange?() }
+        sending.remove(id)
     }
 
     /// How often the batch was sent.
@@ -104,9 +106,4 @@ final class SyncActivity {
     /// What is known of the batch's delivery.
     func delivery(of id: BatchID) -> BatchDelivery { deliveries[id] ?? BatchDelivery() }
 
-    /// Drops what is known about batches not in `live` (they left the queue).
-    func retain(only live: Set<BatchID>) {
-        deliveries = deliveries.filter { live.contains($0.key) }
-        sending.formIntersection(live)
-    }
 }
