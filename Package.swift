@@ -36,6 +36,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // Already under jwt-kit; named for the attachments' SHA-256 (DocServer, DocCache).
         .package(url: "https://github.com/apple/swift-crypto.git", "4.1.0"..<"6.0.0"),
+        // The server's metrics (GET /metrics, Prometheus text): DocServer only, never the client.
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // The system libleveldb (Debian: libleveldb-dev, macOS: brew leveldb).
@@ -79,6 +82,9 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // Each core's own registry, served at /metrics; the factory is offered to embedders.
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: strict
         ),
@@ -189,7 +195,12 @@ let package = Package(
         ),
         .testTarget(
             name: "DocServerTests",
-            dependencies: ["DocTestSupport", "DocServer", "DocProtocol", "DocModel", "LevelDB"],
+            dependencies: [
+                "DocTestSupport", "DocServer", "DocProtocol", "DocModel", "LevelDB",
+                // The identity-provider tests sign RS256/ES256 tokens and serve their JWKS on loopback.
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
             swiftSettings: strict
         ),
         // Client and server on loopback: real sockets, real processes.
@@ -204,6 +215,8 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // `docctl serve --jwks` against tokens an identity provider's key signed.
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: strict
         ),

@@ -28,16 +28,23 @@ final class PostgresTenantStore: TenantStore {
         DocError(.dataLoss, "the state of tenant \(tenant) is missing from \(database.name)")
     }
 
+    /// The tenant's row, with the incarnation a restore replaced if there was one (its
+    /// `doccache_meta` row, ``PostgresServerStore/reincarnateAfterRestore()``).
     func state() async throws(DocError) -> TenantState {
         let rows = try await database.rows("read the state of tenant \(tenant)", """
-            SELECT last_version, incarnation, log_floor FROM doccache_tenants WHERE tenant = \(name)
+            SELECT t.last_version, t.incarnation, t.log_floor, m.value FROM doccache_tenants t
+            LEFT JOIN doccache_meta m ON m.name = \(PostgresServerStore.previousIncarnationKey(tenant))
+            WHERE t.tenant = \(name)
             """)
         guard let row = rows.first else { throw missingState() }
-        return try PostgresErrorMapping.decode("the state of tenant \(tenant)", in: database.name) {
-            let (last, incarnation, floor) = try row.decode((Int64, Int64, Int64).self)
-            return TenantState(lastVersion: SnapshotVersion(microseconds: last), incarnation: UInt64(bitPattern: incarnation),
-                               changeLogFloor: SnapshotVersion(microseconds: floor))
+        let (last, incarnation, floor, previous) = try PostgresErrorMapping.decode("the state of tenant \(tenant)", in: database.name) {
+            try row.decode((Int64, Int64, Int64, String?).self)
         }
+        return TenantState(lastVersion: SnapshotVersion(microseconds: last), incarnation: UInt64(bitPattern: incarnation),
+                           changeLogFloor: SnapshotVersion(microseconds: floor),
+                           previousIncarnation: try previous.map { text throws(DocError) in
+                               try PostgresServerStore.previousIncarnation(text, tenant: tenant, database: database.name)
+                           })
     }
 
     func documents(_ keys: [DocumentKey]) async throws(DocError) -> DocumentsRead {

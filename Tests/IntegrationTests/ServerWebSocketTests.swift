@@ -70,6 +70,34 @@ struct ServerWebSocketTests {
         await server.stop()
     }
 
+    @Test func aConnectionEndsWhenItsTokenExpires() async throws {
+        let server = try await LiveServer()
+        defer { server.removeData() }
+        let socket = RawSocket(url: server.url)
+        let opened = ContinuousClock.now
+        guard case .welcome? = await socket.hello(token: try await server.token(ttl: .seconds(2))) else {
+            Issue.record("no welcome"); return
+        }
+        socket.send(.addTarget(.init(targetID: 2, target: Self.collection("rooms"))))
+        // The target's frames first, then the end: a fatal unauthenticated frame and the close.
+        let end = await socket.next(where: { if case .error = $0 { true } else { false } })
+        guard case .error(let error)? = end else { Issue.record("the connection was not ended: \(String(describing: end))"); return }
+        #expect(error.fatal)
+        #expect(error.error.code == .unauthenticated)
+        #expect(error.error.message.hasPrefix("token expired at "), "\(error.error.message)")
+        #expect(error.error.message.hasSuffix("; reconnect with a fresh token"))
+        let elapsed = opened.duration(to: .now)
+        #expect(elapsed >= .seconds(1) && elapsed < .seconds(10), "ended after \(elapsed)")
+        #expect(await socket.next() == nil)
+        // A fresh token connects again.
+        let again = RawSocket(url: server.url)
+        guard case .welcome? = await again.hello(token: try await server.token()) else {
+            Issue.record("a fresh token was refused"); return
+        }
+        await again.close()
+        await server.stop()
+    }
+
     @Test func theFirstFrameMustBeHello() async throws {
         let server = try await LiveServer()
         defer { server.removeData() }

@@ -1,6 +1,7 @@
 internal import DocModel
 internal import Hummingbird
 internal import Logging
+internal import Synchronization
 
 /// The attachment endpoints of ``DocServerHTTP`` (docs/attachments.md, "Server"):
 ///
@@ -22,8 +23,11 @@ struct AttachmentEndpoints: Sendable {
     let explainDenials: Bool
     let verifier: TokenVerifier
     let logger: Logger
+    /// The core's access log: one line per request.
+    let accessLogger: Logger
 
     init(core: DocServerCore, verifier: TokenVerifier, logger: Logger) {
+        accessLogger = core.accessLogger
         configured = core.configuration.attachments
         policy = configured?.policy ?? RulesAttachmentPolicy(core: core)
         explainDenials = core.configuration.explainDenials
@@ -35,33 +39,55 @@ struct AttachmentEndpoints: Sendable {
     func register<Context: Hummingbird.RequestContext>(on router: Router<Context>) {
         let endpoints = self
         router.get(RouterPath(stringLiteral: Self.path + "/:id/upload")) { request, context -> Response in
-            await endpoints.respond { () async throws(AttachmentHTTPError) in
+            await endpoints.respond("attachment_upload_state") { () async throws(AttachmentHTTPError) in
                 try await endpoints.uploadState(request, context: context)
             }
         }
         router.put(RouterPath(stringLiteral: Self.path + "/:id")) { request, context -> Response in
-            await endpoints.respond { () async throws(AttachmentHTTPError) in
+            await endpoints.respond("attachment_upload") { () async throws(AttachmentHTTPError) in
                 try await endpoints.upload(request, context: context)
             }
         }
         router.get(RouterPath(stringLiteral: Self.path + "/:id")) { request, context -> Response in
-            await endpoints.respond { () async throws(AttachmentHTTPError) in
+            await endpoints.respond("attachment_download") { () async throws(AttachmentHTTPError) in
                 try await endpoints.download(request, context: context)
             }
         }
     }
 
-    /// The response of `handler`, or of the error it threw.
-    private func respond(_ handler: () async throws(AttachmentHTTPError) -> Response) async -> Response {
+    /// The response of `handler`, or of the error it threw, and its access line (`op`).
+    private func respond(_ op: String, _ handler: () async throws(AttachmentHTTPError) -> Response) async -> Response {
+        let started = ContinuousClock.now
+        let caller = AccessCaller()
+        let (response, code) = await AccessCaller.$current.withValue(caller) { await answer(handler) }
+        AccessLog.log(accessLogger, op: op, code: code, started: started, {
+            let (tenant, uid) = caller.known ?? ("-", "-")
+            return ["tenant": .string(tenant), "uid": .string(uid), "client": "-",
+                    "status": .stringConvertible(response.status.code)]
+        }())
+        return response
+    }
+
+    /// Who an attachment request turned out to be, for its access line: ``authenticate(_:)``
+    /// fills the request's (a task local, so the handlers need not pass it back).
+    final class AccessCaller: Sendable {
+        @TaskLocal static var current: AccessCaller?
+        private let caller = Mutex<(String, String)?>(nil)
+        var known: (String, String)? { caller.withLock { $0 } }
+        func set(tenant: String, uid: String) { caller.withLock { $0 = (tenant, uid) } }
+    }
+
+    /// The response of `handler` and its code (`nil`: it succeeded).
+    private func answer(_ handler: () async throws(AttachmentHTTPError) -> Response) async -> (Response, DocError.Code?) {
         do {
-            return try await handler()
+            return (try await handler(), nil)
         } catch {
             if error.isServerFailure {
                 logger.error("attachment request failed", metadata: ["error": "\(error.error)"])
             } else {
                 logger.debug("attachment request refused", metadata: ["status": "\(error.status.code)", "error": "\(error.error)"])
             }
-            return error.response
+            return (error.response, error.error.code)
         }
     }
 
@@ -96,7 +122,9 @@ struct AttachmentEndpoints: Sendable {
     func authenticate(_ request: Request) async throws(AttachmentHTTPError) -> Caller {
         do throws(DocError) {
             let auth = try await verifier.verify(request.headers[.authorization] ?? "")
-            return Caller(auth: auth, tenant: try TenantID(auth.tenant))
+            let caller = Caller(auth: auth, tenant: try TenantID(auth.tenant))
+            AccessCaller.current?.set(tenant: auth.tenant, uid: auth.uid)
+            return caller
         } catch {
             throw AttachmentHTTPError(.unauthorized, DocError(.unauthenticated, error.message))
         }

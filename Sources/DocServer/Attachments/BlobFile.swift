@@ -166,17 +166,9 @@ enum BlobFile {
 
     /// The names in the directory `path` (without `.` and `..`); empty when it does not exist.
     static func list(_ path: String) throws(DocError) -> [String] {
-        guard let dir = opendir(path) else {
+        guard let names = directoryNames(path) else {
             if errno == ENOENT { return [] }
             throw failure("list", path)
-        }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
         }
         return names
     }

@@ -232,7 +232,7 @@ public struct AuthClaims: JWTPayload, Sendable, Equatable {
 
     /// A NumericDate claim (seconds since the epoch, integer or not) as a `Date`, within the
     /// range of ``Timestamp``.
-    private static func date(_ value: Value, claim: String) throws(DocError) -> Date {
+    static func date(_ value: Value, claim: String) throws(DocError) -> Date {
         let seconds: Double
         switch value {
         case .integer(let i): seconds = Double(i)
@@ -274,7 +274,7 @@ public struct AuthClaims: JWTPayload, Sendable, Equatable {
         return "\(date.timeIntervalSince1970) s since 1970"
     }
 
-    private static func article(_ typeName: String) -> String {
+    static func article(_ typeName: String) -> String {
         let vowel = typeName.first.map { "aeiou".contains($0) } ?? false
         return (vowel ? "an " : "a ") + typeName
     }

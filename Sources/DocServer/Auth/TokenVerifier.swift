@@ -5,8 +5,11 @@ import Foundation
 #endif
 public import DocModel
 import JWTKit
+public import Logging
 
-/// Verifies doccache bearer tokens: HS256 JWTs signed with the server's secret.
+/// Verifies bearer tokens: HS256 tokens signed with the server's secret (development, and
+/// deployments that mint their own tokens), tokens of an external ``IdentityProvider``
+/// (RS256, ES256, … with keys from its JWKS), or both when both are asked for.
 ///
 /// ```swift
 /// let secret = try DevelopmentSecret.loadOrCreate()
@@ -15,46 +18,102 @@ import JWTKit
 /// print(auth.tenant, auth.uid, auth.claims)
 /// ```
 ///
-/// A token is accepted when it is a compact JWS with `"alg": "HS256"`, its signature matches
-/// the secret, its claims are valid (``AuthClaims``: one tenant, a uid, an expiry) and it has
-/// not expired. Every refusal is a ``DocError`` with code `unauthenticated` and a message
-/// that says what was wrong; messages never contain the secret or the token.
+/// The header's `alg` decides which check runs, and each algorithm has exactly one kind of key:
+/// `HS256` only the secret, the asymmetric algorithms only the provider's keys. So a token
+/// signed with HMAC over the provider's public key (algorithm confusion) is an HS256 token
+/// checked against the secret (or refused when there is none), and `alg: none` is refused
+/// outright. Every refusal is a ``DocError`` with code `unauthenticated` and a message that
+/// says what was wrong; messages never contain the secret or the token.
 ///
-/// The verifier is `Sendable` and cheap to share: verification runs on jwt-kit's
-/// `JWTKeyCollection` actor.
+/// The verifier is `Sendable` and cheap to share.
 public struct TokenVerifier: Sendable {
     /// The largest token accepted, in bytes (a token with a few claims is a few hundred).
     public static let maxTokenLength = 16 * 1024
 
-    private let keys: JWTKeyCollection
+    /// The HS256 secret's key, when HS256 tokens are accepted.
+    private let secretKeys: JWTKeyCollection?
+    /// The identity provider's verifier, when its tokens are accepted.
+    private let provider: ProviderTokenVerifier?
 
     /// Creates a verifier for HS256 tokens signed with `secret`.
     ///
     /// - Throws: `invalidArgument` if the secret is shorter than
     ///   ``DevelopmentSecret/minimumByteCount`` bytes (HS256 needs at least 256 bits).
     public init(secret: [UInt8]) async throws(DocError) {
-        keys = try await AuthHS256Keys.make(secret: secret)
+        secretKeys = try await AuthHS256Keys.make(secret: secret)
+        provider = nil
     }
 
     /// Creates a verifier for tokens signed with a development secret (see
-    /// ``DevelopmentSecret``), as `docctl serve` does.
+    /// ``DevelopmentSecret``), as `docctl serve` does by default.
     public init(secret: DevelopmentSecret) async {
         // A loaded DevelopmentSecret always has at least the minimum length.
-        keys = await AuthHS256Keys.make(validSecret: secret.bytes)
+        secretKeys = await AuthHS256Keys.make(validSecret: secret.bytes)
+        provider = nil
     }
+
+    /// Creates a verifier for an identity provider's tokens, reading its key set once now.
+    ///
+    /// - Parameters:
+    ///   - identityProvider: the provider: where its keys are, its issuer and audiences, where
+    ///     the tenant comes from.
+    ///   - secret: also accept HS256 tokens signed with this secret. Leave it `nil` unless the
+    ///     deployment really mints tokens of its own as well (`docctl serve --jwks … --secret
+    ///     FILE`): the provider's tokens alone is the safe default.
+    ///   - logger: where key refreshes and their failures are logged.
+    /// - Throws: when the key set cannot be read or has no usable key and no copy from an
+    ///   earlier run is kept (``IdentityProvider/cacheFile``): `unavailable` or
+    ///   `invalidArgument` with the reason.
+    public init(identityProvider: IdentityProvider, secret: DevelopmentSecret? = nil, logger: Logger) async throws(DocError) {
+        provider = try await ProviderTokenVerifier.load(identityProvider, logger: logger)
+        if let secret {
+            secretKeys = await AuthHS256Keys.make(validSecret: secret.bytes)
+        } else {
+            secretKeys = nil
+        }
+    }
+
+    /// How long after its token's `exp` a connection may stay open: the identity provider's
+    /// clock skew (a token is accepted that long after `exp`), zero without a provider.
+    public var expiryTolerance: Duration { provider?.provider.clockSkew ?? .zero }
 
     /// Verifies a bearer token and returns who it authenticates.
     ///
     /// - Parameter bearer: the raw token (`eyJ…`), or the value of an `Authorization` header
     ///   (`Bearer eyJ…`; the scheme is case-insensitive). Surrounding whitespace is ignored.
     /// - Returns: the tenant, uid, custom claims and expiry of the token.
-    /// - Throws: `unauthenticated` when the token is missing, malformed, uses another
-    ///   algorithm, has a bad signature, lacks or has invalid claims, has expired or is not yet
-    ///   valid, e.g. `token expired at 2026-01-01T10:00:00Z`.
+    /// - Throws: `unauthenticated` when the token is missing, malformed, uses an algorithm this
+    ///   server does not accept, has a bad signature or an unknown key, lacks or has invalid
+    ///   claims, has expired or is not yet valid, e.g. `token expired at 2026-01-01T10:00:00Z`.
     public func verify(_ bearer: String) async throws(DocError) -> AuthContext {
         let token = try Self.extractToken(bearer)
-        try Self.checkStructure(token)
+        let header = try TokenHeader(token: token)
+        switch header.alg {
+        case "HS256":
+            guard let secretKeys else {
+                throw DocError(.unauthenticated,
+                               "token is signed with HS256 (a shared secret); this server accepts only "
+                                   + "its identity provider's tokens (" + ProviderKeySet.algorithms.sorted().joined(separator: ", ") + ")")
+            }
+            return try await verifySecretToken(token, keys: secretKeys)
+        case let alg where ProviderKeySet.algorithms.contains(alg):
+            guard let provider else {
+                throw DocError(.unauthenticated,
+                               "unsupported token algorithm \(AuthClaims.quoted(alg)); tokens must be HS256 "
+                                   + "(this server has no identity provider; see docctl serve --jwks)")
+            }
+            return try await provider.verify(token, header: header)
+        case let alg where alg.lowercased() == "none":
+            throw DocError(.unauthenticated, "token algorithm 'none' (an unsigned token) is refused")
+        case let alg:
+            throw DocError(.unauthenticated,
+                           "unsupported token algorithm \(AuthClaims.quoted(alg)); tokens must be "
+                               + (provider == nil ? "HS256" : (secretKeys == nil ? "" : "HS256 or ")
+                                   + ProviderKeySet.algorithms.sorted().joined(separator: ", ")))
+        }
+    }
 
+    private func verifySecretToken(_ token: String, keys: JWTKeyCollection) async throws(DocError) -> AuthContext {
         let raw: AuthRawPayload
         do {
             raw = try await keys.verify(token, as: AuthRawPayload.self)
@@ -107,59 +166,6 @@ public struct TokenVerifier: Sendable {
             throw DocError(.unauthenticated, "missing token after 'Bearer'")
         }
         return trimmed
-    }
-
-    /// Checks the compact JWS shape (three base64url segments) and that the header names
-    /// HS256, before any cryptography runs.
-    static func checkStructure(_ token: String) throws(DocError) {
-        let segments = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard segments.count == 3 else {
-            throw DocError(.unauthenticated,
-                           "malformed token: expected three base64url segments separated by '.', "
-                               + "found \(segments.count)")
-        }
-        let names = ["header", "payload", "signature"]
-        for (name, segment) in zip(names, segments) {
-            guard !segment.isEmpty else {
-                throw DocError(.unauthenticated, "malformed token: its \(name) is empty")
-            }
-            guard isBase64URL(segment) else {
-                throw DocError(.unauthenticated, "malformed token: its \(name) is not base64url")
-            }
-        }
-        struct Header: Decodable { var alg: String? }
-        let header: Header
-        do {
-            header = try JSONDecoder().decode(Header.self, from: base64URLDecode(segments[0]))
-        } catch {
-            throw DocError(.unauthenticated, "malformed token: its header is not a JSON object")
-        }
-        guard let alg = header.alg else {
-            throw DocError(.unauthenticated, "malformed token: its header has no 'alg'")
-        }
-        guard alg == "HS256" else {
-            throw DocError(.unauthenticated,
-                           "unsupported token algorithm \(AuthClaims.quoted(alg)); tokens must be HS256")
-        }
-    }
-
-    private static func isBase64URL(_ segment: Substring) -> Bool {
-        guard segment.utf8.count % 4 != 1 else { return false }
-        return segment.utf8.allSatisfy { b in
-            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(b)
-                || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(b)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b)
-                || b == UInt8(ascii: "-") || b == UInt8(ascii: "_")
-        }
-    }
-
-    private static func base64URLDecode(_ segment: Substring) throws -> Data {
-        var base64 = String(segment.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
-        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64) else {
-            throw DocError(.unauthenticated, "malformed token")
-        }
-        return data
     }
 }
 

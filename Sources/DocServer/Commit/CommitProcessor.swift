@@ -76,6 +76,9 @@ public struct CommitProcessor: Sendable {
         /// The tenant's last version just before this commit (when ``applied``): a caller
         /// that delivered exactly up to it to its listeners can fan this commit out directly.
         public var previousVersion: SnapshotVersion? = nil
+        /// Whether this call stored the batch's outcome: committed now (``applied``) or rejected
+        /// now (`false` for a re-sent batch and for a transient failure).
+        public var recorded = false
     }
 
     /// How often a batch is processed again when the store reports that another commit came
@@ -96,11 +99,13 @@ public struct CommitProcessor: Sendable {
     /// Processes one batch sent by `uid`, authorizing every write against `access` (`nil`: no
     /// rules, tenant isolation only). Throws only for transient failures (storage unavailable,
     /// a lost race); every permanent failure, a rules denial included, is a rejected outcome.
+    /// Its lines go to `batchLogger` when given (the caller's, with the batch in its
+    /// metadata), else to the processor's logger with `batch` added.
     public func process(
-        batch key: BatchKey, mutations: [Mutation], uid: String, access: AccessContext? = nil
+        batch key: BatchKey, mutations: [Mutation], uid: String, access: AccessContext? = nil, logger batchLogger: Logger? = nil
     ) async throws(DocError) -> Processed {
         var logger = logger
-        logger[metadataKey: "batch"] = "\(key)"
+        if let batchLogger { logger = batchLogger } else { logger[metadataKey: "batch"] = "\(key)" }
         // Denials are logged with the batch's key.
         let access = access.map { context -> AccessContext in
             var context = context
@@ -163,7 +168,7 @@ public struct CommitProcessor: Sendable {
                 return Processed(outcome: stored, applied: false, changes: [])
             }
             logger.info("batch rejected", metadata: ["code": "\(error.code)", "error": "\(error.message)"])
-            return Processed(outcome: outcome, applied: false, changes: [])
+            return Processed(outcome: outcome, applied: false, changes: [], recorded: true)
 
         case .success(let (writes, version, results, readVersions)):
             let outcome = BatchOutcome(
@@ -179,7 +184,7 @@ public struct CommitProcessor: Sendable {
             let changes: [MaybeDocument] = writes.map { write in
                 write.document.map { .document($0) } ?? .noDocument(NoDocument(key: write.key, version: version))
             }
-            return Processed(outcome: outcome, applied: true, changes: changes, previousVersion: previous)
+            return Processed(outcome: outcome, applied: true, changes: changes, previousVersion: previous, recorded: true)
         }
     }
 

@@ -2,6 +2,7 @@ public import DocModel
 public import DocProtocol
 public import DocRules
 public import Logging
+internal import Prometheus
 internal import Synchronization
 
 /// The transport-independent server: what an HTTP / WebSocket layer calls.
@@ -49,6 +50,10 @@ public final class DocServerCore: Sendable {
     /// The request handlers, by request type (see docs/request-documents.md).
     public let requests = RequestRegistry()
     let logger: Logger
+    /// The access log: one line per client operation (docs/operations.md, "Logs").
+    let accessLogger: Logger
+    /// This core's metrics (its own registry; see ``metricsText()``).
+    let metrics: ServerMetrics
     let requestProcessor: RequestProcessor
     private let hubs = Mutex<[TenantID: TenantHub]>([:])
     private let connections = Mutex<[String: ServerConnection]>([:])
@@ -57,21 +62,32 @@ public final class DocServerCore: Sendable {
     private let decoder: FrameDecoder
     private let ruleHolder: RulesHolder
 
+    /// A core over `store`. Server lines go to `logger`; the access log (one `info` line per
+    /// client operation) to `accessLogger`, by default to `logger`'s handler (`docctl serve`
+    /// passes a logger labelled ``accessLoggerLabel``).
     public init(store: any ServerStore, configuration: ServerConfiguration = ServerConfiguration(),
-                logger: Logger = Logger(label: "doccache.server")) {
+                logger: Logger = Logger(label: "doccache.server"), accessLogger: Logger? = nil) {
         self.store = store
         self.configuration = configuration
         self.logger = logger
+        self.accessLogger = accessLogger ?? Logger(label: AccessLog.label, factory: { _ in logger.handler })
+        self.metrics = ServerMetrics()
         self.decoder = FrameDecoder(limits: configuration.frameLimits)
-        self.requestProcessor = RequestProcessor(registry: requests, logger: logger)
+        self.requestProcessor = RequestProcessor(registry: requests, logger: logger, metrics: metrics)
         self.ruleHolder = RulesHolder(configuration.rules, explainDenials: configuration.explainDenials)
     }
 
     func hub(for tenant: TenantID) async throws(DocError) -> TenantHub {
         if let hub = hubs.withLock({ $0[tenant] }) { return hub }
-        let tenantStore = try await store.tenant(tenant)
-        let created = TenantHub(tenant: tenant, store: tenantStore, state: try await tenantStore.state(),
-                                configuration: configuration, rules: ruleHolder, logger: logger)
+        let created: TenantHub
+        do {
+            let tenantStore = try await store.tenant(tenant)
+            created = TenantHub(tenant: tenant, store: tenantStore, state: try await tenantStore.state(),
+                                configuration: configuration, rules: ruleHolder, logger: logger, metrics: metrics)
+        } catch {
+            metrics.storeFailed(metrics.storeErrorsOpen, error)
+            throw error
+        }
         let (hub, isNew) = hubs.withLock { hubs in
             if let existing = hubs[tenant] { return (existing, false) }
             hubs[tenant] = created
@@ -79,7 +95,10 @@ public final class DocServerCore: Sendable {
         }
         // A tenant opened for the first time in this process may have requests left pending by
         // a crash: process them.
-        if isNew { scheduleRequestSweep(tenant: tenant, hub: hub) }
+        if isNew {
+            _ = metrics.targets(tenant: tenant)
+            scheduleRequestSweep(tenant: tenant, hub: hub)
+        }
         return hub
     }
 
@@ -137,6 +156,24 @@ public final class DocServerCore: Sendable {
     private func open(
         tenant: String, uid: String, token: [String: Value], clientID: String, protocolVersion: ProtocolVersion
     ) async throws(DocError) -> ServerConnection {
+        let started = ContinuousClock.now
+        do {
+            let connection = try await openConnection(tenant: tenant, uid: uid, token: token, clientID: clientID,
+                                                      protocolVersion: protocolVersion)
+            metrics.connectionsOpened.increment()
+            AccessLog.log(connection.accessLogger, op: "handshake", code: nil, started: started)
+            return connection
+        } catch {
+            AccessLog.log(accessLogger, op: "handshake", code: error.code, started: started, [
+                "tenant": .string(tenant), "uid": .string(uid), "client": .string(clientID),
+            ])
+            throw error
+        }
+    }
+
+    private func openConnection(
+        tenant: String, uid: String, token: [String: Value], clientID: String, protocolVersion: ProtocolVersion
+    ) async throws(DocError) -> ServerConnection {
         guard !closing.load(ordering: .relaxed) else { throw DocError(.unavailable, "the server is shutting down") }
         guard ProtocolVersion.supported.contains(protocolVersion) else {
             throw DocError(.failedPrecondition,
@@ -149,9 +186,11 @@ public final class DocServerCore: Sendable {
         let tenantID = try TenantID(tenant)
         let hub = try await hub(for: tenantID)
         let number = nextConnection.wrappingAdd(1, ordering: .relaxed).oldValue
+        let id = "c-\(number)"
         let connection = ServerConnection(
-            id: "c-\(number)", tenant: tenantID, uid: uid, authToken: token, clientID: clientID,
-            outboxCapacity: configuration.outboxCapacity)
+            id: id, tenant: tenantID, uid: uid, authToken: token, clientID: clientID,
+            outboxCapacity: configuration.outboxCapacity,
+            accessLogger: AccessLog.connectionLogger(accessLogger, tenant: tenantID.rawValue, uid: uid, client: clientID, connection: id))
         await hub.attach(connection)
         connections.withLock { $0[connection.id] = connection }
         connection.outbound.send([.welcome(.init(protocolVersion: protocolVersion, connectionID: connection.id))])
@@ -177,6 +216,8 @@ public final class DocServerCore: Sendable {
     /// readable, as a `removed` target change for a target whose id was readable, and as an
     /// `error` frame otherwise.
     public func receive(frame: [UInt8], on connection: ServerConnection) async {
+        metrics.framesReceived.increment()
+        let started = ContinuousClock.now
         let message: ClientMessage
         do {
             message = try decoder.decodeClientMessage(frame)
@@ -185,6 +226,17 @@ public final class DocServerCore: Sendable {
                 "tenant": "\(connection.tenant)", "connection": "\(connection.id)", "error": "\(error.error)",
             ])
             connection.outbound.send([Self.answer(to: error)])
+            metrics.rejected(error.error.code)
+            switch error.subject {
+            case .batch(let clientID, let batchID)?:
+                AccessLog.log(connection.accessLogger, op: "commit", code: error.error.code, started: started,
+                              ["batch": .stringConvertible(BatchKey(clientID: clientID, batchID: batchID))])
+            case .target(let targetID)?:
+                AccessLog.log(connection.accessLogger, op: "listen", code: error.error.code, started: started,
+                              ["target": .stringConvertible(targetID)])
+            case nil:
+                AccessLog.log(connection.accessLogger, op: "frame", code: error.error.code, started: started)
+            }
             return
         }
         await receive(message, on: connection)
@@ -237,15 +289,33 @@ public final class DocServerCore: Sendable {
     /// the rules deny its new state, the target is removed with a `permissionDenied` cause.
     @discardableResult
     public func watch(_ request: ClientMessage.AddTarget, on connection: ServerConnection) async -> [ServerMessage] {
+        let started = ContinuousClock.now
         guard let hub = await liveHub(for: connection) else { return [] }
-        return await hub.addTarget(request, on: connection)
+        let messages = await hub.addTarget(request, on: connection)
+        AccessLog.log(connection.accessLogger, op: "listen", code: Self.refusal(in: messages), started: started,
+                      ["target": .stringConvertible(request.targetID)])
+        return messages
+    }
+
+    /// The code of a refused target or a failed connection in what a watch delivered.
+    private static func refusal(in messages: [ServerMessage]) -> DocError.Code? {
+        switch messages.first {
+        case .targetChange(let change)? where change.state == .removed: return change.cause?.code
+        case .error(let error)?: return error.error.code
+        case nil: return .unavailable
+        default: return nil
+        }
     }
 
     /// Stops listening to a target; delivers the `removed` acknowledgement.
     @discardableResult
     public func unwatch(_ request: ClientMessage.RemoveTarget, on connection: ServerConnection) async -> [ServerMessage] {
+        let started = ContinuousClock.now
         guard let hub = await liveHub(for: connection) else { return [] }
-        return await hub.removeTarget(request.targetID, on: connection)
+        let messages = await hub.removeTarget(request.targetID, on: connection)
+        AccessLog.log(connection.accessLogger, op: "unlisten", code: nil, started: started,
+                      ["target": .stringConvertible(request.targetID)])
+        return messages
     }
 
     private func liveHub(for connection: ServerConnection) async -> TenantHub? {
@@ -258,6 +328,8 @@ public final class DocServerCore: Sendable {
     /// Opens the write stream: delivers and returns `writeHandshake` with a stream token.
     @discardableResult
     public func writeHandshake(_ request: ClientMessage.WriteHandshake, on connection: ServerConnection) async -> ServerMessage {
+        let started = ContinuousClock.now
+        defer { AccessLog.log(connection.accessLogger, op: "write_handshake", code: nil, started: started) }
         let token = await (try? hub(for: connection.tenant))?.streamToken() ?? [WatchToken.format]
         let message = ServerMessage.writeHandshake(.init(streamToken: token))
         connection.outbound.send([message])
@@ -271,11 +343,15 @@ public final class DocServerCore: Sendable {
     public func write(_ batch: ClientMessage.Write, on connection: ServerConnection) async -> ServerMessage {
         let answer: ServerMessage
         if batch.clientID != connection.clientID {
+            let started = ContinuousClock.now
             answer = .writeError(.init(clientID: batch.clientID, batchID: batch.batchID, error: DocError(.invalidArgument,
                 "the batch's client id \"\(batch.clientID)\" is not the connection's (\"\(connection.clientID)\")", at: "write.clientId")))
+            metrics.rejected(.invalidArgument)
+            AccessLog.log(connection.accessLogger, op: "commit", code: .invalidArgument, started: started,
+                          ["batch": .stringConvertible(BatchKey(clientID: batch.clientID, batchID: batch.batchID))])
         } else {
             answer = await commit(tenant: connection.tenant, auth: connection.rulesAuth, clientID: batch.clientID,
-                                  batchID: batch.batchID, mutations: batch.mutations)
+                                  batchID: batch.batchID, mutations: batch.mutations, connection: connection)
         }
         connection.outbound.send([answer])
         return answer
@@ -287,8 +363,9 @@ public final class DocServerCore: Sendable {
     public func commit(auth: AuthContext, clientID: String, batchID: Int, mutations: [Mutation]) async -> ServerMessage {
         do {
             return await commit(tenant: try TenantID(auth.tenant), auth: auth.rulesAuth,
-                                clientID: clientID, batchID: batchID, mutations: mutations)
+                                clientID: clientID, batchID: batchID, mutations: mutations, connection: nil)
         } catch {
+            metrics.rejected(error.code)
             return .writeError(.init(clientID: clientID, batchID: batchID, error: error))
         }
     }
@@ -298,14 +375,43 @@ public final class DocServerCore: Sendable {
     public func commit(tenant: String, uid: String, clientID: String, batchID: Int, mutations: [Mutation]) async -> ServerMessage {
         do {
             return await commit(tenant: try TenantID(tenant), auth: RulesAuth(uid: uid, token: Self.minimalToken(tenant: tenant, uid: uid)),
-                                clientID: clientID, batchID: batchID, mutations: mutations)
+                                clientID: clientID, batchID: batchID, mutations: mutations, connection: nil)
         } catch {
+            metrics.rejected(error.code)
             return .writeError(.init(clientID: clientID, batchID: batchID, error: error))
         }
     }
 
-    private func commit(tenant: TenantID, auth: RulesAuth, clientID: String, batchID: Int, mutations: [Mutation]) async -> ServerMessage {
+    /// Commits a client's batch and writes its access line (`connection`: the connection it
+    /// came on, if any).
+    private func commit(tenant: TenantID, auth: RulesAuth, clientID: String, batchID: Int, mutations: [Mutation],
+                        connection: ServerConnection?) async -> ServerMessage {
+        let started = ContinuousClock.now
+        // The request documents the batch writes: their processing is logged with their id.
+        let requestKeys = mutations.contains { RequestDocument.isRequest($0.key) }
+            ? mutations.map(\.key).filter(RequestDocument.isRequest) : []
+        let requestID = requestKeys.isEmpty ? nil : requestKeys.map(\.description).joined(separator: ",")
+        let answer = await commitAnswer(tenant: tenant, auth: auth, clientID: clientID, batchID: batchID, mutations: mutations,
+                                        connection: connection, requestKeys: requestKeys, requestID: requestID)
+        let code: DocError.Code?
+        if case .writeError(let error) = answer { code = error.error.code } else { code = nil }
+        AccessLog.log(connection?.accessLogger ?? accessLogger, op: "commit", code: code, started: started, {
+            var metadata: Logger.Metadata = ["batch": .stringConvertible(BatchKey(clientID: clientID, batchID: batchID))]
+            if connection == nil {
+                metadata["tenant"] = .string(tenant.rawValue)
+                metadata["uid"] = .string(auth.uid)
+                metadata["client"] = .string(clientID)
+            }
+            if let requestID { metadata["request_id"] = .string(requestID) }
+            return metadata
+        }())
+        return answer
+    }
+
+    private func commitAnswer(tenant: TenantID, auth: RulesAuth, clientID: String, batchID: Int, mutations: [Mutation],
+                              connection: ServerConnection?, requestKeys: [DocumentKey], requestID: String?) async -> ServerMessage {
         guard !closing.load(ordering: .relaxed) else {
+            metrics.rejected(.unavailable)
             return .writeError(.init(clientID: clientID, batchID: batchID, error: DocError(.unavailable, "the server is shutting down")))
         }
         let key = BatchKey(clientID: clientID, batchID: batchID)
@@ -313,16 +419,16 @@ public final class DocServerCore: Sendable {
         do {
             hub = try await self.hub(for: tenant)
         } catch {
+            metrics.rejected(error.code)
             return .writeError(.init(clientID: clientID, batchID: batchID, error: error))
         }
-        let result = await hub.commit(key, mutations: mutations, auth: auth)
+        let result = await hub.commit(key, mutations: mutations, auth: auth, connection: connection?.id, requestID: requestID)
         let token = await hub.streamToken()
         switch result {
         case .success(let outcome):
             switch outcome.result {
             case .committed(let version, let results):
-                let requestKeys = mutations.map(\.key).filter(RequestDocument.isRequest)
-                if !requestKeys.isEmpty { scheduleRequests(requestKeys, tenant: tenant, hub: hub) }
+                if !requestKeys.isEmpty { scheduleRequests(requestKeys, tenant: tenant, hub: hub, origin: key) }
                 return .writeResult(.init(clientID: clientID, batchID: batchID, commitVersion: version, results: results,
                                           streamToken: token))
             case .rejected(let error):
@@ -339,7 +445,9 @@ public final class DocServerCore: Sendable {
     func requestAccess(_ hub: TenantHub) -> RequestStoreAccess {
         RequestStoreAccess(
             read: { keys throws(DocError) in try await hub.documents(keys, auth: nil) },
-            commit: { key, mutations in await hub.commitAsServer(key, mutations: mutations, author: RequestDocument.serverAuthor) },
+            commit: { key, mutations, requestID in
+                await hub.commitAsServer(key, mutations: mutations, author: RequestDocument.serverAuthor, requestID: requestID)
+            },
             pending: { () throws(DocError) in
                 let query = try DocModel.Query(collection: RequestDocument.collection)
                     .filter("status", .equal, .string("pending"))
@@ -348,10 +456,11 @@ public final class DocServerCore: Sendable {
             })
     }
 
-    private func scheduleRequests(_ keys: [DocumentKey], tenant: TenantID, hub: TenantHub) {
+    /// Processes the requests a batch (`origin`) wrote, after its commit.
+    private func scheduleRequests(_ keys: [DocumentKey], tenant: TenantID, hub: TenantHub, origin: BatchKey) {
         let access = requestAccess(hub)
         let processor = requestProcessor
-        Task { await processor.process(keys, tenant: tenant.rawValue, access: access) }
+        Task { await processor.process(keys, tenant: tenant.rawValue, access: access, origin: origin) }
     }
 
     private func scheduleRequestSweep(tenant: TenantID, hub: TenantHub) {
@@ -388,7 +497,7 @@ public final class DocServerCore: Sendable {
     /// - Throws: `permissionDenied` (located at the document) when the rules do not allow a
     ///   `get` of one of them, present or not.
     public func documents(_ keys: [DocumentKey], on connection: ServerConnection) async throws(DocError) -> [Document] {
-        let read = try await hub(for: connection.tenant).documents(keys, auth: connection.rulesAuth)
+        let read = try await hub(for: connection.tenant).documents(keys, auth: connection.rulesAuth, connection: connection.id)
         return keys.compactMap { read.documents[$0] }
     }
 
@@ -398,7 +507,7 @@ public final class DocServerCore: Sendable {
     /// - Throws: `invalidArgument` for an unbounded query, `permissionDenied` when the rules do
     ///   not allow the query as a `list` (decided from its constraints: rules are not filters).
     public func query(_ target: Target, on connection: ServerConnection) async throws(DocError) -> QueryRead {
-        try await hub(for: connection.tenant).query(target, auth: connection.rulesAuth)
+        try await hub(for: connection.tenant).query(target, auth: connection.rulesAuth, connection: connection.id)
     }
 
     // MARK: Rules
@@ -483,16 +592,23 @@ public final class DocServerCore: Sendable {
                 let (outcomes, changes) = try await hub.maintain(now: now)
                 report.outcomesPruned += outcomes
                 report.changesPruned += changes
+                metrics.outcomesPruned.increment(by: Int64(outcomes))
+                metrics.changeLogPruned.increment(by: Int64(changes))
                 if let collector {
                     report.attachmentsDeleted += try await hub.collectAttachments(with: collector, now: now).count
                 }
             } catch {
                 report.failures[tenant.rawValue] = error.description
+                metrics.storeFailed(metrics.storeErrorsMaintenance, error)
                 logger.error("maintenance failed", metadata: ["tenant": "\(tenant)", "error": "\(error)"])
             }
         }
         return report
     }
+
+    /// Every tenant hub of this process, and the open connections (for the metrics).
+    func liveHubs() -> [(TenantID, TenantHub)] { hubs.withLock { Array($0) } }
+    var connectionCount: Int { connections.withLock { $0.count } }
 
     /// Whether the server can serve, and what it is serving.
     public func health() async -> ServerHealth {

@@ -1,5 +1,6 @@
 public import DocModel
 internal import DocRules
+internal import Logging
 
 /// One client connection after a successful handshake: who it is (tenant, user, token claims,
 /// client id) and its ``outbound`` frames.
@@ -22,14 +23,18 @@ public final class ServerConnection: Sendable, Hashable, CustomStringConvertible
     /// Every frame for the client, in order. The transport sends what this yields and closes
     /// the connection when it ends (after a fatal `error` frame, or ``DocServerCore/close(_:)``).
     public let outbound: ConnectionOutbox
+    /// The access log with the connection's `tenant`, `uid`, `client` and `connection` set.
+    let accessLogger: Logger
 
-    init(id: String, tenant: TenantID, uid: String, authToken: [String: Value], clientID: String, outboxCapacity: Int) {
+    init(id: String, tenant: TenantID, uid: String, authToken: [String: Value], clientID: String, outboxCapacity: Int,
+         accessLogger: Logger = .discarding) {
         self.id = id
         self.tenant = tenant
         self.uid = uid
         self.authToken = authToken
         self.clientID = clientID
         self.outbound = ConnectionOutbox(capacity: outboxCapacity)
+        self.accessLogger = accessLogger
     }
 
     /// `request.auth` for the connection's requests.

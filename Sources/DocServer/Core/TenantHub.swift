@@ -2,6 +2,7 @@ internal import DocModel
 internal import DocProtocol
 internal import DocRules
 internal import Logging
+internal import Prometheus
 
 /// Everything live about one tenant: its commits and its listeners (the watch hub).
 ///
@@ -34,6 +35,7 @@ actor TenantHub {
     let processor: CommitProcessor
     let rules: RulesHolder
     let logger: Logger
+    let metrics: ServerMetrics
 
     /// A connection's listening state.
     struct ConnectionWatch {
@@ -52,8 +54,9 @@ actor TenantHub {
     private(set) var delivered: SnapshotVersion
 
     init(tenant: TenantID, store: any TenantStore, state: TenantState, configuration: ServerConfiguration, rules: RulesHolder,
-         logger: Logger) {
+         logger: Logger, metrics: ServerMetrics) {
         self.tenant = tenant
+        self.metrics = metrics
         self.store = store
         self.incarnation = state.incarnation
         self.delivered = state.lastVersion
@@ -111,6 +114,7 @@ actor TenantHub {
     /// reconnects and resumes.
     private func fail(_ connection: ServerConnection, _ error: DocError) -> [ServerMessage] {
         logger.error("connection failed", metadata: ["connection": "\(connection.id)", "error": "\(error)"])
+        metrics.storeFailed(metrics.storeErrorsRead, error)
         let message = ServerMessage.error(.init(DocError(.unavailable, "the server could not read: \(error.message)"), fatal: true))
         connection.outbound.finish(with: message)
         connections[connection.id] = nil
@@ -123,23 +127,49 @@ actor TenantHub {
     private func now() -> Timestamp { Timestamp(microseconds: configuration.clock.nowMicros()) }
 
     /// Commits a batch (exactly once), authorized for `auth` under the current rules, and fans
-    /// its changes out to the listeners.
-    func commit(_ key: BatchKey, mutations: [Mutation], auth: RulesAuth) async -> Result<BatchOutcome, DocError> {
-        await commit(key, mutations: mutations, uid: auth.uid, access: rules.context(for: auth, logger: logger))
+    /// its changes out to the listeners. Its log lines (denials too) carry the batch, the
+    /// `connection` it came on and the `requestID` of the request documents it writes.
+    func commit(_ key: BatchKey, mutations: [Mutation], auth: RulesAuth, connection: String? = nil,
+                requestID: String? = nil) async -> Result<BatchOutcome, DocError> {
+        let logger = batchLogger(key, connection: connection, requestID: requestID)
+        return await commit(key, mutations: mutations, uid: auth.uid, access: rules.context(for: auth, logger: logger),
+                            logger: logger, fromClient: true)
     }
 
     /// Commits a batch the server itself makes (request processing): exactly once, not
     /// subject to the rules, fanned out like any other.
-    func commitAsServer(_ key: BatchKey, mutations: [Mutation], author: String) async -> Result<BatchOutcome, DocError> {
-        await commit(key, mutations: mutations, uid: author, access: nil)
+    func commitAsServer(_ key: BatchKey, mutations: [Mutation], author: String, requestID: String? = nil) async -> Result<BatchOutcome, DocError> {
+        await commit(key, mutations: mutations, uid: author, access: nil,
+                     logger: batchLogger(key, connection: nil, requestID: requestID), fromClient: false)
     }
 
-    private func commit(_ key: BatchKey, mutations: [Mutation], uid: String, access: AccessContext?) async -> Result<BatchOutcome, DocError> {
+    /// The hub's logger with a batch's `batch`, `connection` and `request_id`.
+    private func batchLogger(_ key: BatchKey, connection: String?, requestID: String?) -> Logger {
+        var logger = logger
+        logger[metadataKey: "batch"] = "\(key)"
+        if let connection { logger[metadataKey: "connection"] = .string(connection) }
+        if let requestID { logger[metadataKey: "request_id"] = .string(requestID) }
+        return logger
+    }
+
+    private func commit(_ key: BatchKey, mutations: [Mutation], uid: String, access: AccessContext?, logger: Logger,
+                        fromClient: Bool) async -> Result<BatchOutcome, DocError> {
         await acquire()
         defer { release() }
+        let started = ContinuousClock.now
         do {
             let processed = try await processor.process(
-                batch: key, mutations: mutations, uid: uid, access: access)
+                batch: key, mutations: mutations, uid: uid, access: access, logger: logger)
+            if processed.recorded {
+                metrics.outcomesRecorded.increment()
+                if processed.applied {
+                    metrics.commitDuration.record(started.duration(to: .now))
+                    (fromClient ? metrics.clientCommits : metrics.requestCommits).increment()
+                    metrics.changeLogAppended.increment(by: Int64(processed.changes.count))
+                } else if fromClient, case .rejected(let error) = processed.outcome.result {
+                    metrics.rejected(error.code)
+                }
+            }
             if processed.applied, let version = processed.outcome.commitVersion {
                 if processed.previousVersion == delivered {
                     await fanOut(processed.changes, version: version)
@@ -151,7 +181,9 @@ actor TenantHub {
             }
             return .success(processed.outcome)
         } catch {
-            logger.warning("batch failed", metadata: ["batch": "\(key)", "error": "\(error)"])
+            logger.warning("batch failed", metadata: ["error": "\(error)"])
+            if fromClient { metrics.rejected(error.code) }
+            metrics.storeFailed(metrics.storeErrorsCommit, error)
             return .failure(error)
         }
     }
@@ -192,6 +224,7 @@ actor TenantHub {
                 target = try await store.state().lastVersion
             } catch {
                 logger.warning("cannot read the tenant state to catch up", metadata: ["error": "\(error)"])
+                metrics.storeFailed(metrics.storeErrorsRead, error)
                 return
             }
         }
@@ -201,6 +234,7 @@ actor TenantHub {
             read = try await store.changes(after: delivered, maxEntries: configuration.maxResumeChanges)
         } catch {
             logger.warning("cannot read the change log to catch up", metadata: ["error": "\(error)"])
+            metrics.storeFailed(metrics.storeErrorsRead, error)
             return
         }
         switch read {
@@ -264,6 +298,8 @@ actor TenantHub {
     /// global snapshot at the commit version.
     private func fanOut(_ changes: [MaybeDocument], version: SnapshotVersion) async {
         guard !changes.isEmpty else { return }
+        let started = ContinuousClock.now
+        defer { metrics.fanOutDuration.record(started.duration(to: .now)) }
         var changeMap: [DocumentKey: MaybeDocument] = [:]
         for change in changes { changeMap[change.key] = change }
         let token = WatchToken(incarnation: incarnation, version: version).bytes
@@ -289,6 +325,8 @@ actor TenantHub {
                         if let known = decided[ReadDecisionKey(key: key, auth: auth)] {
                             denial = known
                         } else {
+                            var logger = logger
+                            logger[metadataKey: "connection"] = .string(id)
                             let access = AccessControl(context: rules.context(ruleSet, for: auth, logger: logger), store: store)
                             denial = try await access.denial(get: key, document: change.document, time: version.timestamp,
                                                              location: "target \(target.target.path)")
@@ -455,8 +493,10 @@ actor TenantHub {
     private func resume(
         _ target: Target, id targetID: Int32, token bytes: [UInt8], state: TenantState, logger: Logger
     ) async throws(DocError) -> (messages: [ServerMessage], window: [Document], version: SnapshotVersion)? {
-        guard let token = WatchToken(bytes: bytes), token.incarnation == state.incarnation else {
-            logger.debug("resume token from another database: reset")
+        // A token of another database, or of the one a restore replaced past the backup's
+        // version (commits the restore lost), is never resumed (TenantState.resumes).
+        guard let token = WatchToken(bytes: bytes), state.resumes(incarnation: token.incarnation, version: token.version) else {
+            logger.debug("resume token from another database, or from after the backup it was restored from: reset")
             return nil
         }
         // Every document changed after the token up to the version the results are read at
@@ -563,11 +603,11 @@ actor TenantHub {
     /// Reads documents (for request/response transports), each authorized as a `get` for
     /// `auth`: one denied document refuses the whole read with `permissionDenied`. A nil
     /// `auth` is the server itself (request processing): no rules apply.
-    func documents(_ keys: [DocumentKey], auth: RulesAuth?) async throws(DocError) -> DocumentsRead {
+    func documents(_ keys: [DocumentKey], auth: RulesAuth?, connection: String? = nil) async throws(DocError) -> DocumentsRead {
         await acquire()
         defer { release() }
         let read = try await store.documents(keys)
-        if let auth, let access = rules.context(for: auth, logger: logger) {
+        if let auth, let access = rules.context(for: auth, logger: connectionLogger(connection)) {
             let control = AccessControl(context: access, store: store)
             let time = now()
             for key in keys {
@@ -583,15 +623,23 @@ actor TenantHub {
     /// Runs a query (for request/response transports): bounded like listeners, and authorized
     /// as a `list` for `auth` (from its constraints: rules are not filters). A nil `auth` is
     /// the server itself: no rules apply.
-    func query(_ target: Target, auth: RulesAuth?) async throws(DocError) -> QueryRead {
+    func query(_ target: Target, auth: RulesAuth?, connection: String? = nil) async throws(DocError) -> QueryRead {
         if let refusal = refusal(of: target) { throw refusal }
         await acquire()
         defer { release() }
-        if let auth, let access = rules.context(for: auth, logger: logger) {
+        if let auth, let access = rules.context(for: auth, logger: connectionLogger(connection)) {
             let control = AccessControl(context: access, store: store)
             if let denial = try await control.denial(listen: target, time: now()) { throw denial }
         }
         return try await store.query(target, limit: target.limit)
+    }
+
+    /// The hub's logger with `connection` (denials name the connection they refused).
+    private func connectionLogger(_ connection: String?) -> Logger {
+        guard let connection else { return logger }
+        var logger = logger
+        logger[metadataKey: "connection"] = .string(connection)
+        return logger
     }
 
     /// Checks every target again under the current rules (after they were replaced): a target
@@ -606,7 +654,8 @@ actor TenantHub {
         var removed = 0
         for id in connections.keys.sorted() {
             guard var watch = connections[id], !watch.targets.isEmpty else { continue }
-            let control = AccessControl(context: rules.context(ruleSet, for: watch.connection.rulesAuth, logger: logger), store: store)
+            let control = AccessControl(context: rules.context(ruleSet, for: watch.connection.rulesAuth, logger: connectionLogger(id)),
+                                        store: store)
             var messages: [ServerMessage] = []
             for targetID in watch.targets.keys.sorted() {
                 let target = watch.targets[targetID]!.target

@@ -16,6 +16,9 @@ internal import UnixSignals
 ///
 /// - `GET /health`: the core's ``ServerHealth`` as JSON; status 200 when it can serve, 503
 ///   otherwise.
+/// - `GET /metrics`: the core's metrics in the Prometheus text format
+///   (``DocServerCore/metricsText()``), here or, with ``HTTPServerSettings/metricsPort``, on a
+///   port of its own.
 /// - `GET /listen`, upgraded to WebSocket: the doccache protocol (docs/protocol.md). The first
 ///   frame must be `hello` with a bearer token, which ``TokenVerifier`` checks; a bad or
 ///   expired token gets a fatal `unauthenticated` error frame and the socket closes.
@@ -73,6 +76,7 @@ public final class DocServerHTTP: Sendable {
                 headers: [.contentType: "application/json"],
                 body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
+        if self.settings.metricsPort == nil { Self.addMetricsRoute(to: router, core: core) }
         // A WebSocket message may span frames; its whole size is bounded by the protocol's
         // frame limit (plus room for the framing of an oversized frame to be read and refused).
         let maxMessage = core.configuration.frameLimits.maxFrameBytes
@@ -85,6 +89,26 @@ public final class DocServerHTTP: Sendable {
         AttachmentEndpoints(core: core, verifier: verifier, logger: logger).register(on: router)
         let settings = self.settings
         let logger = self.logger
+        // With a metrics port, a second application serves /metrics there; the main one reports
+        // ready once that port is bound too (its bound port goes into the address).
+        let (metricsBound, metricsBoundContinuation) = AsyncStream<Int>.makeStream()
+        var metricsService: MetricsService?
+        if let metricsPort = settings.metricsPort {
+            let metricsRouter = Router(context: BasicRequestContext.self)
+            Self.addMetricsRoute(to: metricsRouter, core: core)
+            metricsService = MetricsService(
+                app: Application(
+                    router: metricsRouter,
+                    configuration: .init(address: .hostname(settings.host, port: metricsPort), serverName: "doccache-metrics"),
+                    onServerRunning: { channel in
+                        metricsBoundContinuation.yield(channel.localAddress?.port ?? metricsPort)
+                        metricsBoundContinuation.finish()
+                    },
+                    logger: logger),
+                bound: metricsBoundContinuation)
+        } else {
+            metricsBoundContinuation.finish()
+        }
         let app = Application(
             router: router,
             server: .http1WebSocketUpgrade(
@@ -92,13 +116,24 @@ public final class DocServerHTTP: Sendable {
                 configuration: .init(ws: .init(maxFrameSize: maxMessage))),
             configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "doccache"),
             onServerRunning: { channel in
-                let address = ServerAddress(host: settings.host, port: channel.localAddress?.port ?? settings.port)
-                logger.info("server ready", metadata: ["url": "\(address.url)"])
+                var address = ServerAddress(host: settings.host, port: channel.localAddress?.port ?? settings.port)
+                if settings.metricsPort == nil {
+                    address.metricsPort = address.port
+                } else {
+                    var bound = metricsBound.makeAsyncIterator()
+                    // nil: the metrics port could not be bound, and the group is stopping.
+                    guard let port = await bound.next() else { return }
+                    address.metricsPort = port
+                }
+                logger.info("server ready", metadata: ["url": "\(address.url)", "metrics": "\(address.metricsURL ?? "")"])
                 await onReady(address)
             },
             logger: logger)
+        // Shut down in reverse order: the core first, then the HTTP server, the metrics last.
+        var services: [any Service] = [app, CoreService(core: core, settings: settings, logger: logger)]
+        if let metricsService { services.insert(metricsService, at: 0) }
         var configuration = ServiceGroupConfiguration(
-            services: [app, CoreService(core: core, settings: settings, logger: logger)],
+            services: services,
             gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [],
             logger: logger)
         configuration.maximumGracefulShutdownDuration = settings.shutdownGrace
@@ -106,6 +141,29 @@ public final class DocServerHTTP: Sendable {
         group.withLock { $0 = serviceGroup }
         if stopRequested.load(ordering: .relaxed) { await serviceGroup.triggerGracefulShutdown() }
         try await serviceGroup.run()
+    }
+
+    /// Adds `GET /metrics` (the core's ``DocServerCore/metricsText()``) to `router`.
+    private static func addMetricsRoute<Context: Hummingbird.RequestContext>(to router: Router<Context>, core: DocServerCore) {
+        router.get(RouterPath(stringLiteral: HTTPServerSettings.metricsPath)) { _, _ -> Response in
+            let text = await core.metricsText()
+            return Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: text)))
+        }
+    }
+
+    /// The metrics port's application; its bound port is reported through `bound`, which
+    /// ends when the application does (so nobody waits for a port that failed to bind).
+    private struct MetricsService: Service {
+        let app: any Service
+        let bound: AsyncStream<Int>.Continuation
+
+        func run() async throws {
+            defer { bound.finish() }
+            try await app.run()
+        }
     }
 
     /// Begins a graceful shutdown; ``run(handleSignals:onReady:)`` returns when it is done.

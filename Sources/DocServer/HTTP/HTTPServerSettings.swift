@@ -14,20 +14,26 @@ public struct HTTPServerSettings: Sendable, Hashable {
     /// How long a graceful shutdown waits for open connections to close after they were told
     /// the server is going away (default 10 s).
     public var shutdownGrace: Duration
+    /// Where `GET /metrics` is served: `nil` (the default) on ``port`` beside `/health`; a port
+    /// (`0`: a free one) on ``host`` alone, and then the main port answers 404 for it.
+    public var metricsPort: Int?
 
     /// The WebSocket path clients connect to.
     public static let listenPath = "/listen"
     /// The health check path.
     public static let healthPath = "/health"
+    /// The Prometheus metrics path.
+    public static let metricsPath = "/metrics"
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, tickInterval: Duration = .seconds(5),
-        maintenanceInterval: Duration = .seconds(3_600), shutdownGrace: Duration = .seconds(10)
+        maintenanceInterval: Duration = .seconds(3_600), shutdownGrace: Duration = .seconds(10), metricsPort: Int? = nil
     ) {
         self.host = host
         self.port = port
         self.tickInterval = tickInterval
         self.maintenanceInterval = maintenanceInterval
         self.shutdownGrace = shutdownGrace
+        self.metricsPort = metricsPort
     }
 }

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+internal import FoundationEssentials
+#else
+internal import Foundation
+#endif
 internal import DocModel
 internal import DocProtocol
 internal import HummingbirdWebSocket
@@ -9,6 +14,8 @@ internal import Logging
 ///
 /// Ending: the client closing the socket closes the core connection; the core ending the
 /// connection (a fatal `error` frame: shutdown, overflow) closes the socket after that frame.
+/// A connection ends when its token expires (after the verifier's tolerance): a fatal
+/// `unauthenticated` frame, and the client reconnects with a fresh token and resumes.
 struct ListenSession: Sendable {
     let core: DocServerCore
     let verifier: TokenVerifier
@@ -26,8 +33,9 @@ struct ListenSession: Sendable {
             return
         }
         let connection: ServerConnection
+        let auth: AuthContext
         do {
-            connection = try await handshake(first)
+            (connection, auth) = try await handshake(first)
         } catch {
             logger.info("handshake refused", metadata: ["error": "\(error)"])
             // Fatal: the frame, then the socket closes as this handler returns.
@@ -35,6 +43,9 @@ struct ListenSession: Sendable {
             return
         }
         await withTaskGroup(of: Void.self) { group in
+            group.addTask { [verifier] in
+                await Self.endAtExpiry(of: auth, tolerance: verifier.expiryTolerance, connection: connection)
+            }
             group.addTask {
                 for await message in connection.outbound {
                     do {
@@ -67,8 +78,40 @@ struct ListenSession: Sendable {
     }
 
     /// Verifies the first frame, which must be `hello` with a valid token, and opens the
-    /// connection in the token's tenant.
-    private func handshake(_ first: WebSocketMessage) async throws(DocError) -> ServerConnection {
+    /// connection in the token's tenant. The core writes the access line of a handshake that
+    /// reaches it; one refused before (not `hello`, a bad token) gets its line here.
+    private func handshake(_ first: WebSocketMessage) async throws(DocError) -> (ServerConnection, AuthContext) {
+        let started = ContinuousClock.now
+        let hello: ClientMessage.Hello
+        let auth: AuthContext
+        do {
+            (hello, auth) = try await verify(first)
+        } catch {
+            AccessLog.log(core.accessLogger, op: "handshake", code: error.code, started: started,
+                          ["tenant": "-", "uid": "-", "client": "-"])
+            throw error
+        }
+        return (try await core.handshake(hello, auth: auth), auth)
+    }
+
+    /// Waits until the token has expired (`exp` plus `tolerance`), then ends the connection
+    /// with a fatal `unauthenticated` frame. Returns early when cancelled (the connection ended).
+    static func endAtExpiry(of auth: AuthContext, tolerance: Duration, connection: ServerConnection) async {
+        let nowMicros = Int64(Date().timeIntervalSince1970 * 1_000_000)
+        let remaining = Duration.microseconds(auth.expiresAt.microseconds - nowMicros) + tolerance
+        if remaining > .zero {
+            do {
+                try await Task.sleep(for: remaining)
+            } catch {
+                return
+            }
+        }
+        let error = DocError(.unauthenticated, "token expired at \(auth.expiresAt.rfc3339); reconnect with a fresh token")
+        connection.outbound.finish(with: .error(.init(error, fatal: true)))
+    }
+
+    /// The first frame's `hello` and its verified token.
+    private func verify(_ first: WebSocketMessage) async throws(DocError) -> (ClientMessage.Hello, AuthContext) {
         let message: ClientMessage
         do {
             switch first {
@@ -82,7 +125,6 @@ struct ListenSession: Sendable {
         guard case .hello(let hello) = message else {
             throw DocError(.failedPrecondition, "the first frame of a connection must be hello, not \(message.type)", at: message.type)
         }
-        let auth = try await verifier.verify(hello.token)
-        return try await core.handshake(hello, auth: auth)
+        return (hello, try await verifier.verify(hello.token))
     }
 }

@@ -1,4 +1,5 @@
 public import DocModel
+public import Logging
 internal import Synchronization
 
 /// What a handler may read while it decides: documents of the request's tenant, at one
@@ -10,6 +11,9 @@ public struct RequestContext: Sendable {
     /// The tenant (database) of the request.
     public let tenant: String
     let reader: RequestReader
+    /// The server's logger for this request: its lines carry `tenant`, `request_id` (the
+    /// request document's path) and, when known, `request_batch` (the batch that wrote it).
+    public let logger: Logger
 
     /// The document at `path`, or nil when it does not exist (a tombstone is returned: check
     /// `isTombstone`).

@@ -1,11 +1,13 @@
 internal import DocModel
 internal import Logging
+internal import Prometheus
 
 /// What the processor needs of a tenant's database: consistent reads and exactly-once
 /// commits (the hub's, with the server as the author: rules do not apply to handlers).
 struct RequestStoreAccess: Sendable {
     let read: @Sendable ([DocumentKey]) async throws(DocError) -> DocumentsRead
-    let commit: @Sendable (BatchKey, [Mutation]) async -> Result<BatchOutcome, DocError>
+    /// Commits as the server; the last argument is the request id its log lines carry.
+    let commit: @Sendable (BatchKey, [Mutation], String) async -> Result<BatchOutcome, DocError>
     let pending: @Sendable () async throws(DocError) -> [DocumentKey]
 }
 
@@ -32,6 +34,7 @@ struct RequestStoreAccess: Sendable {
 actor RequestProcessor {
     let registry: RequestRegistry
     let logger: Logger
+    let metrics: ServerMetrics
     private var inFlight: Set<String> = []
     /// Per tenant: whether a request is being processed, and who waits for the turn.
     private var turns: [String: [CheckedContinuation<Void, Never>]] = [:]
@@ -39,15 +42,32 @@ actor RequestProcessor {
     /// with `aborted`.
     static let maxAttempts = 16
 
-    init(registry: RequestRegistry, logger: Logger) {
+    init(registry: RequestRegistry, logger: Logger, metrics: ServerMetrics) {
         self.registry = registry
         self.logger = logger
+        self.metrics = metrics
     }
 
-    /// Processes the pending requests among `keys` (others are skipped). Returns how many
-    /// were finalized by this call.
+    /// One request's processing: its log lines (`tenant`, `request_id`: the request document's
+    /// path, and `request_batch`: the batch that wrote it, when known), when it started and,
+    /// once read, its type as a metric label. Used on the processor only.
+    final class Trace {
+        let logger: Logger
+        let requestID: String
+        let started: ContinuousClock.Instant
+        var type: String?
+
+        init(logger: Logger, requestID: String, started: ContinuousClock.Instant) {
+            self.logger = logger
+            self.requestID = requestID
+            self.started = started
+        }
+    }
+
+    /// Processes the pending requests among `keys` (others are skipped); `origin` is the batch
+    /// that wrote them (nil: found by a sweep). Returns how many were finalized by this call.
     @discardableResult
-    func process(_ keys: [DocumentKey], tenant: String, access: RequestStoreAccess) async -> Int {
+    func process(_ keys: [DocumentKey], tenant: String, access: RequestStoreAccess, origin: BatchKey? = nil) async -> Int {
         var finalized = 0
         for key in keys where RequestDocument.isRequest(key) {
             let flight = tenant + "/" + key.description
@@ -55,7 +75,7 @@ actor RequestProcessor {
             defer { inFlight.remove(flight) }
             await takeTurn(tenant)
             defer { endTurn(tenant) }
-            if await processOne(key, tenant: tenant, access: access) { finalized += 1 }
+            if await processOne(key, tenant: tenant, access: access, origin: origin) { finalized += 1 }
         }
         return finalized
     }
@@ -87,30 +107,41 @@ actor RequestProcessor {
             return await process(try await access.pending(), tenant: tenant, access: access)
         } catch {
             logger.warning("request sweep failed", metadata: ["tenant": "\(tenant)", "error": "\(error)"])
+            metrics.storeFailed(metrics.storeErrorsRequest, error)
             return 0
         }
     }
 
     /// One request, start to end. Returns whether this call finalized it.
-    private func processOne(_ key: DocumentKey, tenant: String, access: RequestStoreAccess) async -> Bool {
-        var metadata: Logger.Metadata = ["tenant": "\(tenant)", "request": "\(key.documentID)"]
+    private func processOne(_ key: DocumentKey, tenant: String, access: RequestStoreAccess, origin: BatchKey?) async -> Bool {
+        var logger = logger
+        logger[metadataKey: "tenant"] = .string(tenant)
+        logger[metadataKey: "request_id"] = .string(key.description)
+        if let origin { logger[metadataKey: "request_batch"] = "\(origin)" }
+        let trace = Trace(logger: logger, requestID: key.description, started: .now)
+        logger.debug("processing request")
         for attempt in 1...Self.maxAttempts {
             let step: Step
             do {
-                step = try await run(key, tenant: tenant, access: access, attempt: attempt)
+                step = try await run(key, tenant: tenant, access: access, attempt: attempt, trace: trace)
             } catch {
                 // A transient failure (storage unavailable): leave it pending for the next sweep.
-                metadata["error"] = "\(error)"
-                logger.warning("request processing failed; it stays pending", metadata: metadata)
+                logger.warning("request processing failed; it stays pending", metadata: ["error": "\(error)"])
+                metrics.requests(type: trace.type ?? "unknown").failed.increment()
+                metrics.storeFailed(metrics.storeErrorsRequest, error)
                 return false
             }
             switch step {
-            case .notPending: return false
+            case .notPending:
+                logger.debug("request is not pending: nothing to do")
+                return false
             case .finalized(let status):
-                metadata["status"] = "\(status)"
-                logger.info("request processed", metadata: metadata)
+                logger.info("request processed", metadata: ["status": .string(status)])
                 return true
             case .retry:
+                logger.debug("the request's reads changed before its commit: processing it again", metadata: [
+                    "attempt": "\(attempt)",
+                ])
                 // Another processor (another instance) changed what this one read: pause a
                 // little, longer each time, so the two fall out of step.
                 try? await Task.sleep(for: .milliseconds(Int.random(in: 1...(4 * attempt))))
@@ -119,10 +150,16 @@ actor RequestProcessor {
         }
         // Contention: the documents kept changing under the handler.
         do {
-            guard let request = try await pendingRequest(key, access: access) else { return false }
+            guard let request = try await pendingRequest(key, access: access, trace: trace) else { return false }
             let error = DocError(.aborted, "the request's documents kept changing while it was processed; create a new request to retry")
-            return try await finalize(request, .reject(error), reads: [:], access: access, attempt: Self.maxAttempts + 1) == .finalized("rejected")
+            let finalized = try await finalize(request, .reject(error), reads: [:], access: access, attempt: Self.maxAttempts + 1,
+                                               trace: trace) == .finalized("rejected")
+            if finalized { logger.info("request processed", metadata: ["status": "rejected", "error": "\(error.code)"]) }
+            return finalized
         } catch {
+            logger.warning("request processing failed; it stays pending", metadata: ["error": "\(error)"])
+            metrics.requests(type: trace.type ?? "unknown").failed.increment()
+            metrics.storeFailed(metrics.storeErrorsRequest, error)
             return false
         }
     }
@@ -133,7 +170,7 @@ actor RequestProcessor {
         case retry
     }
 
-    private func pendingRequest(_ key: DocumentKey, access: RequestStoreAccess) async throws(DocError) -> RequestDocument? {
+    private func pendingRequest(_ key: DocumentKey, access: RequestStoreAccess, trace: Trace) async throws(DocError) -> RequestDocument? {
         guard let document = try await access.read([key]).documents[key], !document.isTombstone else { return nil }
         guard case .string("pending")? = document.data.fields["status"] else { return nil }
         do {
@@ -142,18 +179,20 @@ actor RequestProcessor {
             // Malformed: record the problem on the request itself.
             var stub = RequestDocument.stub(document)
             stub.status = "pending"
-            _ = try await finalize(stub, .reject(error), reads: [:], access: access, attempt: 0)
+            trace.logger.info("malformed request: rejecting it", metadata: ["error": "\(error)"])
+            _ = try await finalize(stub, .reject(error), reads: [:], access: access, attempt: 0, trace: trace)
             return nil
         }
     }
 
-    private func run(_ key: DocumentKey, tenant: String, access: RequestStoreAccess, attempt: Int) async throws(DocError) -> Step {
-        guard let request = try await pendingRequest(key, access: access) else { return .notPending }
+    private func run(_ key: DocumentKey, tenant: String, access: RequestStoreAccess, attempt: Int, trace: Trace) async throws(DocError) -> Step {
+        guard let request = try await pendingRequest(key, access: access, trace: trace) else { return .notPending }
+        trace.type = registry.handler(for: request.type) == nil ? "unknown" : request.type
         guard let handler = registry.handler(for: request.type) else {
             let known = registry.types
             let error = DocError(.invalidArgument, "unknown request type \"\(request.type)\"; this server handles \(known.isEmpty ? "no request types" : known.joined(separator: ", "))",
                                  at: "\(key).type")
-            return try await finalize(request, .reject(error), reads: [:], access: access, attempt: attempt)
+            return try await finalize(request, .reject(error), reads: [:], access: access, attempt: attempt, trace: trace)
         }
         let reader = RequestReader { key throws(DocError) in try await access.read([key]).documents[key] }
         // Base versions: what the user saw must still be current.
@@ -165,11 +204,12 @@ actor RequestProcessor {
         if !stale.isEmpty {
             let error = DocError(.failedPrecondition, "stale: \(stale.joined(separator: ", ")) changed since the request was made",
                                  at: "\(key).base")
-            return try await finalize(request, .reject(error), reads: reader.recorded, access: access, attempt: attempt)
+            trace.logger.debug("stale base", metadata: ["stale": "\(stale.joined(separator: ","))"])
+            return try await finalize(request, .reject(error), reads: reader.recorded, access: access, attempt: attempt, trace: trace)
         }
         let decision: RequestDecision
         do {
-            decision = try await handler.decide(RequestContext(request: request, tenant: tenant, reader: reader))
+            decision = try await handler.decide(RequestContext(request: request, tenant: tenant, reader: reader, logger: trace.logger))
         } catch {
             if !CommitProcessor.isPermanent(error.code) { throw error }
             decision = .reject(error)
@@ -179,21 +219,21 @@ actor RequestProcessor {
                 let writeKey: DocumentKey
                 do { writeKey = try DocumentKey(write.path) } catch {
                     return try await finalize(request, .reject(DocError(.internal, "the handler wrote to an invalid path: \(error.message)")),
-                                              reads: [:], access: access, attempt: attempt)
+                                              reads: [:], access: access, attempt: attempt, trace: trace)
                 }
                 guard handler.allows(writeKey), !RequestDocument.isRequest(writeKey) else {
                     let error = DocError(.permissionDenied, "the \(request.type) handler may not write \(writeKey) (its scope: \(handler.scope.sorted().joined(separator: ", ")))")
-                    return try await finalize(request, .reject(error), reads: [:], access: access, attempt: attempt)
+                    return try await finalize(request, .reject(error), reads: [:], access: access, attempt: attempt, trace: trace)
                 }
             }
         }
-        return try await finalize(request, decision, reads: reader.recorded, access: access, attempt: attempt)
+        return try await finalize(request, decision, reads: reader.recorded, access: access, attempt: attempt, trace: trace)
     }
 
     /// Commits the decision: verifications of every read, the handler's writes (when
     /// applying) and the request's new state, atomically.
     private func finalize(_ request: RequestDocument, _ decision: RequestDecision, reads: [DocumentKey: SnapshotVersion?],
-                          access: RequestStoreAccess, attempt: Int) async throws(DocError) -> Step {
+                          access: RequestStoreAccess, attempt: Int, trace: Trace) async throws(DocError) -> Step {
         let requestKey = try DocumentKey(RequestDocument.collection + "/" + request.id)
         var mutations: [Mutation] = []
         for (key, version) in reads.sorted(by: { $0.key < $1.key }) where key != requestKey {
@@ -222,17 +262,23 @@ actor RequestProcessor {
             fieldTransforms: [.serverTimestamp(try FieldPath(segments: ["processedAt"]))],
             precondition: .updateTime(request.version)))
         let batch = BatchKey(clientID: "request:" + request.id, batchID: attempt * 2 + (status == "applied" ? 0 : 1))
-        switch await access.commit(batch, mutations) {
+        switch await access.commit(batch, mutations, trace.requestID) {
         case .success(let outcome):
             switch outcome.result {
-            case .committed: return .finalized(status)
+            case .committed:
+                let type = registry.handler(for: request.type) == nil ? "unknown" : request.type
+                let typeMetrics = metrics.requests(type: type)
+                (status == "applied" ? typeMetrics.applied : typeMetrics.rejected).increment()
+                typeMetrics.duration.record(trace.started.duration(to: .now))
+                trace.logger.debug("request outcome written", metadata: ["status": .string(status), "batch": "\(batch)"])
+                return .finalized(status)
             case .rejected(let error) where error.code == .failedPrecondition:
                 return .retry   // something read (or the request itself) changed: look again
             case .rejected(let error):
                 guard status == "applied" else { throw error }
                 // The handler's writes are invalid (too large, bad values): reject the request.
                 return try await finalize(request, .reject(DocError(error.code, "the \(request.type) handler's writes were refused: \(error.message)")),
-                                          reads: reads, access: access, attempt: attempt)
+                                          reads: reads, access: access, attempt: attempt, trace: trace)
             }
         case .failure(let error):
             throw error

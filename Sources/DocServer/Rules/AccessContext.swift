@@ -15,7 +15,8 @@ public struct AccessContext: Sendable {
     /// their lines and results) instead of only "Missing or insufficient permissions." with the
     /// operation and path: for development (``ServerConfiguration/explainDenials``).
     public var explainDenials: Bool
-    /// Where denials are logged with their detail.
+    /// Where denials are logged with their detail: the caller's logger, whose metadata names
+    /// the tenant and, where known, the connection, the batch and the request id.
     public var logger: Logger
 
     /// A context for `auth` under `rules`.

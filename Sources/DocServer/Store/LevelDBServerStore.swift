@@ -39,6 +39,9 @@ public final class LevelDBServerStore: ServerStore {
     ///   directory is migrated when it is opened (``LevelDBIndexMigration``).
     public static let formatVersion = "2"
 
+    /// The global key the layout version is stored under.
+    static let formatKey = [TenantKeys.globalMarker] + Array("format".utf8)
+
     let database: Database
     let options: Options
     private let tenants = Mutex<[TenantID: LevelDBTenantStore]>([:])
@@ -66,7 +69,7 @@ public final class LevelDBServerStore: ServerStore {
         } catch {
             throw DocError(.unavailable, "cannot open the store at \(directory): \(error.message)")
         }
-        let formatKey = [TenantKeys.globalMarker] + Array("format".utf8)
+        let formatKey = Self.formatKey
         let writeOptions = WriteOptions(sync: options.syncWrites)
         do throws(DocError) {
             switch try run({ try database.get(formatKey) }).map({ String(decoding: $0, as: UTF8.self) }) {
@@ -107,11 +110,12 @@ public final class LevelDBServerStore: ServerStore {
         return try Self.tenantIDs(in: database)
     }
 
-    /// Walks the tenant prefixes: one seek per tenant (past all of a tenant's keys at once).
-    static func tenantIDs(in database: Database) throws(DocError) -> [TenantID] {
+    /// Walks the tenant prefixes: one seek per tenant (past all of a tenant's keys at once),
+    /// as of `options`' snapshot if it has one (a backup).
+    static func tenantIDs(in database: Database, options: ReadOptions = ReadOptions()) throws(DocError) -> [TenantID] {
         var found: [TenantID] = []
         do {
-            let cursor = try database.cursor()
+            let cursor = try database.cursor(options: options)
             try cursor.seek(to: [TenantKeys.tenantMarker])
             while let entry = try cursor.entry(), entry.key.first == TenantKeys.tenantMarker {
                 var decoder = KeyDecoder(entry.key, offset: 1)
@@ -133,7 +137,7 @@ public final class LevelDBServerStore: ServerStore {
     public func checkHealth() async throws(DocError) {
         guard !database.isClosed else { throw DocError(.unavailable, "the store is closed") }
         do {
-            _ = try database.get([TenantKeys.globalMarker] + Array("format".utf8))
+            _ = try database.get(Self.formatKey)
         } catch {
             throw DocError(.unavailable, "the store cannot be read: \(error.message)")
         }

@@ -115,11 +115,32 @@ public struct TenantState: Sendable, Hashable {
     public var incarnation: UInt64
     /// The change log holds every change with a version above this one.
     public var changeLogFloor: SnapshotVersion
+    /// The incarnation this one replaced when the database was restored from a backup, if it
+    /// was (`nil` otherwise): its resume tokens are still resumed up to the backup's version.
+    public var previousIncarnation: PreviousIncarnation?
 
-    public init(lastVersion: SnapshotVersion, incarnation: UInt64, changeLogFloor: SnapshotVersion) {
+    public init(lastVersion: SnapshotVersion, incarnation: UInt64, changeLogFloor: SnapshotVersion,
+                previousIncarnation: PreviousIncarnation? = nil) {
         self.lastVersion = lastVersion
         self.incarnation = incarnation
         self.changeLogFloor = changeLogFloor
+        self.previousIncarnation = previousIncarnation
+    }
+
+    /// The incarnation of a tenant database before a restore, and the last version its data
+    /// is known to hold: the version of the backup (or dump) it was restored from. A resume
+    /// token of that incarnation up to this version describes data the restored database
+    /// has; one past it describes commits the restore lost.
+    public struct PreviousIncarnation: Sendable, Hashable {
+        /// The incarnation before the restore.
+        public var incarnation: UInt64
+        /// The tenant's last version in the backup: tokens of ``incarnation`` up to it resume.
+        public var validThrough: SnapshotVersion
+
+        public init(incarnation: UInt64, validThrough: SnapshotVersion) {
+            self.incarnation = incarnation
+            self.validThrough = validThrough
+        }
     }
 }
 

@@ -5,20 +5,38 @@ package import DocModel
 // hence `package`.
 
 extension TenantState {
+    /// `v` last version, `i` incarnation, `f` change log floor; after a restore also `pi` and
+    /// `pv`, the previous incarnation and the version it is valid through (records without
+    /// them, written before restores existed, read as "never restored"; older code ignores
+    /// them).
     var record: [UInt8] {
-        Value.map([
+        var m: [String: Value] = [
             "v": .integer(lastVersion.microseconds),
             "i": .integer(Int64(bitPattern: incarnation)),
             "f": .integer(changeLogFloor.microseconds),
-        ]).binaryEncoded()
+        ]
+        if let previousIncarnation {
+            m["pi"] = .integer(Int64(bitPattern: previousIncarnation.incarnation))
+            m["pv"] = .integer(previousIncarnation.validThrough.microseconds)
+        }
+        return Value.map(m).binaryEncoded()
     }
 
     init(record: [UInt8]) throws(DocError) {
         guard case .map(let m) = try Value(binary: record),
               case .integer(let v)? = m["v"], case .integer(let i)? = m["i"], case .integer(let f)? = m["f"]
         else { throw DocError(.dataLoss, "corrupt tenant state record") }
+        var previous: PreviousIncarnation?
+        switch (m["pi"], m["pv"]) {
+        case (nil, nil):
+            previous = nil
+        case (.integer(let pi)?, .integer(let pv)?):
+            previous = PreviousIncarnation(incarnation: UInt64(bitPattern: pi), validThrough: SnapshotVersion(microseconds: pv))
+        default:
+            throw DocError(.dataLoss, "corrupt tenant state record (previous incarnation)")
+        }
         self.init(lastVersion: SnapshotVersion(microseconds: v), incarnation: UInt64(bitPattern: i),
-                  changeLogFloor: SnapshotVersion(microseconds: f))
+                  changeLogFloor: SnapshotVersion(microseconds: f), previousIncarnation: previous)
     }
 }
 

@@ -3,6 +3,7 @@ import DocModel
 import DocRules
 import DocServer
 import DocServerPostgres
+import Foundation
 import Logging
 
 /// `docctl serve`: the backend on its embedded LevelDB store, or on a PostgreSQL database that
@@ -38,6 +39,20 @@ struct ServeCommand: AsyncParsableCommand {
     var storePollMs: Int?
     @Option(help: "The token secret file (env DOCCTL_SECRET; default ~/.docctl/dev-secret, created when missing).")
     var secret: String?
+    @Option(help: "Accept the tokens of an identity provider whose public keys (a JWKS) are at this https:// URL or file (env DOCCTL_JWKS); needs --issuer and --audience. Development (HS256) tokens are then refused unless --secret or DOCCTL_SECRET is given as well.")
+    var jwks: String?
+    @Option(help: "With --jwks: the exact 'iss' of the provider's tokens (env DOCCTL_ISSUER).")
+    var issuer: String?
+    @Option(help: "With --jwks: an accepted 'aud'; repeat for several (env DOCCTL_AUDIENCE, comma-separated).")
+    var audience: [String] = []
+    @Option(help: "With --jwks: the claim, a name or a dotted path, that carries the tenant (env DOCCTL_TENANT_CLAIM; default tenant).")
+    var tenantClaim: String?
+    @Option(help: "With --jwks: one tenant for every token, for a single-tenant deployment (env DOCCTL_TENANT); instead of --tenant-claim.")
+    var tenant: String?
+    @Option(help: "With --jwks: how far the provider's clock and this server's may disagree for exp, nbf and iat: 60s, 2m (env DOCCTL_CLOCK_SKEW; default 60s).")
+    var clockSkew: DurationArgument?
+    @Option(help: "With --jwks: a file that keeps the last key set read, used when the provider cannot be reached at start (env DOCCTL_JWKS_CACHE; default ~/.docctl/jwks-cache.json).")
+    var jwksCache: String?
     @Option(help: "The rules file (env DOCCTL_RULES; default Rules/firestore.rules). Edits are picked up while running; a file that does not parse is not loaded (the last good rules stay).")
     var rules: String?
     @Flag(help: "Register the example request handlers, transfer and setTaxRate (docs/request-documents.md).")
@@ -56,13 +71,52 @@ struct ServeCommand: AsyncParsableCommand {
     var tickSeconds: Int = 5
     @Option(help: "trace, debug, info, notice, warning, error or critical (env DOCCTL_LOG_LEVEL; default info).")
     var logLevel: String?
+    @Option(help: "Serve GET /metrics (Prometheus) on this port of --host instead of the main port, which then answers 404 for it; 0 picks a free one (env DOCCTL_METRICS_PORT).")
+    var metricsPort: Int?
 
     func validate() throws {
         if let port, !(0...65_535).contains(port) { throw ValidationError("--port must be 0…65535") }
+        if let metricsPort, !(0...65_535).contains(metricsPort) { throw ValidationError("--metrics-port must be 0…65535") }
         if maxListenLimit < 1 { throw ValidationError("--max-listen-limit must be at least 1") }
         if tickSeconds < 1 { throw ValidationError("--tick-seconds must be at least 1") }
         if let storePollMs, storePollMs < 10 { throw ValidationError("--store-poll-ms must be at least 10") }
         if let maxAttachmentBytes, maxAttachmentBytes < 1 { throw ValidationError("--max-attachment-bytes must be at least 1") }
+    }
+
+    /// The identity provider that `--jwks` and its companions describe, or `nil` without `--jwks`.
+    func identityProviderSettings() throws -> IdentityProvider? {
+        let issuer = Environment.value(self.issuer, "DOCCTL_ISSUER")
+        let audiences = audience.isEmpty
+            ? (Environment.value(nil, "DOCCTL_AUDIENCE")?.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } ?? [])
+            : audience
+        let tenantClaim = Environment.value(self.tenantClaim, "DOCCTL_TENANT_CLAIM")
+        let fixedTenant = Environment.value(self.tenant, "DOCCTL_TENANT")
+        let skewText = Environment.value(clockSkew.map { String($0.seconds) }, "DOCCTL_CLOCK_SKEW")
+        guard let jwks = Environment.value(self.jwks, "DOCCTL_JWKS") else {
+            if issuer != nil || !audiences.isEmpty || tenantClaim != nil || fixedTenant != nil || skewText != nil {
+                throw ValidationError("--issuer, --audience, --tenant-claim, --tenant and --clock-skew configure --jwks; give --jwks URL|FILE too")
+            }
+            return nil
+        }
+        guard let issuer else { throw ValidationError("--jwks needs --issuer: the exact 'iss' of the provider's tokens") }
+        guard !audiences.isEmpty else { throw ValidationError("--jwks needs --audience: the 'aud' the provider's tokens carry for this app") }
+        if tenantClaim != nil, fixedTenant != nil { throw ValidationError("give --tenant-claim or --tenant, not both") }
+        var skew = Duration.seconds(60)
+        if let skewText {
+            guard let parsed = DurationArgument(argument: skewText) else {
+                throw ValidationError("DOCCTL_CLOCK_SKEW must be a duration such as 60s or 2m, not \(skewText)")
+            }
+            skew = parsed.duration
+        }
+        do {
+            return try IdentityProvider(
+                keys: JWKSSource(jwks), issuer: issuer, audiences: audiences,
+                tenant: fixedTenant.map(IdentityProvider.TenantSource.fixed) ?? .claim(tenantClaim ?? "tenant"),
+                clockSkew: skew,
+                cacheFile: Environment.value(jwksCache, "DOCCTL_JWKS_CACHE") ?? Environment.home + "/jwks-cache.json")
+        } catch {
+            throw ValidationError(error.message)
+        }
     }
 
     func run() async throws {
@@ -79,6 +133,16 @@ struct ServeCommand: AsyncParsableCommand {
         let host = Environment.value(self.host, "DOCCTL_HOST") ?? "127.0.0.1"
         let portText = Environment.value(port.map(String.init), "DOCCTL_PORT") ?? "8080"
         guard let port = Int(portText), (0...65_535).contains(port) else { throw ValidationError("DOCCTL_PORT must be 0…65535") }
+        let metricsPortText = Environment.value(metricsPort.map(String.init), "DOCCTL_METRICS_PORT")
+        let metricsPort: Int?
+        if let metricsPortText {
+            guard let value = Int(metricsPortText), (0...65_535).contains(value) else {
+                throw ValidationError("DOCCTL_METRICS_PORT must be 0…65535")
+            }
+            metricsPort = value
+        } else {
+            metricsPort = nil
+        }
         let dataDirectory = Environment.value(data, "DOCCTL_DATA") ?? Environment.home + "/data"
         let storeURL = Environment.value(self.store, "DOCCTL_STORE")
         let pollText = Environment.value(storePollMs.map(String.init), "DOCCTL_STORE_POLL_MS")
@@ -112,12 +176,22 @@ struct ServeCommand: AsyncParsableCommand {
             attachmentGraceMicros = grace.seconds * 1_000_000
         }
 
-        let secret: DevelopmentSecret
+        let identityProvider = try identityProviderSettings()
+        // With an identity provider, development tokens are accepted only when a secret is asked for.
+        let secretPath = Environment.value(self.secret, "DOCCTL_SECRET")
+        let acceptsDevelopmentTokens = identityProvider == nil || secretPath != nil
+
+        let secret: DevelopmentSecret?
         let store: any ServerStore
         let storeDescription: String
         do {
-            secret = try DevelopmentSecret.loadOrCreate(at: Environment.value(self.secret, "DOCCTL_SECRET"))
-            if secret.wasCreated { logger.notice("created a development secret", metadata: ["path": "\(secret.path)"]) }
+            if acceptsDevelopmentTokens {
+                let loaded = try DevelopmentSecret.loadOrCreate(at: secretPath)
+                if loaded.wasCreated { logger.notice("created a development secret", metadata: ["path": "\(loaded.path)"]) }
+                secret = loaded
+            } else {
+                secret = nil
+            }
             if let storeURL {
                 var options = PostgresServerStore.Options(logger: logger)
                 if let pollMilliseconds { options.notices = .poll(milliseconds: pollMilliseconds) }
@@ -152,22 +226,52 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.rules = ruleSet
         configuration.explainDenials = explainDenials
         configuration.attachments = AttachmentSettings(store: blobs, unreferencedGraceMicros: attachmentGraceMicros)
-        let core = DocServerCore(store: store, configuration: configuration, logger: logger)
+        let core = DocServerCore(store: store, configuration: configuration, logger: logger,
+                                 accessLogger: Logger(label: DocServerCore.accessLoggerLabel))
         if examples { core.requests.registerExamples() }
+        let verifier: TokenVerifier
+        do {
+            if let identityProvider {
+                if identityProvider.cacheFile == Environment.home + "/jwks-cache.json" { try Directories.create(Environment.home) }
+                verifier = try await TokenVerifier(identityProvider: identityProvider, secret: secret, logger: logger)
+                logger.info("accepting the identity provider's tokens", metadata: [
+                    "jwks": "\(identityProvider.keys)", "issuer": "\(identityProvider.issuer)",
+                    "audiences": "\(identityProvider.audiences.joined(separator: ","))", "tenant": "\(identityProvider.tenant)",
+                    "developmentTokens": "\(secret == nil ? "refused" : "accepted")"])
+            } else if let secret {
+                verifier = await TokenVerifier(secret: secret)
+            } else {
+                throw DocError(.internal, "no way to verify tokens")
+            }
+        } catch {
+            await store.close()
+            throw CommandFailure(error)
+        }
         let server = DocServerHTTP(
-            core: core, verifier: await TokenVerifier(secret: secret),
-            settings: HTTPServerSettings(host: host, port: port, tickInterval: .seconds(tickSeconds)), logger: logger)
-        logger.info("starting", metadata: ["store": "\(storeDescription)", "secret": "\(secret.path)", "rules": "\(rulesPath)",
+            core: core, verifier: verifier,
+            settings: HTTPServerSettings(host: host, port: port, tickInterval: .seconds(tickSeconds), metricsPort: metricsPort),
+            logger: logger)
+        logger.info("starting", metadata: ["store": "\(storeDescription)", "secret": "\(secret?.path ?? "none (identity provider only)")", "rules": "\(rulesPath)",
                                            "attachments": "\(attachmentDirectory)"])
         let watcher = RulesFileWatcher(path: rulesPath, core: core, logger: logger)
         let watching = Task { await watcher.run() }
         defer { watching.cancel() }
+        // The embedded store's admin socket (DIR/admin.sock): `docctl backup` reaches the
+        // running server through it. Stopped before the store closes.
+        let adminSocket = (store as? LevelDBServerStore).map { leveldb in
+            let admin = AdminSocketServer(store: leveldb, path: AdminSocketServer.path(dataDirectory: dataDirectory), logger: logger)
+            return Task { await admin.run() }
+        }
         do {
             try await server.run { address in Output.line(address.description) }
         } catch {
+            adminSocket?.cancel()
+            await adminSocket?.value
             await store.close()
             throw CommandFailure(code: "unavailable", message: "cannot serve on \(host):\(port): \(error)")
         }
+        adminSocket?.cancel()
+        await adminSocket?.value
         await store.close()
         logger.info("stopped")
     }

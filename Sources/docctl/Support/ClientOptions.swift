@@ -38,15 +38,25 @@ struct ClientOptions: ParsableArguments {
         _ = try ClaimsArgument.parse(claims)
     }
 
-    /// Who the user is: from --tenant/--uid, else from the token's (unverified) claims.
+    /// Who the user is: from --tenant/--uid, else from the token's (unverified) claims. An
+    /// identity provider's token may name its user only in `sub` and its tenant in a claim of
+    /// another name: then --tenant (and --uid) say it; they name the local cache, the server
+    /// decides from the verified token.
     func identity() throws -> (tenant: String, uid: String, token: String?) {
         let explicitToken = Environment.value(token, "DOCCTL_TOKEN")
-        if let tenant, let uid, token == nil { return (tenant, uid, nil) }
+        if let tenant, let uid, explicitToken == nil { return (tenant, uid, nil) }
         guard let explicitToken else { throw ValidationError("--token or --tenant and --uid are needed") }
-        guard let claims = TokenClaims(explicitToken) else {
-            throw ValidationError("the token is not a JWT with tenant and uid claims")
+        let claims = TokenClaims(explicitToken)
+        guard claims != nil || (tenant != nil && uid != nil) else {
+            throw ValidationError("the token is not a JWT whose claims can be read: pass --tenant T --uid U with it")
         }
-        return (tenant ?? claims.tenant, uid ?? claims.uid, explicitToken)
+        guard let tenant = tenant ?? claims?.tenant else {
+            throw ValidationError("the token has no 'tenant' claim: say which tenant with --tenant T")
+        }
+        guard let uid = uid ?? claims?.uid else {
+            throw ValidationError("the token has no 'uid' or 'sub' claim: say which user with --uid U")
+        }
+        return (tenant, uid, explicitToken)
     }
 
     /// The directory the cache of this server lives in (a store per tenant and user inside).
@@ -65,17 +75,18 @@ struct ClientOptions: ParsableArguments {
 
 /// The `tenant` and `uid` claims of a JWT, read without verifying it (the server verifies).
 struct TokenClaims {
-    var tenant: String
-    var uid: String
+    /// `tenant`, when the token has it.
+    var tenant: String?
+    /// `uid`, else `sub`, when the token has either.
+    var uid: String?
 
     init?(_ token: String) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { return nil }
         var payload = String(parts[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while payload.count % 4 != 0 { payload += "=" }
-        guard case .success(let bytes) = Base64.decode(payload), case .map(let claims)? = try? Value(jsonBytes: bytes),
-              case .string(let tenant)? = claims["tenant"], case .string(let uid)? = claims["uid"] else { return nil }
-        self.tenant = tenant
-        self.uid = uid
+        guard case .success(let bytes) = Base64.decode(payload), case .map(let claims)? = try? Value(jsonBytes: bytes) else { return nil }
+        tenant = claims["tenant"]?.stringValue
+        uid = claims["uid"]?.stringValue ?? claims["sub"]?.stringValue
     }
 }

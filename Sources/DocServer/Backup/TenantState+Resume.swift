@@ -1,0 +1,15 @@
+internal import DocModel
+
+extension TenantState {
+    /// Whether a resume token of `incarnation` at `version` describes data this database has:
+    /// a token of the current incarnation, or of the incarnation a restore replaced up to the
+    /// backup's version (``PreviousIncarnation/validThrough``). A token of the previous
+    /// incarnation past that version stands for commits the restore lost: it is never resumed,
+    /// whatever versions the restored database reaches later (commit versions come from a
+    /// clock, so they soon pass it).
+    func resumes(incarnation: UInt64, version: SnapshotVersion) -> Bool {
+        if incarnation == self.incarnation { return true }
+        guard let previous = previousIncarnation, incarnation == previous.incarnation else { return false }
+        return version <= previous.validThrough
+    }
+}
