@@ -144,10 +144,14 @@ struct FailedWriteTests {
             // Unknown ids and over-limit edits: clear errors, nothing lost.
             let unknown = await #expect(throws: DocError.self) { try await bob.retryFailedWrite(id + 1_000) }
             #expect(unknown?.code == .notFound)
+            // Over-limit data cannot even be put into the batch a retry would send: WriteBatch
+            // checks each write when it is added.
             var tooBig = bob.batch()
-            try tooBig.setData(["blob": .value(.string(String(repeating: "x", count: 1_100_000)))], for: bob.document("notes/n1"))
-            let limit = await #expect(throws: DocError.self) { try await bob.retryFailedWrite(id, with: tooBig) }
+            let limit = #expect(throws: DocError.self) {
+                try tooBig.setData(["blob": .value(.string(String(repeating: "x", count: 1_100_000)))], for: bob.document("notes/n1"))
+            }
             #expect(limit?.code == .invalidArgument)
+            #expect(tooBig.count == 0)
             #expect(try await bob.failedWrites().map(\.id) == [id], "a refused retry keeps the failed write")
             // notes/n1 was never read here: after the rejection the store read it from the
             // server, so the conflict view knows it does not exist.

@@ -3,7 +3,10 @@ public import DocModel
 /// Several writes committed as one batch: accepted locally together, sent together, and
 /// applied by the server all or nothing.
 ///
-/// Build it with the mutating methods (each validates its input at once), then ``commit()``.
+/// Build it with the mutating methods, then ``commit()``. Each method checks its write when
+/// it is added — the data (size, depth, field names, transforms) and the batch's size (at most
+/// ``DocumentLimits/maxWritesPerBatch`` writes) — and throws `invalidArgument` without
+/// changing the batch, so a bad write is reported where it is made, not at `commit()`.
 public struct WriteBatch: Sendable {
     let store: DocumentStore
     private(set) var mutations: [Mutation] = []
@@ -13,22 +16,34 @@ public struct WriteBatch: Sendable {
     public var count: Int { mutations.count }
 
     public mutating func setData(_ data: [String: FieldValue], for document: DocumentReference, merge: Bool = false) throws(DocError) {
-        mutations.append(merge ? try UserDataParser.setMerge(document.key, data) : try UserDataParser.set(document.key, data))
+        try add(merge ? try UserDataParser.setMerge(document.key, data) : try UserDataParser.set(document.key, data))
     }
 
     public mutating func updateData(_ fields: [String: FieldValue], for document: DocumentReference) throws(DocError) {
-        mutations.append(try UserDataParser.update(document.key, fields))
+        try add(try UserDataParser.update(document.key, fields))
     }
 
     public mutating func updateData(_ fields: [String: FieldValue], for document: DocumentReference, ifVersion version: SnapshotVersion) throws(DocError) {
-        mutations.append(try UserDataParser.update(document.key, fields, precondition: .updateTime(version)))
+        try add(try UserDataParser.update(document.key, fields, precondition: .updateTime(version)))
     }
 
     /// A tombstone delete (see ``DocumentReference/delete()``).
-    public mutating func delete(_ document: DocumentReference) { mutations.append(.tombstone(document.key)) }
+    ///
+    /// - Throws: `invalidArgument` when the batch already has
+    ///   ``DocumentLimits/maxWritesPerBatch`` writes.
+    public mutating func delete(_ document: DocumentReference) throws(DocError) { try add(.tombstone(document.key)) }
 
     /// A hard delete (see ``DocumentReference/purge()``).
-    public mutating func purge(_ document: DocumentReference) { mutations.append(.delete(document.key)) }
+    ///
+    /// - Throws: `invalidArgument` when the batch already has
+    ///   ``DocumentLimits/maxWritesPerBatch`` writes.
+    public mutating func purge(_ document: DocumentReference) throws(DocError) { try add(.delete(document.key)) }
+
+    private mutating func add(_ mutation: Mutation) throws(DocError) {
+        try DocumentLimits.validateBatchSize(mutations.count + 1)
+        try mutation.validate()
+        mutations.append(mutation)
+    }
 
     /// Queues the batch (durable when this returns).
     @discardableResult

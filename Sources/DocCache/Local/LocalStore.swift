@@ -66,7 +66,7 @@ package final class LocalStore {
     ///   same transaction (`notFound` when there is none), so the write is never both queued
     ///   and kept as failed, nor neither.
     package func writeLocally(_ mutations: [Mutation], retrying failedWrite: BatchID? = nil) throws(DocError) -> LocalWriteResult {
-        guard !mutations.isEmpty else { throw DocError(.invalidArgument, "a write batch needs at least one write") }
+        try DocumentLimits.validateBatchSize(mutations.count)
         // The first mutation's data is checked and encoded in one walk; the batch record
         // stores that encoding.
         let firstEncoded = try mutations[0].validatedDataEncoding()

@@ -11,6 +11,18 @@ public enum DocumentLimits {
     public static let maxDepth = Value.maxDepth
     /// The longest field path, in UTF-8 bytes.
     public static let maxFieldPathBytes = FieldPath.maxBytes
+    /// The most writes in one batch (as Firestore; the server refuses larger batches).
+    public static let maxWritesPerBatch = 500
+
+    /// Checks the number of writes in a batch: 1 … ``maxWritesPerBatch``.
+    ///
+    /// - Throws: `invalidArgument` saying how many writes the batch has.
+    public static func validateBatchSize(_ count: Int) throws(DocError) {
+        guard count >= 1 else { throw DocError(.invalidArgument, "a write batch needs at least one write") }
+        guard count <= maxWritesPerBatch else {
+            throw DocError(.invalidArgument, "a write batch may have at most \(maxWritesPerBatch) writes, this one has \(count): split it into several batches")
+        }
+    }
 
     /// Checks user data for a document: size, depth, field names. Throws `invalidArgument`
     /// naming the offending field.

@@ -197,8 +197,17 @@ extension ObjectValue {
 struct JSONValueDecoder {
     /// The parsed text, for error positions.
     let source: [UInt8]
+    /// Whether a one-member object whose key starts with `$` but is no escape is an error
+    /// (input a person typed, where it is most likely a misspelt escape or a transform in the
+    /// wrong place) instead of a plain map (stored data, which must keep reading).
+    var strict = false
 
-    private func error(_ message: String, at offset: Int) -> DocError {
+    init(source: [UInt8], strict: Bool = false) {
+        self.source = source
+        self.strict = strict
+    }
+
+    func error(_ message: String, at offset: Int) -> DocError {
         DocError(.invalidArgument, "invalid JSON: " + message, at: JSONReader.location(of: offset, in: source))
     }
 
@@ -218,8 +227,23 @@ struct JSONValueDecoder {
             if members.count == 1, JSONEscape.all.contains(members[0].key) {
                 return try escape(members[0])
             }
+            if strict, members.count == 1, members[0].key.utf8.first == UInt8(ascii: "$") {
+                throw unknownEscape(members[0])
+            }
             return .map(try fields(members))
         }
+    }
+
+    /// The error for `{"$name": …}` where `$name` is no escape: what the escapes are, and how
+    /// to write such a map literally.
+    func unknownEscape(_ member: JSONMember, transformsAllowed: Bool = false) -> DocError {
+        let transforms = transformsAllowed ? "; the field transforms are " + JSONWriteField.transformNames.sorted().joined(separator: ", ") : ""
+        let misplaced = !transformsAllowed && JSONWriteField.transformNames.contains(member.key)
+            ? "\(member.key) is a field transform, which may stand only as a field's value (not inside an array or $map); "
+            : "unknown escape \"\(member.key)\"; "
+        return error(misplaced + "the escapes are " + JSONEscape.all.sorted().joined(separator: ", ") + transforms
+                         + ". To store a map with the key \"\(member.key)\" literally, write {\"$map\": {\"\(member.key)\": …}}",
+                     at: member.keyOffset)
     }
 
     /// The members of an object as a map, literally (keys are never escapes here).
@@ -339,7 +363,7 @@ struct JSONValueDecoder {
         return Timestamp(uncheckedSeconds: seconds, nanos: Int32(nanos))
     }
 
-    private func describe(_ node: JSONNode) -> String {
+    func describe(_ node: JSONNode) -> String {
         switch node.kind {
         case .null: return "null"
         case .bool: return "a boolean"

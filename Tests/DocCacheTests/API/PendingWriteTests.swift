@@ -16,7 +16,7 @@ struct PendingWriteTests {
         try await a.setData(["n": 1])
         let second = try await a.updateData(["n": 2])
         var batch = store.batch()
-        batch.delete(try store.document("rooms/b"))
+        try batch.delete(try store.document("rooms/b"))
         try batch.setData(["x": true], for: try store.document("rooms/c"), merge: true)
         try await batch.commit()
 
