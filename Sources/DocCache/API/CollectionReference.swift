@@ -44,21 +44,5 @@ public struct CollectionReference: Sendable {
         return (reference, try await reference.setData(data))
     }
 
-    // Query builders, forwarded.
-    public func whereField(_ field: String, _ op: FieldFilter.Operator, _ value: Value) throws(DocError) -> DocumentQuery {
-        try query.whereField(field, op, value)
-    }
-    public func whereField(_ field: String, isEqualTo value: Value) throws(DocError) -> DocumentQuery {
-        try query.whereField(field, isEqualTo: value)
-    }
-    public func filter(_ filter: Filter) throws(DocError) -> DocumentQuery { try query.filter(filter) }
-    public func order(by field: String, descending: Bool = false) throws(DocError) -> DocumentQuery {
-        try query.order(by: field, descending: descending)
-    }
-    public func limit(to n: Int) throws(DocError) -> DocumentQuery { try query.limit(to: n) }
-    public func limit(toLast n: Int) throws(DocError) -> DocumentQuery { try query.limit(toLast: n) }
-    public func includeDeleted() -> DocumentQuery { query.includeDeleted() }
-    public func getDocuments(source: Source = .default) async throws(DocError) -> QuerySnapshot {
-        try await query.getDocuments(source: source)
-    }
+    // The query builders, reads and listeners come from QueryBuilder.
 }

@@ -19,57 +19,9 @@ public struct DocumentQuery: Sendable {
         self.query = query
     }
 
-    // MARK: - Builders
-
-    /// Documents whose `field` compares to `value` with `op` (`==`, `!=`, `<`, `<=`, `>`, `>=`,
-    /// `array-contains`, `array-contains-any`, `in`, `not-in`).
-    public func whereField(_ field: String, _ op: FieldFilter.Operator, _ value: Value) throws(DocError) -> DocumentQuery {
-        DocumentQuery(store: store, query: try query.filter(field, op, value))
-    }
-
-    public func whereField(_ field: String, isEqualTo value: Value) throws(DocError) -> DocumentQuery {
-        try whereField(field, .equal, value)
-    }
-
-    /// Documents matching a composite filter (`.and`, `.or`).
-    public func filter(_ filter: Filter) throws(DocError) -> DocumentQuery {
-        DocumentQuery(store: store, query: try query.filter(filter))
-    }
-
-    public func order(by field: String, descending: Bool = false) throws(DocError) -> DocumentQuery {
-        DocumentQuery(store: store, query: try query.order(by: field, descending: descending))
-    }
-
-    public func limit(to n: Int) throws(DocError) -> DocumentQuery {
-        DocumentQuery(store: store, query: try query.limit(to: n))
-    }
-
-    public func limit(toLast n: Int) throws(DocError) -> DocumentQuery {
-        DocumentQuery(store: store, query: try query.limit(toLast: n))
-    }
-
-    public func start(at values: [Value]) throws(DocError) -> DocumentQuery {
-        DocumentQuery(store: store, query: try query.start(at: values))
-    }
-
-    public func start(after values: [Value]) throws(DocError) -> DocumentQuery {
-        DocumentQuery(store: store, query: try query.start(after: values))
-    }
-
-    public func end(at values: [Value]) throws(DocError) -> DocumentQuery {
-        DocumentQuery(store: store, query: try query.end(at: values))
-    }
-
-    public func end(before values: [Value]) throws(DocError) -> DocumentQuery {
-        DocumentQuery(store: store, query: try query.end(before: values))
-    }
-
-    /// Also return tombstoned (deleted) documents.
-    public func includeDeleted() -> DocumentQuery {
-        DocumentQuery(store: store, query: query.includingDeleted())
-    }
-
     // MARK: - Reads
+
+    // The builders, `getDocuments(source:)`, the listeners: QueryBuilder.swift.
 
     /// Runs the query once.
     ///
@@ -80,7 +32,7 @@ public struct DocumentQuery: Sendable {
     /// - `.cache`: the cache only, at once; any query.
     /// - `.default`: the server while the store is online and the query is bounded, the cache
     ///   otherwise.
-    public func getDocuments(source: Source = .default) async throws(DocError) -> QuerySnapshot {
+    func runOnce(source: Source) async throws(DocError) -> QuerySnapshot {
         let fromServer: Bool
         switch source {
         case .server:
@@ -126,28 +78,6 @@ public struct DocumentQuery: Sendable {
 
     // MARK: - Listeners
 
-    /// Calls `callback` with the results now (from the cache) and after every change.
-    public func addSnapshotListener(
-        includeMetadataChanges: Bool = false, scope: ListenerScope? = nil,
-        _ callback: @escaping @Sendable (Result<QuerySnapshot, DocError>) -> Void
-    ) async throws(DocError) -> ListenerRegistration {
-        try await register(includeMetadataChanges: includeMetadataChanges, scope: scope, bounded: true,
-                           on: store.callbackQueue) { result in
-            callback(result.map { QuerySnapshot($0, includeMetadataChanges: includeMetadataChanges) })
-        }
-    }
-
-    /// The results now (from the cache) and after every change, as an async sequence. Ending
-    /// the iteration (or cancelling its task) removes the listener. An unbounded query fails
-    /// the sequence at once with `invalidArgument`.
-    public func snapshots(includeMetadataChanges: Bool = false, scope: ListenerScope? = nil)
-        -> AsyncThrowingStream<QuerySnapshot, any Error>
-    {
-        stream(includeMetadataChanges: includeMetadataChanges, scope: scope, bounded: true) {
-            QuerySnapshot($0, includeMetadataChanges: includeMetadataChanges)
-        }
-    }
-
     /// Refuses listeners on queries that are not bounded by a limit within the store's cap.
     func checkBounded() throws(DocError) {
         let cap = store.settings.maxListenLimit
@@ -165,7 +95,8 @@ public struct DocumentQuery: Sendable {
     /// async sequences, whose delivery is a non-blocking `yield`). Either way nothing is
     /// delivered once the registration is removed: the flag is checked where `deliver` runs.
     func register(
-        includeMetadataChanges: Bool, scope: ListenerScope?, bounded: Bool, on queue: DispatchQueue? = nil,
+        includeMetadataChanges: Bool, source: ListenSource = .default, scope: ListenerScope?, bounded: Bool,
+        on queue: DispatchQueue? = nil,
         _ deliver: @escaping @Sendable (Result<ViewSnapshot, DocError>) -> Void
     ) async throws(DocError) -> ListenerRegistration {
         if bounded { try checkBounded() }
@@ -185,20 +116,21 @@ public struct DocumentQuery: Sendable {
             }
         }
         let id = try await store.core.addListener(
-            query: query, options: ListenOptions(includeMetadataChanges: includeMetadataChanges), scopeID: scope?.id,
-            deliver: send)
-        return ListenerRegistration(core: store.core, id: id, flag: flag)
+            query: query, options: ListenOptions(includeMetadataChanges: includeMetadataChanges, source: source),
+            scopeID: scope?.id, deliver: send)
+        let core = store.core
+        return ListenerRegistration(flag: flag) { await core.removeListener(id) }
     }
 
     func stream<Element: Sendable>(
-        includeMetadataChanges: Bool, scope: ListenerScope?, bounded: Bool,
+        includeMetadataChanges: Bool, source: ListenSource = .default, scope: ListenerScope?, bounded: Bool,
         _ transform: @escaping @Sendable (ViewSnapshot) -> Element
     ) -> AsyncThrowingStream<Element, any Error> {
         AsyncThrowingStream { continuation in
             let task = Task { () -> ListenerRegistration? in
                 do {
                     let registration = try await register(
-                        includeMetadataChanges: includeMetadataChanges, scope: scope, bounded: bounded
+                        includeMetadataChanges: includeMetadataChanges, source: source, scope: scope, bounded: bounded
                     ) { result in
                         switch result {
                         case .success(let snapshot): continuation.yield(transform(snapshot))

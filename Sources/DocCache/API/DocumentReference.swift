@@ -79,27 +79,31 @@ public struct DocumentReference: Sendable, Hashable {
         return DocumentSnapshot(key: key, document: document, fromCache: true)
     }
 
-    /// Calls `callback` with the document now (from the cache) and after every change.
+    /// Calls `callback` with the document now (from the cache) and after every change, on the
+    /// store's ``DocumentStore/callbackQueue``. `source: .cache` never asks the server (see
+    /// ``ListenSource``).
     public func addSnapshotListener(
-        includeMetadataChanges: Bool = false, scope: ListenerScope? = nil,
+        includeMetadataChanges: Bool = false, source: ListenSource = .default, scope: ListenerScope? = nil,
         _ callback: @escaping @Sendable (Result<DocumentSnapshot, DocError>) -> Void
     ) async throws(DocError) -> ListenerRegistration {
         let key = self.key
         return try await DocumentQuery(store: store, query: Query(document: key).includingDeleted()).register(
-            includeMetadataChanges: includeMetadataChanges, scope: scope, bounded: false, on: store.callbackQueue
+            includeMetadataChanges: includeMetadataChanges, source: source, scope: scope, bounded: false, on: store.callbackQueue
         ) { result in
             callback(result.map { $0.documentSnapshot(for: key) })
         }
     }
 
-    /// The document now (from the cache) and after every change, as an async sequence. Ending
-    /// the iteration (or cancelling its task) removes the listener.
-    public func snapshots(includeMetadataChanges: Bool = false, scope: ListenerScope? = nil)
-        -> AsyncThrowingStream<DocumentSnapshot, any Error>
+    /// The document now (from the cache) and after every change, as an async sequence that
+    /// throws ``DocError``. Ending the iteration (or cancelling its task) removes the listener.
+    public func snapshots(includeMetadataChanges: Bool = false, source: ListenSource = .default, scope: ListenerScope? = nil)
+        -> SnapshotSequence<DocumentSnapshot>
     {
         let key = self.key
-        return DocumentQuery(store: store, query: Query(document: key).includingDeleted())
-            .stream(includeMetadataChanges: includeMetadataChanges, scope: scope, bounded: false) { $0.documentSnapshot(for: key) }
+        return SnapshotSequence(DocumentQuery(store: store, query: Query(document: key).includingDeleted())
+            .stream(includeMetadataChanges: includeMetadataChanges, source: source, scope: scope, bounded: false) {
+                $0.documentSnapshot(for: key)
+            })
     }
 }
 

@@ -4,21 +4,20 @@ import Synchronization
 /// (one already running on the store's ``DocumentStore/callbackQueue`` finishes), including
 /// events that were already queued for delivery.
 public final class ListenerRegistration: Sendable {
-    let core: ClientCore
-    let id: Int
     let flag: RemovalFlag
+    /// Unregisters the listener from the engine.
+    private let unregister: @Sendable () async -> Void
 
-    init(core: ClientCore, id: Int, flag: RemovalFlag) {
-        self.core = core
-        self.id = id
+    init(flag: RemovalFlag, unregister: @escaping @Sendable () async -> Void) {
         self.flag = flag
+        self.unregister = unregister
     }
 
     /// Stops the listener. Safe to call more than once.
     public func remove() {
         guard flag.markRemoved() else { return }
-        let core = self.core, id = self.id
-        Task { await core.removeListener(id) }
+        let unregister = self.unregister
+        Task { await unregister() }
     }
 }
 

@@ -508,6 +508,17 @@ package actor ClientCore {
         try eventManager.addQueryListener(listener)
     }
 
+    /// Registers a snapshots-in-sync callback (``DocumentStore/addSnapshotsInSyncListener(_:)``);
+    /// it is called once right away.
+    package func addSnapshotsInSyncListener(_ deliver: @escaping @Sendable () -> Void) throws(DocError) -> SnapshotsInSyncListenerID {
+        try checkOpen()
+        return eventManager.addSnapshotsInSyncListener(deliver)
+    }
+
+    package func removeSnapshotsInSyncListener(_ id: SnapshotsInSyncListenerID) {
+        eventManager.removeSnapshotsInSyncListener(id)
+    }
+
     package func removeListener(_ id: Int) {
         guard let entry = listeners.removeValue(forKey: id) else { return }
         if let listener = entry.listener { eventManager.removeQueryListener(listener) }

@@ -1,9 +1,13 @@
-/// Where a listener's snapshots come from.
-package enum ListenSource: Sendable, Hashable {
+/// Where a listener's snapshots come from (`addSnapshotListener(source:)`,
+/// `snapshots(source:)`).
+public enum ListenSource: Sendable, Hashable {
     /// The local cache, kept in sync with the server (the query is listened to remotely).
     case `default`
-    /// The local cache only: the query is not listened to on the server, snapshots change
-    /// with local writes and with what other listeners bring into the cache.
+    /// The local cache only: this listener never sends its query to the server. Snapshots
+    /// change with local writes and with what other listeners (or a loaded bundle) bring into
+    /// the cache, and say `isFromCache` — unless a `.default` listener of the same query keeps
+    /// it in sync, whose snapshots it then shares (as in Firestore). The first snapshot comes
+    /// at once, even when the cache has nothing. For screens that must not cost server reads.
     case cache
 }
 

@@ -111,7 +111,8 @@ struct ListenerTests {
         var failed = false
         do {
             for try await _ in rooms.query.snapshots() {}
-        } catch let error as DocError {
+        } catch {
+            // The sequence throws DocError itself (typed), no cast needed.
             failed = error.code == .invalidArgument
         }
         #expect(failed, "the async sequence fails with the same error")
