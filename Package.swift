@@ -66,7 +66,11 @@ let package = Package(
         // Wire messages (Codable JSON frames), validation, error codes, protocol version.
         .target(
             name: "DocProtocol",
-            dependencies: ["DocModel"],
+            dependencies: [
+                "DocModel",
+                // The existence filter's bloom-filter hashing (MD5), shared by client and server.
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strict
         ),
         // The reference backend: storage, exactly-once commits, watch fan-out, auth.

@@ -16,6 +16,8 @@ public enum ClientMessage: Sendable, Hashable {
     case writeHandshake(WriteHandshake)
     /// `write`: commit a batch.
     case write(Write)
+    /// `aggregate`: count, sum or average a query on the server.
+    case aggregate(Aggregate)
 
     /// The frame's `"type"`.
     public var type: String {
@@ -25,11 +27,13 @@ public enum ClientMessage: Sendable, Hashable {
         case .removeTarget: return RemoveTarget.wireType
         case .writeHandshake: return WriteHandshake.wireType
         case .write: return Write.wireType
+        case .aggregate: return Aggregate.wireType
         }
     }
 
     /// Every client frame type, for error messages and documentation.
-    public static let types = [Hello.wireType, AddTarget.wireType, RemoveTarget.wireType, WriteHandshake.wireType, Write.wireType]
+    public static let types = [Hello.wireType, AddTarget.wireType, RemoveTarget.wireType, WriteHandshake.wireType, Write.wireType,
+                               Aggregate.wireType]
 
     var frameValue: Value {
         switch self {
@@ -38,6 +42,7 @@ public enum ClientMessage: Sendable, Hashable {
         case .removeTarget(let m): return m.frameValue
         case .writeHandshake(let m): return m.frameValue
         case .write(let m): return m.frameValue
+        case .aggregate(let m): return m.frameValue
         }
     }
 
@@ -48,6 +53,7 @@ public enum ClientMessage: Sendable, Hashable {
         case RemoveTarget.wireType: return .removeTarget(try .read(object, limits: limits))
         case WriteHandshake.wireType: return .writeHandshake(try .read(object, limits: limits))
         case Write.wireType: return .write(try .read(object, limits: limits))
+        case Aggregate.wireType: return .aggregate(try .read(object, limits: limits))
         default:
             throw Wire.error("unknown client message type \"\(type)\" (expected one of \(types.joined(separator: ", ")))", at: "type")
         }

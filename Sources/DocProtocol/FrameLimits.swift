@@ -21,12 +21,19 @@ public struct FrameLimits: Sendable, Hashable {
     public var maxOrderBys: Int
     /// The most target ids in one message (default 10,000).
     public var maxTargetIDs: Int
+    /// The largest bitmap of an existence filter's bloom filter, in bytes after base64
+    /// decoding (default 1 MiB: 8 million bits, far more than the 1,000 documents of the
+    /// largest listener need at a 1 % false-positive rate).
+    public var maxBloomFilterBytes: Int
+    /// The most hash functions of an existence filter's bloom filter (default 64).
+    public var maxBloomFilterHashCount: Int
 
     /// Creates limits; every parameter defaults to the value documented on its property.
     public init(
         maxFrameBytes: Int = 4 * 1024 * 1024, maxWritesPerBatch: Int = 500, maxTokenBytes: Int = 1024,
         maxAuthTokenBytes: Int = 16 * 1024, maxClientIDBytes: Int = 128, maxFilters: Int = 100,
-        maxDisjunctionValues: Int = 30, maxOrderBys: Int = 64, maxTargetIDs: Int = 10_000
+        maxDisjunctionValues: Int = 30, maxOrderBys: Int = 64, maxTargetIDs: Int = 10_000,
+        maxBloomFilterBytes: Int = 1024 * 1024, maxBloomFilterHashCount: Int = 64
     ) {
         self.maxFrameBytes = maxFrameBytes
         self.maxWritesPerBatch = maxWritesPerBatch
@@ -37,6 +44,8 @@ public struct FrameLimits: Sendable, Hashable {
         self.maxDisjunctionValues = maxDisjunctionValues
         self.maxOrderBys = maxOrderBys
         self.maxTargetIDs = maxTargetIDs
+        self.maxBloomFilterBytes = maxBloomFilterBytes
+        self.maxBloomFilterHashCount = maxBloomFilterHashCount
     }
 
     /// The defaults.

@@ -87,32 +87,105 @@ extension ServerMessage {
     }
 
     /// `existenceFilter`: how many documents match a target at the next global snapshot. A
-    /// client that counts a different number missed removals and listens again from scratch.
+    /// client that counts a different number missed removals: it drops the documents the
+    /// ``bloomFilter`` rules out (and confirms them one by one), or, without a usable filter or
+    /// when the count still differs, listens again from scratch.
     ///
     /// ```json
     /// {"type": "existenceFilter", "targetId": 2, "count": 12}
+    /// {"type": "existenceFilter", "targetId": 2, "count": 2,
+    ///  "bloomFilter": {"bits": {"bitmap": "AhAAApAAAIAEBIAABA==", "padding": 4}, "hashCount": 10}}
     /// ```
     public struct ExistenceFilter: Sendable, Hashable, Codable, WireMessage {
         /// The target counted.
         public var targetID: Int32
         /// The number of documents in the target.
         public var count: Int
+        /// The names of the documents in the target, as a bloom filter (Firestore's
+        /// `unchanged_names`); `nil` when the server sends none.
+        public var bloomFilter: BloomFilter?
 
-        public init(targetID: Int32, count: Int) {
+        public init(targetID: Int32, count: Int, bloomFilter: BloomFilter? = nil) {
             self.targetID = targetID
             self.count = count
+            self.bloomFilter = bloomFilter
         }
 
         static let wireType = "existenceFilter"
-        static let wireFieldNames: Set<String> = ["targetId", "count"]
-        var wireFields: [(String, Value?)] { [("targetId", .integer(Int64(targetID))), ("count", .integer(Int64(count)))] }
+        static let wireFieldNames: Set<String> = ["targetId", "count", "bloomFilter"]
+        var wireFields: [(String, Value?)] {
+            [("targetId", .integer(Int64(targetID))), ("count", .integer(Int64(count))), ("bloomFilter", bloomFilter?.wireValue)]
+        }
 
         init(wire object: WireObject, limits: FrameLimits) throws(DocError) {
             targetID = try object.targetID("targetId")
             count = try object.int("count", in: 0...Int64(Int32.max))
+            bloomFilter = try object.optionalObject("bloomFilter").map { filter throws(DocError) in
+                try BloomFilter(wire: filter, limits: limits)
+            }
         }
 
         public init(from decoder: any Decoder) throws { self = try WireCoding.decode(Self.self, from: decoder) }
         public func encode(to encoder: any Encoder) throws { try WireCoding.encode(self, to: encoder) }
     }
+}
+
+extension ServerMessage.ExistenceFilter {
+    /// A bloom filter of document names, in Firestore's form: `bitCount = bitmap.count * 8 -
+    /// padding` bits, bit `i` being bit `i % 8` (least significant first) of byte `i / 8`; a
+    /// name is in the filter when, with `h1` and `h2` the two little-endian 64-bit halves of
+    /// the MD5 digest of its UTF-8 bytes, bits `(h1 + i * h2) mod bitCount` (unsigned 64-bit
+    /// arithmetic, wrapping) are set for every `i` in `0..<hashCount`. The names are
+    /// ``documentName(of:database:)``.
+    ///
+    /// ```json
+    /// {"bits": {"bitmap": "AhAAApAAAIAEBIAABA==", "padding": 4}, "hashCount": 10}
+    /// ```
+    ///
+    /// The frame decoder checks the schema and ranges (padding 0…7, at most
+    /// ``FrameLimits/maxBloomFilterBytes`` bytes and ``FrameLimits/maxBloomFilterHashCount``
+    /// hashes); `padding` and `hashCount` default to 0 when absent, as in Firestore's JSON. A
+    /// filter whose fields do not fit together (a bitmap with no hashes, padding without a
+    /// bitmap) is still a valid frame: the client does not use it and listens again instead.
+    public struct BloomFilter: Sendable, Hashable {
+        /// The bits.
+        public var bitmap: [UInt8]
+        /// How many of the last byte's high bits are not part of the filter (0…7).
+        public var padding: Int
+        /// How many bits each name sets.
+        public var hashCount: Int
+
+        public init(bitmap: [UInt8], padding: Int, hashCount: Int) {
+            self.bitmap = bitmap
+            self.padding = padding
+            self.hashCount = hashCount
+        }
+
+        var wireValue: Value {
+            .map([
+                "bits": .map(["bitmap": .string(Base64.encode(bitmap)), "padding": .integer(Int64(padding))]),
+                "hashCount": .integer(Int64(hashCount)),
+            ])
+        }
+
+        init(wire object: WireObject, limits: FrameLimits) throws(DocError) {
+            try object.allowOnly(["bits", "hashCount"])
+            let bits = try object.object("bits")
+            try bits.allowOnly(["bitmap", "padding"])
+            bitmap = try bits.optionalBytes("bitmap", maxBytes: limits.maxBloomFilterBytes) ?? []
+            padding = try bits.optionalInt("padding", in: 0...7) ?? 0
+            hashCount = try object.optionalInt("hashCount", in: 0...Int64(limits.maxBloomFilterHashCount)) ?? 0
+        }
+    }
+
+    /// The name under which a document is entered in a ``BloomFilter``: Firestore's resource
+    /// name, `"<database>/documents/<path>"`. Every tenant's database is hashed under the same
+    /// ``databaseName`` (a connection serves one tenant, so names need not tell tenants
+    /// apart).
+    public static func documentName(of key: DocumentKey, database: String = databaseName) -> String {
+        database + "/documents/" + key.description
+    }
+
+    /// The database part of the names in bloom filters: `projects/doccache/databases/(default)`.
+    public static let databaseName = "projects/doccache/databases/(default)"
 }

@@ -28,6 +28,8 @@ public enum ServerMessage: Sendable, Hashable {
     case writeError(WriteError)
     /// `error`: a frame could not be processed, or the connection is closing.
     case error(StreamError)
+    /// `aggregateResult`: the answer to an `aggregate` request.
+    case aggregateResult(AggregateResult)
 
     /// The frame's `"type"`.
     public var type: String {
@@ -42,6 +44,7 @@ public enum ServerMessage: Sendable, Hashable {
         case .writeResult: return WriteResult.wireType
         case .writeError: return WriteError.wireType
         case .error: return StreamError.wireType
+        case .aggregateResult: return AggregateResult.wireType
         }
     }
 
@@ -49,7 +52,7 @@ public enum ServerMessage: Sendable, Hashable {
     public static let types = [
         Welcome.wireType, TargetChange.wireType, DocumentChange.wireType, DocumentDelete.wireType,
         DocumentRemove.wireType, ExistenceFilter.wireType, WriteHandshakeResponse.wireType, WriteResult.wireType,
-        WriteError.wireType, StreamError.wireType,
+        WriteError.wireType, StreamError.wireType, AggregateResult.wireType,
     ]
 
     var frameValue: Value {
@@ -64,6 +67,7 @@ public enum ServerMessage: Sendable, Hashable {
         case .writeResult(let m): return m.frameValue
         case .writeError(let m): return m.frameValue
         case .error(let m): return m.frameValue
+        case .aggregateResult(let m): return m.frameValue
         }
     }
 
@@ -79,6 +83,7 @@ public enum ServerMessage: Sendable, Hashable {
         case WriteResult.wireType: return .writeResult(try .read(object, limits: limits))
         case WriteError.wireType: return .writeError(try .read(object, limits: limits))
         case StreamError.wireType: return .error(try .read(object, limits: limits))
+        case AggregateResult.wireType: return .aggregateResult(try .read(object, limits: limits))
         default:
             throw Wire.error("unknown server message type \"\(type)\" (expected one of \(types.joined(separator: ", ")))", at: "type")
         }

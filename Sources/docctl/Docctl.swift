@@ -24,7 +24,7 @@ struct Docctl: AsyncParsableCommand {
             ServeCommand.self, TokenCommand.self, GetCommand.self, SetCommand.self, UpdateCommand.self,
             DeleteCommand.self, PurgeCommand.self, QueryCommand.self, ListenCommand.self, RequestCommand.self,
             PendingCommand.self, FailedCommand.self, SyncCommand.self, StatusCommand.self, RulesCommand.self,
-            AttachCommand.self, AttachmentsCommand.self, AttachmentCommand.self, BackupCommand.self, RestoreCommand.self,
+            AttachCommand.self, AttachmentsCommand.self, AttachmentCommand.self, BackupCommand.self, RestoreCommand.self, BundleCommand.self,
         ]
     )
 }

@@ -32,6 +32,8 @@ import Testing
         .documentRemove(.init(key: Fixtures.key("a/b/c/d"), removedTargetIDs: [2])),
         .documentRemove(.init(key: Fixtures.key("a/b"), version: SnapshotVersion(microseconds: 9), removedTargetIDs: [])),
         .existenceFilter(.init(targetID: 2, count: 12)),
+        .existenceFilter(.init(targetID: 2, count: 2, bloomFilter: .init(bitmap: [2, 16, 0, 2], padding: 4, hashCount: 10))),
+        .existenceFilter(.init(targetID: 4, count: 0, bloomFilter: .init(bitmap: [], padding: 0, hashCount: 0))),
         .writeHandshake(.init(streamToken: [1, 2])),
         .writeResult(.init(clientID: "c", batchID: 3, commitVersion: SnapshotVersion(microseconds: 77),
                            results: [MutationResult(version: SnapshotVersion(microseconds: 77), transformResults: [.integer(42), .null, .timestamp(Timestamp(microseconds: 77))]),

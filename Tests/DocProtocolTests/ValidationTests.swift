@@ -230,4 +230,42 @@ import Testing
             try FrameDecoder().decodeServerMessage(#"{"type":"error","error":{"code":16,"name":"UNAUTHENTICATED","message":"x"},"fatal":true}"#)
         }
     }
+
+    @Test func existenceFilterBloomFilters() throws {
+        func filter(_ bloom: String) -> String { #"{"type":"existenceFilter","targetId":2,"count":3,"bloomFilter":"# + bloom + "}" }
+        refuseServer(filter(#"{"bits":{"bitmap":"AhAA","padding":8},"hashCount":3}"#), "out of range 0…7",
+                     at: "existenceFilter.bloomFilter.bits.padding")
+        refuseServer(filter(#"{"bits":{"bitmap":"AhAA","padding":-1},"hashCount":3}"#), "out of range 0…7")
+        refuseServer(filter(#"{"bits":{"bitmap":"AhAA"},"hashCount":-1}"#), "out of range 0…64",
+                     at: "existenceFilter.bloomFilter.hashCount")
+        refuseServer(filter(#"{"bits":{"bitmap":"AhAA"},"hashCount":65}"#), "out of range 0…64")
+        refuseServer(filter(#"{"bits":{"bitmap":"not base64!"},"hashCount":1}"#), "base64", at: "existenceFilter.bloomFilter.bits.bitmap")
+        refuseServer(filter(#"{"bits":{"bitmap":"AhAA","size":3},"hashCount":1}"#), #"unknown field "size""#,
+                     at: "existenceFilter.bloomFilter.bits")
+        refuseServer(filter(#"{"bitmap":"AhAA","hashCount":1}"#), #"unknown field "bitmap""#, at: "existenceFilter.bloomFilter")
+        refuseServer(filter(#"{"hashCount":1}"#), #"missing field "bits""#)
+        refuseServer(filter(#""AhAA""#), "expected an object", at: "existenceFilter.bloomFilter")
+
+        // The bitmap is bounded (1 MiB by default).
+        let big = Base64.encode([UInt8](repeating: 0xAB, count: 1024 * 1024 + 1))
+        refuseServer(filter(#"{"bits":{"bitmap":""# + big + #""},"hashCount":1}"#), "the limit is 1048576")
+        let small = FrameDecoder(limits: FrameLimits(maxBloomFilterBytes: 2))
+        #expect(throws: FrameError.self) { try small.decodeServerMessage(filter(#"{"bits":{"bitmap":"AhAA"},"hashCount":1}"#)) }
+
+        // Absent padding and hash count are 0 (proto3 JSON); fields that do not fit together
+        // are the client's to ignore, not a bad frame.
+        let defaults = try FrameDecoder().decodeServerMessage(filter(#"{"bits":{"bitmap":"AhAA"}}"#))
+        #expect(defaults == .existenceFilter(.init(targetID: 2, count: 3, bloomFilter: .init(bitmap: [2, 16, 0], padding: 0, hashCount: 0))))
+        let empty = try FrameDecoder().decodeServerMessage(filter(#"{"bits":{"bitmap":"","padding":3}}"#))
+        #expect(empty == .existenceFilter(.init(targetID: 2, count: 3, bloomFilter: .init(bitmap: [], padding: 3, hashCount: 0))))
+        // Frames without a bloom filter stay valid.
+        #expect(try FrameDecoder().decodeServerMessage(#"{"type":"existenceFilter","targetId":2,"count":3,"bloomFilter":null}"#)
+                == .existenceFilter(.init(targetID: 2, count: 3)))
+    }
+
+    @Test func bloomFilterDocumentNames() {
+        let key = try! DocumentKey("rooms/r1/messages/m1")
+        #expect(ServerMessage.ExistenceFilter.documentName(of: key) == "projects/doccache/databases/(default)/documents/rooms/r1/messages/m1")
+        #expect(ServerMessage.ExistenceFilter.documentName(of: key, database: "projects/p/databases/d") == "projects/p/databases/d/documents/rooms/r1/messages/m1")
+    }
 }

@@ -31,6 +31,10 @@ struct WatchChangeMappingTests {
         #expect(remove.watchChange?.change == .document(.init(updatedTargetIDs: [], removedTargetIDs: [2], key: key, document: nil)))
         let filter = ServerMessage.existenceFilter(.init(targetID: 2, count: 3))
         #expect(filter.watchChange?.change == .existenceFilter(targetID: 2, count: 3))
+        let bloom = ServerMessage.existenceFilter(.init(
+            targetID: 2, count: 3, bloomFilter: .init(bitmap: [1, 2], padding: 5, hashCount: 4)))
+        #expect(bloom.watchChange?.change == .existenceFilter(
+            targetID: 2, count: 3, bloomFilter: .init(bitmap: [1, 2], padding: 5, hashCount: 4)))
         #expect(ServerMessage.welcome(.init(connectionID: "c-1")).watchChange == nil)
         #expect(ServerMessage.writeHandshake(.init(streamToken: [1])).watchChange == nil)
     }

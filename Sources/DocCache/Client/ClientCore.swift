@@ -435,6 +435,9 @@ package actor ClientCore {
     /// The online state as last decided by the remote store.
     package var onlineState: OnlineState { remoteStore.onlineState }
 
+    /// How the existence filters whose count did not match were handled (diagnostics, tests).
+    package var existenceFilterCounts: ExistenceFilterCounts { remoteStore.existenceFilterCounts }
+
     /// The error that most recently interrupted syncing, while the failing stream has not
     /// connected again.
     package var lastSyncError: DocError? { storageFailure ?? activity.lastSyncError }
@@ -574,6 +577,22 @@ package actor ClientCore {
 
     /// Whether the server is reachable right now.
     package var isOnline: Bool { remoteStore.onlineState == .online }
+
+    /// Whether a request to the server is worth trying: the network may be used and the store
+    /// does not know itself offline (it may simply have no stream open).
+    package var mayReachServer: Bool { canUseNetwork && remoteStore.onlineState != .offline }
+
+    /// How to reach the server for a unary request (an aggregation), when the store may use
+    /// the network now.
+    ///
+    /// - Throws: `unavailable` when it has no server or its network is disabled.
+    package func unaryEndpoint() throws(DocError) -> (configuration: NetworkConfiguration, clientID: String) {
+        try checkOpen()
+        guard let network, canUseNetwork else {
+            throw DocError(.unavailable, "the store is offline (no server, or the network is disabled); aggregate with source: .cache for the cached data")
+        }
+        return (network, persistence.clientID)
+    }
 
     /// Loads documents into the cache as the server's documents at `version` (what a bundle
     /// load does): listeners update, pending writes stay on top. For tools and benchmarks that

@@ -23,4 +23,7 @@ package enum QueryPurpose: Int, Sendable, Hashable {
     case existenceFilterMismatch = 1
     /// Resolving a document in limbo: a single-document target.
     case limboResolution = 2
+    /// Re-listening after the server's count did not match even once the documents its
+    /// bloom filter ruled out were removed (a false positive of the filter).
+    case existenceFilterMismatchBloom = 3
 }

@@ -336,7 +336,8 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     // MARK: - Snapshots
 
     /// Updates every view with `changes` (each document once) and delivers the snapshots.
-    private func emitNewSnapshots(
+    /// (Internal, not private: SyncEngine+Bundles.swift emits a loaded bundle's changes.)
+    func emitNewSnapshots(
         changes: some Sequence<(key: DocumentKey, value: MaybeDocument?)>, remoteEvent: RemoteEvent?
     ) {
         guard !queryViews.isEmpty else {

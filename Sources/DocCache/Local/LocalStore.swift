@@ -17,12 +17,13 @@ package final class LocalStore {
     /// The current user's mutation queue.
     private var queue: MutationQueue
     private let queryEngine: QueryEngine
-    private var activeTargets: [TargetID: TargetData] = [:]
-    private var activeTargetIDs: [Target: TargetID] = [:]
+    // Internal, not private: LocalStore+Bundles.swift allocates targets too.
+    var activeTargets: [TargetID: TargetData] = [:]
+    var activeTargetIDs: [Target: TargetID] = [:]
     /// Documents shown by each active view: pinned against garbage collection even when the
     /// server has not (yet) confirmed them as members of the target.
     private var localViewReferences: [TargetID: Set<DocumentKey>] = [:]
-    private var targetIDGenerator: TargetIDGenerator
+    var targetIDGenerator: TargetIDGenerator
     package private(set) var lastRemoteSnapshotVersion: SnapshotVersion
     private let clock: @Sendable () -> Timestamp
 
@@ -42,7 +43,7 @@ package final class LocalStore {
         self.lastRemoteSnapshotVersion = metadata.lastRemoteSnapshotVersion
     }
 
-    private var overlayMaintenance: OverlayMaintenance { OverlayMaintenance(persistence: persistence, user: user) }
+    var overlayMaintenance: OverlayMaintenance { OverlayMaintenance(persistence: persistence, user: user) }
 
     // MARK: - Users
 
@@ -448,7 +449,7 @@ package final class LocalStore {
 
     // MARK: - Overlays
 
-    private func localViews(_ keys: some Collection<DocumentKey>, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey: MaybeDocument?] {
+    func localViews(_ keys: some Collection<DocumentKey>, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey: MaybeDocument?] {
         let overlays = try persistence.overlays.overlays(for: keys, user: user, in: txn)
         let missing = keys.filter { overlays[$0] == nil }
         let remote = try persistence.remoteDocuments.getAll(missing, in: txn)

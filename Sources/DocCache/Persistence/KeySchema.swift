@@ -56,6 +56,12 @@ internal import DocModel
 //                                                                      zigzag last remote snapshot µs,
 //                                                                      varint target count
 //  0x50  LRU sentinels           path(document)                        zigzag listen sequence number
+//  0x60  bundles                 string(bundle id)                     bundle record: format, zigzag
+//                                                                      create time µs, varint version,
+//                                                                      varint total documents, zigzag
+//                                                                      total bytes (BundleCache.swift)
+//  0x61  named queries           string(name)                          named-query record: format, the
+//                                                                      namedQuery element's JSON body
 //
 // Field paths in keys are their canonical strings (`FieldPath.canonicalString`, which is
 // injective). The field and array indexes hold entries only for found documents; a value
@@ -88,6 +94,8 @@ enum KeySchema {
         case documentTargets = 0x43
         case targetMetadata = 0x44
         case lruSentinels = 0x50
+        case bundles = 0x60
+        case namedQueries = 0x61
 
         /// The table's name, for diagnostics and size breakdowns.
         var name: String {
@@ -113,6 +121,8 @@ enum KeySchema {
             case .documentTargets: return "document_targets"
             case .targetMetadata: return "target_metadata"
             case .lruSentinels: return "lru_sentinels"
+            case .bundles: return "bundles"
+            case .namedQueries: return "named_queries"
             }
         }
 
@@ -136,6 +146,22 @@ enum KeySchema {
     /// The key of the global row `name`.
     static func global(_ name: String) -> [UInt8] {
         var k = KeyEncoder(prefix: Table.globals.prefix)
+        k.append(string: name)
+        return k.bytes
+    }
+
+    // MARK: Bundles
+
+    /// The row of a loaded bundle's metadata.
+    static func bundle(_ id: String) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.bundles.prefix)
+        k.append(string: id)
+        return k.bytes
+    }
+
+    /// The row of a named query saved from a bundle.
+    static func namedQuery(_ name: String) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.namedQueries.prefix)
         k.append(string: name)
         return k.bytes
     }

@@ -1,4 +1,5 @@
 package import DocModel
+import DocProtocol
 
 /// The client's connection to the backend (Firestore's `RemoteStore`): it keeps the watch
 /// stream listening to the targets the sync engine wants, and the write stream sending the
@@ -46,20 +47,29 @@ package final class RemoteStore {
     private var isNetworkEnabled = false
     /// The current write stream completed its handshake (writes may be sent).
     private var writeHandshakeComplete = false
+    /// The database part of the document names in the server's bloom filters.
+    private let databaseName: String
+    /// How the existence filters whose count did not match were handled, since the remote
+    /// store was created.
+    package private(set) var existenceFilterCounts = ExistenceFilterCounts()
 
     /// Creates a remote store with the network disabled; ``start()`` enables it.
     ///
     /// - Parameters:
     ///   - backoffRandom: the jitter source of both streams' ``ExponentialBackoff``s
     ///     (uniform in `0..<1`); tests pass a constant.
+    ///   - databaseName: the database part of the document names in existence filters'
+    ///     bloom filters (the protocol's; the spec tests name Firestore's test project).
     package init(
         localStore: any RemoteStoreDataSource, datastore: any Datastore, scheduler: any Scheduler,
-        logger: RemoteLogger = .discarding, backoffRandom: @escaping () -> Double = { Double.random(in: 0..<1) }
+        logger: RemoteLogger = .discarding, backoffRandom: @escaping () -> Double = { Double.random(in: 0..<1) },
+        databaseName: String = ServerMessage.ExistenceFilter.databaseName
     ) {
         let callbacks = Callbacks()
         self.callbacks = callbacks
         self.localStore = localStore
         self.logger = logger
+        self.databaseName = databaseName
         watchStream = datastore.makeWatchStream(delegate: callbacks)
         writeStream = datastore.makeWriteStream(delegate: callbacks)
         watchConnection = StreamConnection(
@@ -220,7 +230,9 @@ package final class RemoteStore {
     }
 
     private func startWatchStream() {
-        watchAggregator = WatchChangeAggregator(metadataProvider: self)
+        let aggregator = WatchChangeAggregator(metadataProvider: self, databaseName: databaseName)
+        aggregator.onExistenceFilterMismatch = { [unowned self] mismatch in existenceFilterDidMismatch(mismatch) }
+        watchAggregator = aggregator
         watchConnection.start()
         onlineStateTracker.handleWatchStreamStart()
     }
@@ -307,6 +319,25 @@ package final class RemoteStore {
         }
 
         syncer?.applyRemoteEvent(event)
+    }
+
+    private func existenceFilterDidMismatch(_ mismatch: ExistenceFilterMismatch) {
+        existenceFilterCounts.mismatches += 1
+        let counts = "the client has \(mismatch.localCount) documents, the server \(mismatch.serverCount)"
+        switch mismatch.outcome {
+        case .resolvedByBloomFilter(let removed):
+            existenceFilterCounts.resolvedByBloomFilter += 1
+            existenceFilterCounts.documentsRemovedByBloomFilter += removed
+            logger.debug("existence filter of target \(mismatch.targetID): \(counts); the bloom filter ruled out \(removed)")
+        case .bloomFilterFalsePositive(let removed):
+            existenceFilterCounts.bloomFilterFalsePositives += 1
+            logger.debug(
+                "existence filter of target \(mismatch.targetID): \(counts); the bloom filter ruled out \(removed), "
+                    + "too few (a false positive): listening again from scratch")
+        case .noUsableBloomFilter(let reason):
+            existenceFilterCounts.withoutUsableBloomFilter += 1
+            logger.debug("existence filter of target \(mismatch.targetID): \(counts); \(reason): listening again from scratch")
+        }
     }
 
     private func processTargetError(targetIDs: [TargetID], cause: DocError) {
@@ -531,4 +562,22 @@ private final class Callbacks: WatchStreamDelegate, WriteStreamDelegate {
     }
 
     func writeStreamDidClose(error: DocError?) { owner?.writeStreamDidClose(error: error) }
+}
+
+/// How a remote store handled the existence filters whose count did not match the client's
+/// (``WatchChangeAggregator/handleExistenceFilter(targetID:count:bloomFilter:)``).
+package struct ExistenceFilterCounts: Sendable, Hashable {
+    /// Existence filters whose count differed from the client's.
+    package var mismatches = 0
+    /// Mismatches the bloom filter settled without a re-query.
+    package var resolvedByBloomFilter = 0
+    /// Documents those bloom filters removed from their targets (then resolved in limbo).
+    package var documentsRemovedByBloomFilter = 0
+    /// Mismatches re-queried because the count still differed after the bloom filter (a
+    /// false positive).
+    package var bloomFilterFalsePositives = 0
+    /// Mismatches re-queried because there was no usable bloom filter.
+    package var withoutUsableBloomFilter = 0
+
+    package init() {}
 }

@@ -6,8 +6,9 @@ package enum WatchChange: Sendable, Hashable {
     /// `document` is the new state: a found document, a delete (`NoDocument`), or `nil` when
     /// the document merely left the targets (a "remove": the client may keep its copy).
     case document(DocumentChange)
-    /// The server's count of documents matching a target, to detect missed removals.
-    case existenceFilter(targetID: TargetID, count: Int)
+    /// The server's count of documents matching a target, to detect missed removals, with
+    /// the names of those documents as a bloom filter when the server sends one.
+    case existenceFilter(targetID: TargetID, count: Int, bloomFilter: BloomFilterParameters? = nil)
     /// A change to the state of some targets (all active targets when `targetIDs` is empty).
     case target(TargetStateChange)
 
@@ -22,6 +23,21 @@ package enum WatchChange: Sendable, Hashable {
             self.removedTargetIDs = removedTargetIDs
             self.key = key
             self.document = document
+        }
+    }
+
+    /// A bloom filter as the server sent it, not yet checked (Firestore's
+    /// `BloomFilterParameters`): the aggregator makes a ``BloomFilter`` of it, or ignores it
+    /// when the parameters are invalid.
+    package struct BloomFilterParameters: Sendable, Hashable {
+        package var bitmap: [UInt8]
+        package var padding: Int
+        package var hashCount: Int
+
+        package init(bitmap: [UInt8], padding: Int, hashCount: Int) {
+            self.bitmap = bitmap
+            self.padding = padding
+            self.hashCount = hashCount
         }
     }
 

@@ -1,4 +1,5 @@
 package import DocModel
+import DocProtocol
 
 /// What the aggregator needs to know about targets from the layers above it.
 package protocol TargetMetadataProvider: AnyObject {
@@ -24,10 +25,22 @@ package final class WatchChangeAggregator {
     private var pendingDocumentTargetMappings: [DocumentKey: Set<TargetID>] = [:]
     /// Targets to re-listen from scratch after an existence filter mismatch.
     private var pendingTargetResets: [TargetID: QueryPurpose] = [:]
+    /// The database part of the document names in bloom filters.
+    private let databaseName: String
 
-    /// Creates an aggregator that asks `metadataProvider` (which must outlive it) about targets.
-    package init(metadataProvider: any TargetMetadataProvider) {
+    /// Told about every existence filter whose count did not match the client's, and what
+    /// became of it (for logs and counters; Firestore's testing hook of the same purpose).
+    package var onExistenceFilterMismatch: ((ExistenceFilterMismatch) -> Void)?
+
+    /// Creates an aggregator that asks `metadataProvider` (which must outlive it) about
+    /// targets; bloom filters name documents under `databaseName` (see
+    /// `ServerMessage.ExistenceFilter.documentName(of:database:)`).
+    package init(
+        metadataProvider: any TargetMetadataProvider,
+        databaseName: String = ServerMessage.ExistenceFilter.databaseName
+    ) {
         self.metadataProvider = metadataProvider
+        self.databaseName = databaseName
     }
 
     /// Feeds one watch message. A target removal that carries a cause is an error the remote
@@ -36,7 +49,8 @@ package final class WatchChangeAggregator {
         switch change {
         case .document(let documentChange): handleDocumentChange(documentChange)
         case .target(let targetChange): handleTargetChange(targetChange)
-        case .existenceFilter(let targetID, let count): handleExistenceFilter(targetID: targetID, count: count)
+        case .existenceFilter(let targetID, let count, let bloomFilter):
+            handleExistenceFilter(targetID: targetID, count: count, bloomFilter: bloomFilter)
         }
     }
 
@@ -96,10 +110,18 @@ package final class WatchChangeAggregator {
     }
 
     /// The server counted `count` documents in the target. When the client's count differs
-    /// (it missed removals), the target is reset and recorded as a mismatch, so the remote
-    /// store re-listens without a resume token. For a single-document target a count of 0
-    /// means the document does not exist.
-    package func handleExistenceFilter(targetID: TargetID, count: Int) {
+    /// (it missed removals) and the server sent a usable bloom filter of the target's
+    /// documents, the documents the filter rules out leave the target (their views then
+    /// resolve them as limbo documents, one document target each); if the count then matches,
+    /// that is all. Otherwise — no filter, an invalid or empty one, or a count that still
+    /// differs (a false positive kept a removed document) — the target is reset and recorded
+    /// as a mismatch, so the remote store re-listens without a resume token, with purpose
+    /// ``QueryPurpose/existenceFilterMismatch`` or, after a false positive,
+    /// ``QueryPurpose/existenceFilterMismatchBloom`` (as Firestore). For a single-document
+    /// target a count of 0 means the document does not exist.
+    package func handleExistenceFilter(
+        targetID: TargetID, count: Int, bloomFilter parameters: WatchChange.BloomFilterParameters? = nil
+    ) {
         guard let targetData = targetDataForActiveTarget(targetID) else { return }
         let target = targetData.target
         if target.isDocumentQuery {
@@ -111,10 +133,61 @@ package final class WatchChangeAggregator {
             }
             return
         }
-        if currentDocumentCount(for: targetID) != count {
+        let localCount = currentDocumentCount(for: targetID)
+        guard localCount != count else { return }
+
+        let outcome: ExistenceFilterMismatch.Outcome
+        switch Self.bloomFilter(parameters) {
+        case .failure(let error):
+            outcome = .noUsableBloomFilter(reason: error.message)
+        case .success(let filter):
+            let removed = removeDocuments(notIn: filter, from: targetID)
+            if currentDocumentCount(for: targetID) == count {
+                outcome = .resolvedByBloomFilter(removed: removed)
+            } else {
+                outcome = .bloomFilterFalsePositive(removed: removed)
+            }
+        }
+        switch outcome {
+        case .resolvedByBloomFilter:
+            break
+        case .bloomFilterFalsePositive:
+            resetTarget(targetID)
+            pendingTargetResets[targetID] = .existenceFilterMismatchBloom
+        case .noUsableBloomFilter:
             resetTarget(targetID)
             pendingTargetResets[targetID] = .existenceFilterMismatch
         }
+        onExistenceFilterMismatch?(
+            ExistenceFilterMismatch(targetID: targetID, localCount: localCount, serverCount: count, outcome: outcome))
+    }
+
+    /// The filter the parameters describe, or why there is none to use: absent, invalid
+    /// (``BloomFilter/init(bitmap:padding:hashCount:)``) or without bits.
+    private static func bloomFilter(_ parameters: WatchChange.BloomFilterParameters?) -> Result<BloomFilter, DocError> {
+        guard let parameters else { return .failure(DocError(.invalidArgument, "no bloom filter")) }
+        let filter: BloomFilter
+        do {
+            filter = try BloomFilter(bitmap: parameters.bitmap, padding: parameters.padding, hashCount: parameters.hashCount)
+        } catch {
+            return .failure(error)
+        }
+        guard filter.bitCount > 0 else { return .failure(DocError(.invalidArgument, "empty bloom filter")) }
+        return .success(filter)
+    }
+
+    /// Removes from the target every document the sync engine has in it that `filter`
+    /// certainly does not contain; returns how many.
+    private func removeDocuments(notIn filter: BloomFilter, from targetID: TargetID) -> Int {
+        var removed = 0
+        for key in metadataProvider.remoteKeys(for: targetID) {
+            let name = ServerMessage.ExistenceFilter.documentName(of: key, database: databaseName)
+            if !filter.mightContain(name) {
+                removeDocument(key, from: targetID, updatedDocument: nil)
+                removed += 1
+            }
+        }
+        return removed
     }
 
     /// Builds the event for everything collected so far, consistent at `snapshotVersion`,
@@ -246,4 +319,28 @@ package final class WatchChangeAggregator {
         if let state = targetStates[targetID], state.isPending { return nil }
         return metadataProvider.targetData(for: targetID)
     }
+}
+
+/// An existence filter whose count differed from the client's, and what the aggregator did
+/// about it.
+package struct ExistenceFilterMismatch: Sendable, Hashable {
+    /// How the mismatch was handled.
+    package enum Outcome: Sendable, Hashable {
+        /// The bloom filter ruled out `removed` documents and the counts then matched: they
+        /// left the target, and are confirmed by limbo resolution. No re-query.
+        case resolvedByBloomFilter(removed: Int)
+        /// The counts still differed after removing what the bloom filter ruled out (a
+        /// removed document was a false positive of the filter): the target is re-queried.
+        case bloomFilterFalsePositive(removed: Int)
+        /// There was no bloom filter, or it could not be used (`reason`): the target is
+        /// re-queried.
+        case noUsableBloomFilter(reason: String)
+    }
+
+    package var targetID: TargetID
+    /// The documents the client counted in the target when the filter arrived.
+    package var localCount: Int
+    /// The documents the server counted.
+    package var serverCount: Int
+    package var outcome: Outcome
 }

@@ -39,12 +39,19 @@ struct JSONReader {
 
     private let bytes: [UInt8]
     private var pos = 0
+    /// The deepest nesting this parse accepts (``maxDepth`` unless the caller says otherwise).
+    private let depthLimit: Int
 
-    private init(_ bytes: [UInt8]) { self.bytes = bytes }
+    private init(_ bytes: [UInt8], depthLimit: Int) {
+        self.bytes = bytes
+        self.depthLimit = depthLimit
+    }
 
     /// Parses one complete JSON text (a single value, optionally surrounded by whitespace).
-    static func parse(_ bytes: [UInt8]) throws(DocError) -> JSONNode {
-        var reader = JSONReader(bytes)
+    /// `maxDepth` bounds the nesting (formats that wrap every value in objects, such as
+    /// Firestore's typed JSON in bundles, need more than the default).
+    static func parse(_ bytes: [UInt8], maxDepth: Int = JSONReader.maxDepth) throws(DocError) -> JSONNode {
+        var reader = JSONReader(bytes, depthLimit: maxDepth)
         reader.skipWhitespace()
         let node = try reader.parseValue(depth: 0)
         reader.skipWhitespace()
@@ -124,8 +131,8 @@ struct JSONReader {
     }
 
     private mutating func checkDepth(_ depth: Int) throws(DocError) {
-        guard depth <= Self.maxDepth else {
-            throw error("arrays and objects are nested deeper than \(Self.maxDepth) levels", at: pos)
+        guard depth <= depthLimit else {
+            throw error("arrays and objects are nested deeper than \(depthLimit) levels", at: pos)
         }
     }
 

@@ -273,7 +273,35 @@ public final class DocServerCore: Sendable {
             await writeHandshake(request, on: connection)
         case .write(let batch):
             await write(batch, on: connection)
+        case .aggregate(let request):
+            await aggregate(request, on: connection)
         }
+    }
+
+    // MARK: Aggregate
+
+    /// Answers an `aggregate` request with one `aggregateResult`: the values as of the read's
+    /// version, or the error (`permissionDenied` when the rules do not allow a `list` of the
+    /// target, `invalidArgument` for a document target). The connection stays open either way.
+    @discardableResult
+    public func aggregate(_ request: ClientMessage.Aggregate, on connection: ServerConnection) async -> ServerMessage {
+        let started = ContinuousClock.now
+        guard let hub = await liveHub(for: connection) else {
+            return .aggregateResult(.init(requestID: request.requestID, error: DocError(.unavailable, "the connection is closed")))
+        }
+        let answer: ServerMessage.AggregateResult
+        do {
+            let (result, version) = try await hub.aggregate(request.target, request.aggregations, auth: connection.rulesAuth,
+                                                            connection: connection.id)
+            answer = .init(requestID: request.requestID, result: result, readTime: version)
+        } catch {
+            metrics.rejected(error.code)
+            answer = .init(requestID: request.requestID, error: error)
+        }
+        connection.outbound.send([.aggregateResult(answer)])
+        AccessLog.log(connection.accessLogger, op: "aggregate", code: answer.error?.code, started: started,
+                      ["target": .string(request.target.path.description)])
+        return .aggregateResult(answer)
     }
 
     // MARK: Watch

@@ -10,7 +10,8 @@ public struct ServerConfiguration: Sendable {
     /// protocol promises at least that).
     public var outcomeRetentionMicros: Int64
     /// How long change log entries are kept for resuming listeners, in microseconds (default
-    /// 24 h). A resume token older than that gets a `reset`.
+    /// 24 h). A resume token older than that gets a `reset`, unless the target can be resumed
+    /// from its documents with a bloom filter (``bloomFilterFalsePositiveRate``).
     public var changeLogRetentionMicros: Int64
     /// The most change log entries a resume reads before it prefers a `reset` (default 10,000).
     public var maxResumeChanges: Int
@@ -35,6 +36,14 @@ public struct ServerConfiguration: Sendable {
     /// Off by default: clients get "Missing or insufficient permissions." with the operation
     /// and path, as from Firestore, and the detail goes to the server log.
     public var explainDenials: Bool = false
+    /// The false-positive rate of the bloom filters sent with existence filters (default
+    /// 0.01: about 9.6 bits per document of the target, 7 hashes). A resumed target's
+    /// existence filter carries a bloom filter of the target's documents, with which a client
+    /// that missed removals drops just those documents instead of listening again from
+    /// scratch; with a filter, a resume token the change log no longer reaches is resumed
+    /// from the documents themselves (docs/protocol.md, "Adding a target"). `nil`: no bloom
+    /// filters, and such tokens get a `reset`.
+    public var bloomFilterFalsePositiveRate: Double? = 0.01
 
     public init(
         maxListenLimit: Int = 1_000,

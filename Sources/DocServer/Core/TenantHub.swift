@@ -434,13 +434,17 @@ actor TenantHub {
             var reset = false
             if let bytes = request.resumeToken, !bytes.isEmpty {
                 resumed = try await resume(target, id: targetID, token: bytes, state: state, logger: logger)
+                if resumed == nil, let expected = request.expectedCount {
+                    resumed = try await resumeFromDocuments(
+                        target, id: targetID, token: bytes, expectedCount: expected, state: state, logger: logger)
+                }
                 reset = resumed == nil
             }
             if let resumed {
                 messages += resumed.messages
                 if let expected = request.expectedCount {
                     logger.trace("existence filter", metadata: ["expected": "\(expected)", "count": "\(resumed.window.count)"])
-                    messages.append(.existenceFilter(.init(targetID: targetID, count: resumed.window.count)))
+                    messages.append(.existenceFilter(existenceFilter(targetID: targetID, target: target, window: resumed.window)))
                 }
                 window = resumed.window
                 version = resumed.version
@@ -509,7 +513,7 @@ actor TenantHub {
         var budget = configuration.maxResumeChanges
         for _ in 0..<Self.maxResumeRounds {
             guard case .complete(let entries, let through) = try await store.changes(after: logThrough, maxEntries: budget) else {
-                logger.debug("resume token too old: reset", metadata: ["token": "\(token.version)"])
+                logger.debug("resume token older than the change log", metadata: ["token": "\(token.version)"])
                 return nil
             }
             budget -= entries.count
@@ -518,7 +522,7 @@ actor TenantHub {
                 changed[entry.key] = entry.document
             }
             if let limit = target.limit, changed.count >= limit {
-                logger.debug("resume: more changes than the limit: reset")
+                logger.debug("resume: more changes than the limit")
                 return nil
             }
             let read = try await store.query(target, limit: target.limit.map { $0 + changed.count })
@@ -528,8 +532,51 @@ actor TenantHub {
             logger.debug("resumed", metadata: ["token": "\(token.version)", "changed": "\(changed.count)", "sent": "\(messages.count)"])
             return (messages, window, read.version)
         }
-        logger.debug("resume: the tenant kept changing under the read: reset")
+        logger.debug("resume: the tenant kept changing under the read")
         return nil
+    }
+
+    /// The resume of a target the change log cannot bring up to date (the token is older than
+    /// the log reaches, or too much changed), for a client that sent its count and so receives
+    /// an existence filter with a bloom filter: from the documents themselves. The results
+    /// changed after the token's version are sent; those unchanged were results then too, and
+    /// the client has them when its window was not full then (`expectedCount` below the
+    /// limit), so nothing else is needed. What the client has and the results no longer hold
+    /// (deleted, changed away, pushed out) is not sent: the existence filter's count tells the
+    /// client something is missing, and its bloom filter which documents. `nil` (a reset)
+    /// when the token is not this database's, the window may have been full, or bloom filters
+    /// are off.
+    private func resumeFromDocuments(
+        _ target: Target, id targetID: Int32, token bytes: [UInt8], expectedCount: Int, state: TenantState, logger: Logger
+    ) async throws(DocError) -> (messages: [ServerMessage], window: [Document], version: SnapshotVersion)? {
+        guard let token = WatchToken(bytes: bytes), state.resumes(incarnation: token.incarnation, version: token.version) else {
+            return nil
+        }
+        guard configuration.bloomFilterFalsePositiveRate != nil else {
+            logger.debug("no bloom filters to resume from the documents with: reset")
+            return nil
+        }
+        if let limit = target.limit, expectedCount >= limit {
+            logger.debug("the client's window may have been full: reset")
+            return nil
+        }
+        let read = try await store.query(target, limit: target.limit)
+        let changed = read.documents.filter { $0.version > token.version }
+        logger.debug("resumed from the documents", metadata: [
+            "token": "\(token.version)", "results": "\(read.documents.count)", "sent": "\(changed.count)",
+        ])
+        return (TargetResults.all(changed, targetID: targetID), read.documents, read.version)
+    }
+
+    /// The existence filter of a resumed target: the number of its results and, unless bloom
+    /// filters are off or it is a document target (whose count says it all), a bloom filter of
+    /// their names.
+    private func existenceFilter(targetID: Int32, target: Target, window: [Document]) -> ServerMessage.ExistenceFilter {
+        var filter = ServerMessage.ExistenceFilter(targetID: targetID, count: window.count)
+        if let rate = configuration.bloomFilterFalsePositiveRate, !target.isDocumentQuery {
+            filter.bloomFilter = BloomFilterBuilder.filter(of: window.map(\.key), falsePositiveRate: rate)
+        }
+        return filter
     }
 
     /// How often a resume reads the change log again because commits kept arriving between
@@ -632,6 +679,32 @@ actor TenantHub {
             if let denial = try await control.denial(listen: target, time: now()) { throw denial }
         }
         return try await store.query(target, limit: target.limit)
+    }
+
+    /// Aggregates a target's results (an `aggregate` request): authorized as a `list` for
+    /// `auth` like a listen, but not bounded — only the values leave the server. The store
+    /// reads the matching documents through the query planner (its indexes) in the server and
+    /// folds them into an ``AggregateAccumulator``.
+    func aggregate(_ target: Target, _ fields: [AggregateField], auth: RulesAuth, connection: String? = nil)
+        async throws(DocError) -> (result: [String: Value], version: SnapshotVersion)
+    {
+        guard !target.isDocumentQuery else {
+            throw DocError(.invalidArgument, "aggregations run over a query, not a single document", at: "target \(target.path)")
+        }
+        do {
+            // The rules decide in the hub's turn (their lookups read the store as commits
+            // leave it); the scan reads a snapshot and does not hold the tenant's commits up.
+            await acquire()
+            defer { release() }
+            if let access = rules.context(for: auth, logger: connectionLogger(connection)) {
+                let control = AccessControl(context: access, store: store)
+                if let denial = try await control.denial(listen: target, time: now()) { throw denial }
+            }
+        }
+        let read = try await store.query(target, limit: target.limit)
+        var accumulator = AggregateAccumulator(fields)
+        for document in read.documents { accumulator.add(document.data) }
+        return (accumulator.result, read.version)
     }
 
     /// The hub's logger with `connection` (denials name the connection they refused).

@@ -12,7 +12,7 @@ enum SpecDecoder {
     /// Step kinds of the web SDK's multi-tab mode and other features the single-client driver
     /// does not run.
     static let unsupportedActions: Set<String> = [
-        "applyClientState", "shutdown", "clearPersistence", "loadBundle", "triggerLruGC", "watchProto",
+        "applyClientState", "shutdown", "clearPersistence", "triggerLruGC", "watchProto",
     ]
 
     /// Decodes a whole file. Only the outer structure must be valid; a test whose steps do
@@ -142,9 +142,10 @@ enum SpecDecoder {
             throw body.fail("watchEntity needs docs, doc or key")
         case "watchFilter":
             let keys = try (body["keys"]?.array() ?? []).map { json throws(SpecDecodingError) in try key(json) }
-            return .watchFilter(
-                targetIDs: try targetIDs(body.required("targetIds")), keys: keys,
-                hasBloomFilter: body["bloomFilter"].map { !$0.isNull } ?? false)
+            let bloomFilter = try body["bloomFilter"].flatMap { json throws(SpecDecodingError) in
+                json.isNull ? nil : try self.bloomFilter(json)
+            }
+            return .watchFilter(targetIDs: try targetIDs(body.required("targetIds")), keys: keys, bloomFilter: bloomFilter)
         case "watchReset":
             return .watchReset(try targetIDs(body))
         case "watchSnapshot":
@@ -176,6 +177,8 @@ enum SpecDecoder {
             return .removeSnapshotsInSyncListener
         case "drainQueue":
             return .drainQueue
+        case "loadBundle":
+            return .loadBundle(Array(try body.string().utf8))
         case _ where unsupportedActions.contains(kind):
             return .unsupported(kind)
         default:
@@ -252,8 +255,8 @@ enum SpecDecoder {
     static func purpose(_ json: SpecJSON) throws(SpecDecodingError) -> QueryPurpose {
         switch try json.string() {
         case "TargetPurposeListen": return .listen
-        case "TargetPurposeExistenceFilterMismatch", "TargetPurposeExistenceFilterMismatchBloom":
-            return .existenceFilterMismatch
+        case "TargetPurposeExistenceFilterMismatch": return .existenceFilterMismatch
+        case "TargetPurposeExistenceFilterMismatchBloom": return .existenceFilterMismatchBloom
         case "TargetPurposeLimboResolution": return .limboResolution
         case let other: throw json.fail("unknown target purpose \"\(other)\"")
         }
@@ -387,6 +390,25 @@ enum SpecDecoder {
             key: key, version: version, createTime: createTime, value: value,
             hasLocalMutations: try options?["hasLocalMutations"]?.truthy() ?? false,
             hasCommittedMutations: try options?["hasCommittedMutations"]?.truthy() ?? false)
+    }
+
+    /// `{"bits": {"bitmap": base64, "padding"?: N}, "hashCount"?: N}`, absent numbers being 0
+    /// (proto3 JSON); the parameters are passed on unchecked, as the server sent them. A
+    /// bitmap that is not base64 (a web-only test) is a filter the client cannot read: `nil`,
+    /// which the aggregator handles as Firestore's web client handles an unreadable filter (a
+    /// full re-query).
+    static func bloomFilter(_ json: SpecJSON) throws(SpecDecodingError) -> WatchChange.BloomFilterParameters? {
+        for key in try json.object().keys where key != "bits" && key != "hashCount" {
+            throw json.fail("unknown bloom filter member \"\(key)\"")
+        }
+        let bits = try json.required("bits")
+        for key in try bits.object().keys where key != "bitmap" && key != "padding" {
+            throw bits.fail("unknown bloom filter bits member \"\(key)\"")
+        }
+        let text = try bits["bitmap"]?.string() ?? ""
+        guard let bitmap = try? Base64.decode(text).get() else { return nil }
+        return WatchChange.BloomFilterParameters(
+            bitmap: bitmap, padding: Int(try bits["padding"]?.int() ?? 0), hashCount: Int(try json["hashCount"]?.int() ?? 0))
     }
 
     static func documents(_ json: SpecJSON) throws(SpecDecodingError) -> [SpecDocument] {

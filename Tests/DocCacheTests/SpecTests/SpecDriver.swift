@@ -40,7 +40,10 @@ final class SpecClient {
         datastore = FakeDatastore(scheduler: scheduler)
         let adapter = LocalStoreRemoteAdapter(localStore: localStore, isBlocked: { _ in false })
         adapter.onError = { [storageErrors] in storageErrors.errors.append($0) }
-        remoteStore = RemoteStore(localStore: adapter, datastore: datastore, scheduler: scheduler, backoffRandom: { 0.5 })
+        // The spec files' bloom filters name documents in Firestore's test project.
+        remoteStore = RemoteStore(
+            localStore: adapter, datastore: datastore, scheduler: scheduler, backoffRandom: { 0.5 },
+            databaseName: "projects/test-project/databases/(default)")
         syncEngine = SyncEngine(
             localStore: localStore, remoteStore: remoteStore, maxConcurrentLimboResolutions: maxConcurrentLimboResolutions)
         eventManager = EventManager(source: syncEngine)
@@ -204,13 +207,10 @@ final class SpecDriver {
             try requireWatchStream()
             client.datastore.watchRemoveKey(key, removedTargets: removedTargets)
 
-        case .watchFilter(let ids, let keys, let hasBloomFilter):
+        case .watchFilter(let ids, let keys, let bloomFilter):
             try requireWatchStream()
             guard ids.count == 1 else { throw StepError("an existence filter names exactly one target") }
-            // Without bloom filter support the client re-queries on any mismatch, which is
-            // Firestore's behaviour when the bloom filter is absent or unusable.
-            _ = hasBloomFilter
-            client.datastore.watchFilter(targetID: ids[0], count: keys.count)
+            client.datastore.watchFilter(targetID: ids[0], count: keys.count, bloomFilter: bloomFilter)
 
         case .watchReset(let ids):
             try requireWatchStream()
@@ -295,6 +295,15 @@ final class SpecDriver {
 
         case .drainQueue:
             break
+
+        case .loadBundle(let bytes):
+            // As `DocumentStore.loadBundle` does: read and check the whole bundle, then let the
+            // sync engine apply it (or skip it when it was loaded before).
+            do {
+                try client.syncEngine.loadBundle(try DocumentBundle(bytes: bytes))
+            } catch {
+                throw StepError("loading the bundle failed: \(error)")
+            }
 
         case .unsupported(let kind):
             throw StepError("unsupported step \(kind)")

@@ -137,7 +137,9 @@ enum SpecAction {
     case watchEntity(docs: [SpecDocument], targets: [TargetID], removedTargets: [TargetID])
     /// A key that no longer matches `removedTargets` (the document itself is not sent).
     case watchRemoveKey(DocumentKey, removedTargets: [TargetID])
-    case watchFilter(targetIDs: [TargetID], keys: [DocumentKey], hasBloomFilter: Bool)
+    /// The server counts `keys.count` documents in the target, with a bloom filter of their
+    /// names when the step has one.
+    case watchFilter(targetIDs: [TargetID], keys: [DocumentKey], bloomFilter: WatchChange.BloomFilterParameters?)
     case watchReset([TargetID])
     case watchSnapshot(version: SnapshotVersion, targetIDs: [TargetID], resumeToken: ResumeToken)
     case watchStreamClose(error: DocError, runBackoffTimer: Bool)
@@ -153,6 +155,8 @@ enum SpecAction {
     case removeSnapshotsInSyncListener
     /// Runs the async queue (a no-op here: steps run synchronously).
     case drainQueue
+    /// Loads a bundle (the step's string: the bundle's bytes in Firestore's format).
+    case loadBundle([UInt8])
     /// A step the single-client LevelDB driver cannot run (multi-client, bundles, manual LRU
     /// collection); the test is skipped with this step kind as the reason.
     case unsupported(String)

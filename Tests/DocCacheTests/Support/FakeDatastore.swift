@@ -11,7 +11,7 @@ import DocModel
 /// | `watchAck` | ``watchAck(_:)`` |
 /// | `watchCurrent` | ``watchCurrent(_:resumeToken:)`` |
 /// | `watchEntity` | ``watchEntity(_:targets:removedTargets:)`` / ``watchRemoveKey(_:removedTargets:)`` |
-/// | `watchFilter` | ``watchFilter(targetID:count:)`` |
+/// | `watchFilter` | ``watchFilter(targetID:count:bloomFilter:)`` |
 /// | `watchReset` | ``watchReset(_:)`` |
 /// | `watchRemove` | ``watchRemove(_:cause:)`` |
 /// | `watchSnapshot` | ``watchSnapshot(version:targetIDs:resumeToken:)`` |
@@ -95,9 +95,10 @@ final class FakeDatastore: Datastore {
         sendWatch(.document(.init(updatedTargetIDs: [], removedTargetIDs: removedTargets, key: key, document: nil)))
     }
 
-    /// `watchFilter`: the server counts `count` documents in the target.
-    func watchFilter(targetID: TargetID, count: Int) {
-        sendWatch(.existenceFilter(targetID: targetID, count: count))
+    /// `watchFilter`: the server counts `count` documents in the target, with a bloom filter
+    /// of their names when given.
+    func watchFilter(targetID: TargetID, count: Int, bloomFilter: WatchChange.BloomFilterParameters? = nil) {
+        sendWatch(.existenceFilter(targetID: targetID, count: count, bloomFilter: bloomFilter))
     }
 
     /// `watchReset`: the server forgot the targets' state.

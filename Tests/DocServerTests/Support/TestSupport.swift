@@ -107,6 +107,9 @@ struct ClientMirror {
     var globalToken: [UInt8]?
     var snapshotVersion: SnapshotVersion = .none
     var documentsReceived = 0
+    /// Targets whose count still differed from an existence filter after its bloom filter
+    /// was applied: the client would listen to them again from scratch.
+    var needsRequery: Set<Int32> = []
 
     mutating func apply(_ messages: [ServerMessage]) {
         for message in messages {
@@ -132,6 +135,14 @@ struct ClientMirror {
                 for t in d.removedTargetIDs { targets[t]?[d.key] = nil }
             case .documentRemove(let r):
                 for t in r.removedTargetIDs { targets[t]?[r.key] = nil }
+            case .existenceFilter(let f):
+                // As the client: on a mismatch, drop what the bloom filter rules out.
+                guard var documents = targets[f.targetID], documents.count != f.count else { break }
+                if let bloom = f.bloomFilter {
+                    for key in documents.keys where !bloom.mightContain(key) { documents[key] = nil }
+                }
+                targets[f.targetID] = documents
+                if documents.count != f.count { needsRequery.insert(f.targetID) }
             default:
                 break
             }
@@ -139,4 +150,17 @@ struct ClientMirror {
     }
 
     func keys(_ target: Int32) -> [String] { (targets[target] ?? [:]).keys.map(\.description).sorted() }
+}
+
+extension ServerMessage.ExistenceFilter.BloomFilter {
+    /// Whether the filter may contain the document (as the client tests it; docs/protocol.md).
+    func mightContain(_ key: DocumentKey) -> Bool {
+        let bitCount = bitmap.count * 8 - padding
+        guard bitCount > 0 else { return false }
+        let hash = BloomFilterBuilder.hash(ServerMessage.ExistenceFilter.documentName(of: key))
+        return (0..<hashCount).allSatisfy { i in
+            let index = BloomFilterBuilder.bitIndex(hash, i, bitCount: bitCount)
+            return bitmap[index / 8] & (1 << UInt8(index % 8)) != 0
+        }
+    }
 }

@@ -106,7 +106,7 @@ final class InProcessTransport: FrameTransport {
                 state.stats.connections += 1
             case .addTarget(let request):
                 if request.resumeToken == nil { state.stats.freshListens += 1 } else { state.stats.resumedListens += 1 }
-            case .removeTarget, .writeHandshake:
+            case .removeTarget, .writeHandshake, .aggregate:
                 break
             }
         }

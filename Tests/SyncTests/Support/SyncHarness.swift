@@ -19,9 +19,12 @@ final class SyncHarness: Sendable {
         transport = InProcessTransport(host: host)
     }
 
-    /// Runs `body` with a fresh harness; closes every store and removes every directory after.
-    static func run(_ body: (SyncHarness) async throws -> Void) async throws {
-        let harness = SyncHarness(host: try await TestServerHost.start())
+    /// Runs `body` with a fresh harness whose server has `configuration`; closes every store
+    /// and removes every directory after.
+    static func run(
+        configuration: ServerConfiguration = ServerConfiguration(), _ body: (SyncHarness) async throws -> Void
+    ) async throws {
+        let harness = SyncHarness(host: try await TestServerHost.start(configuration: configuration))
         do {
             try await body(harness)
         } catch {

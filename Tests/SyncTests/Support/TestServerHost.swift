@@ -16,23 +16,27 @@ final class TestServerHost: Sendable {
     let directory: String
     let verifier: TokenVerifier
     let minter: TokenMinter
+    /// The settings every core of this host runs with.
+    let configuration: ServerConfiguration
     private let running = Mutex<Running?>(nil)
 
-    /// A host whose server is running.
-    static func start() async throws -> TestServerHost {
+    /// A host whose server is running, with `configuration`.
+    static func start(configuration: ServerConfiguration = ServerConfiguration()) async throws -> TestServerHost {
         let secret = (0..<32).map { _ in UInt8.random(in: 0...255) }
         let host = TestServerHost(
             directory: NSTemporaryDirectory() + "doccache-sync-server-\(UUID().uuidString)",
-            verifier: try await TokenVerifier(secret: secret), minter: try await TokenMinter(secret: secret))
+            verifier: try await TokenVerifier(secret: secret), minter: try await TokenMinter(secret: secret),
+            configuration: configuration)
         try FileManager.default.createDirectory(atPath: host.directory, withIntermediateDirectories: true)
         try host.startServer()
         return host
     }
 
-    private init(directory: String, verifier: TokenVerifier, minter: TokenMinter) {
+    private init(directory: String, verifier: TokenVerifier, minter: TokenMinter, configuration: ServerConfiguration) {
         self.directory = directory
         self.verifier = verifier
         self.minter = minter
+        self.configuration = configuration
     }
 
     /// The running core, or nil while the server is stopped.
@@ -41,7 +45,7 @@ final class TestServerHost: Sendable {
     /// Starts a server core on the directory (opening the store where a previous one left it).
     func startServer() throws {
         let store = try LevelDBServerStore.open(directory: directory, options: .init(syncWrites: false))
-        let core = DocServerCore(store: store, logger: .discarding)
+        let core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
         running.withLock { $0 = Running(store: store, core: core) }
     }
 

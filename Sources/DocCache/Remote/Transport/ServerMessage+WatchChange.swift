@@ -12,7 +12,7 @@ extension ServerMessage {
     /// | `documentChange` | `.document` with the found document |
     /// | `documentDelete` | `.document` with a `NoDocument` at the delete's version |
     /// | `documentRemove` | `.document` without a document (it left the targets) |
-    /// | `existenceFilter` | `.existenceFilter` |
+    /// | `existenceFilter` | `.existenceFilter` (with its bloom filter's parameters) |
     ///
     /// Only a `noChange` target change for all targets (no target ids) with a snapshot
     /// version is a global snapshot; the version of any other target change is dropped.
@@ -42,8 +42,11 @@ extension ServerMessage {
             return (.document(.init(updatedTargetIDs: [], removedTargetIDs: remove.removedTargetIDs, key: remove.key, document: nil)),
                     .none)
         case .existenceFilter(let filter):
-            return (.existenceFilter(targetID: filter.targetID, count: filter.count), .none)
-        case .welcome, .writeHandshake, .writeResult, .writeError, .error:
+            let bloomFilter = filter.bloomFilter.map {
+                WatchChange.BloomFilterParameters(bitmap: $0.bitmap, padding: $0.padding, hashCount: $0.hashCount)
+            }
+            return (.existenceFilter(targetID: filter.targetID, count: filter.count, bloomFilter: bloomFilter), .none)
+        case .welcome, .writeHandshake, .writeResult, .writeError, .error, .aggregateResult:
             return nil
         }
     }

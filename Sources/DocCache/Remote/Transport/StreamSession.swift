@@ -49,14 +49,8 @@ enum StreamSession {
         try await connection.send(FrameEncoder.string(.hello(.init(token: token, clientID: clientID))))
 
         // The server must answer `hello` in time; a silent server counts as unreachable.
-        let timedOut = SessionBox(false)
         let timeout = configuration.handshakeTimeout
-        let watchdog = Task {
-            try? await Task.sleep(for: timeout)
-            guard !Task.isCancelled else { return }
-            timedOut.value = true
-            await connection.close()
-        }
+        let (watchdog, timedOut) = Self.watchdog(closing: connection, after: timeout)
         defer { watchdog.cancel() }
         let sendFailure = SessionBox<DocError?>(nil)
 
@@ -110,7 +104,20 @@ enum StreamSession {
         throw DocError(.unavailable, "the server closed the connection")
     }
 
-    private static func fetchToken(_ provider: @Sendable () async throws -> String) async throws(DocError) -> String {
+    /// Closes `connection` after `timeout` unless the task is cancelled first; the box says
+    /// whether it fired.
+    static func watchdog(closing connection: any FrameConnection, after timeout: Duration) -> (Task<Void, Never>, SessionBox<Bool>) {
+        let fired = SessionBox(false)
+        let task = Task {
+            try? await Task.sleep(for: timeout)
+            guard !Task.isCancelled else { return }
+            fired.value = true
+            await connection.close()
+        }
+        return (task, fired)
+    }
+
+    static func fetchToken(_ provider: @Sendable () async throws -> String) async throws(DocError) -> String {
         do {
             return try await provider()
         } catch let error as DocError {
@@ -120,7 +127,7 @@ enum StreamSession {
         }
     }
 
-    private static func decode(_ text: String) throws(DocError) -> ServerMessage {
+    static func decode(_ text: String) throws(DocError) -> ServerMessage {
         do {
             return try FrameDecoder().decodeServerMessage(text)
         } catch {
@@ -130,7 +137,7 @@ enum StreamSession {
 }
 
 /// A value shared between a session's tasks.
-private final class SessionBox<Value: Sendable>: Sendable {
+final class SessionBox<Value: Sendable>: Sendable {
     private let storage: Mutex<Value>
     init(_ value: Value) { storage = Mutex(value) }
     var value: Value {
