@@ -131,7 +131,7 @@ let package = Package(
         // Shared by the test targets: the seeded random generator of property and fuzz tests.
         .target(
             name: "DocTestSupport",
-            dependencies: ["DocModel"],
+            dependencies: ["DocModel", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support/DocTestSupport",
             swiftSettings: strict
         ),
@@ -187,7 +187,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DocCacheTests",
-            dependencies: ["DocTestSupport", "DocCache", "DocModel", "LevelDB", "doccache-crash-child"],
+            dependencies: ["DocTestSupport", "DocCache", "DocModel", "DocProtocol", "LevelDB", "doccache-crash-child"],
             // Read by the spec-test runner from its source directory.
             exclude: ["SpecTests/known-failures.txt"],
             swiftSettings: strict

@@ -1,3 +1,5 @@
+public import DocModel
+
 /// The bounds ``FrameDecoder`` enforces on incoming frames, beyond the schema.
 ///
 /// Document data is always held to DocModel's `DocumentLimits` (1 MiB per document, nesting
@@ -30,7 +32,7 @@ public struct FrameLimits: Sendable, Hashable {
 
     /// Creates limits; every parameter defaults to the value documented on its property.
     public init(
-        maxFrameBytes: Int = 4 * 1024 * 1024, maxWritesPerBatch: Int = 500, maxTokenBytes: Int = 1024,
+        maxFrameBytes: Int = 4 * 1024 * 1024, maxWritesPerBatch: Int = DocumentLimits.maxWritesPerBatch, maxTokenBytes: Int = 1024,
         maxAuthTokenBytes: Int = 16 * 1024, maxClientIDBytes: Int = 128, maxFilters: Int = 100,
         maxDisjunctionValues: Int = 30, maxOrderBys: Int = 64, maxTargetIDs: Int = 10_000,
         maxBloomFilterBytes: Int = 1024 * 1024, maxBloomFilterHashCount: Int = 64

@@ -162,9 +162,9 @@ extension ServerMessage.ExistenceFilter {
         }
 
         var wireValue: Value {
-            .map([
-                "bits": .map(["bitmap": .string(Base64.encode(bitmap)), "padding": .integer(Int64(padding))]),
-                "hashCount": .integer(Int64(hashCount)),
+            Wire.object([
+                ("bits", Wire.object([("bitmap", Wire.bytes(bitmap)), ("padding", .integer(Int64(padding)))])),
+                ("hashCount", .integer(Int64(hashCount))),
             ])
         }
 

@@ -30,8 +30,7 @@ extension PostgresServerStore {
                 guard let tenant = try? TenantID(name) else { continue }
                 let previous = TenantState.PreviousIncarnation(incarnation: UInt64(bitPattern: incarnation),
                                                                validThrough: SnapshotVersion(microseconds: last))
-                var next = UInt64.random(in: 1...UInt64.max)
-                while next == previous.incarnation { next = UInt64.random(in: 1...UInt64.max) }
+                let next = TenantState.newIncarnation(other: previous.incarnation)
                 try await connection.run("""
                     UPDATE doccache_tenants SET incarnation = \(Int64(bitPattern: next)) WHERE tenant = \(name)
                     """, logger)

@@ -53,8 +53,9 @@ struct ServerMetricsTests {
         _ = await socket.next(where: { if case .targetChange(let c) = $0 { c.state == .current } else { false } })
 
         let after = try await Scrape.get(metricsURL)
-        let delta = { (name: String, labels: [String: String]) in
-            after.samples.value(name, labels) - before.samples.value(name, labels)
+        let delta = { (name: String, labels: [String: String]) -> Double? in
+            guard let now = after.samples.value(name, labels), let then = before.samples.value(name, labels) else { return nil }
+            return now - then
         }
         #expect(delta("doccache_commits_total", ["source": "client"]) == Double(committed), "\(after.text)")
         #expect(delta("doccache_commits_total", ["source": "request"]) == 0)
@@ -321,9 +322,10 @@ struct Samples {
         }
     }
 
-    /// The sample with this name and exactly these labels (0 when there is none).
-    func value(_ name: String, _ labels: [String: String]) -> Double {
-        all.first { $0.name == name && $0.labels == labels }?.value ?? 0
+    /// The sample with this name and exactly these labels (`nil` when there is none, so an
+    /// expectation on a metric that is not emitted fails).
+    func value(_ name: String, _ labels: [String: String]) -> Double? {
+        all.first { $0.name == name && $0.labels == labels }?.value
     }
 
     /// The sum over every label set of `name`.
@@ -377,41 +379,5 @@ struct Samples {
             value = number
         }
         return Sample(name: name, labels: labels, value: value)
-    }
-}
-
-/// Every line logged through its loggers, with the logger's label.
-final class CapturedLogs: Sendable {
-    struct Line: Sendable {
-        var label: String
-        var level: Logger.Level
-        var message: String
-        var metadata: [String: String]
-    }
-
-    private let captured = Mutex<[Line]>([])
-    var lines: [Line] { captured.withLock { $0 } }
-
-    func logger(_ label: String) -> Logger {
-        Logger(label: label) { label in Handler(label: label, logs: self) }
-    }
-
-    struct Handler: LogHandler {
-        let label: String
-        let logs: CapturedLogs
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            var all = metadata
-            for (key, value) in event.metadata ?? [:] { all[key] = value }
-            let line = Line(label: label, level: event.level, message: "\(event.message)", metadata: all.mapValues { "\($0)" })
-            logs.captured.withLock { $0.append(line) }
-        }
     }
 }

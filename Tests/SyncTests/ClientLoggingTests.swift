@@ -11,42 +11,9 @@ import Testing
 @Suite("Client logging", .timeLimit(.minutes(2)))
 struct ClientLoggingTests {
     /// Keeps every message logged through it.
-    final class Captured: Sendable {
-        struct Line: Sendable {
-            var level: Logger.Level
-            var message: String
-            var metadata: [String: String]
-        }
-
-        private let lines = Mutex<[Line]>([])
-        var all: [Line] { lines.withLock { $0 } }
-        func append(_ line: Line) { lines.withLock { $0.append(line) } }
-
-        var logger: Logger {
-            Logger(label: DocumentStore.loggerLabel) { _ in Handler(captured: self) }
-        }
-
-        struct Handler: LogHandler {
-            let captured: Captured
-            var metadata: Logger.Metadata = [:]
-            var logLevel: Logger.Level = .trace
-
-            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-                get { metadata[key] }
-                set { metadata[key] = newValue }
-            }
-
-            func log(event: LogEvent) {
-                var all = metadata
-                for (key, value) in event.metadata ?? [:] { all[key] = value }
-                captured.append(Line(level: event.level, message: "\(event.message)", metadata: all.mapValues { "\($0)" }))
-            }
-        }
-    }
-
     @Test func rejectionsConnectionStatesAndStreamFailuresAreLogged() async throws {
         try await SyncHarness.run { harness in
-            let captured = Captured()
+            let captured = CapturedLogs()
             let host = harness.host
             let directory = NSTemporaryDirectory() + "doccache-logging-\(UUID().uuidString)"
             defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -54,11 +21,11 @@ struct ClientLoggingTests {
             let store = try await DocumentStore.open(
                 directory: directory, tenant: "acme", user: "u1",
                 network: NetworkConfiguration(transport: transport, token: { try await host.token(tenant: "acme", uid: "u1") }),
-                logger: captured.logger)
+                logger: captured.logger(DocumentStore.loggerLabel))
             // Rejected by the server: an update of a document that does not exist.
             let handle = try await store.document("notes/missing").updateData(["n": 1])
             await #expect(throws: DocError.self) { _ = try await handle.committed }
-            let rejection = captured.all.first { $0.message.contains("rejected a write") }
+            let rejection = captured.lines.first { $0.message.contains("rejected a write") }
             #expect(rejection?.level == .warning)
             #expect(rejection?.metadata["code"] == "notFound", "\(String(describing: rejection))")
             #expect(rejection?.metadata["batch"] == String(handle.batchID))
@@ -67,9 +34,9 @@ struct ClientLoggingTests {
             // The server goes away: the stream failure and the retry are logged.
             transport.dropAfterNextCommit(thenRefuse: true)
             _ = try await store.document("notes/a").setData(["n": 1])
-            #expect(await eventually { captured.all.contains { $0.message.contains("stream failed; retrying with backoff") } },
-                    "\(captured.all.map(\.message))")
-            #expect(captured.all.contains { $0.message.hasPrefix("online state:") })
+            #expect(await eventually { captured.lines.contains { $0.message.contains("stream failed; retrying with backoff") } },
+                    "\(captured.lines.map(\.message))")
+            #expect(captured.lines.contains { $0.message.hasPrefix("online state:") })
             await store.close()
         }
     }

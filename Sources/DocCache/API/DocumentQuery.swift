@@ -48,32 +48,9 @@ public struct DocumentQuery: Sendable {
         return QuerySnapshot(try await store.core.runQuery(query), includeMetadataChanges: false)
     }
 
-    /// A snapshot the server has just confirmed (`isFromCache == false`), as Firestore reads
-    /// from the server: a one-off listen that waits for the server to mark the target current.
-    /// Fails with `unavailable` when the store has no server, its network is disabled, or it
-    /// is (or goes) offline before the server answers.
+    /// A snapshot the server has just confirmed (``ClientCore/serverSnapshot(_:)``).
     func serverSnapshot() async throws(DocError) -> ViewSnapshot {
-        guard await store.core.canUseNetwork else {
-            throw DocError(.unavailable,
-                "the store is offline (no server, or the network is disabled); read with source: .cache for cached data")
-        }
-        let box = OneShot<Result<ViewSnapshot, DocError>>()
-        // Waiting for sync while online, the first event is from the server, or from the
-        // cache only once the store is offline.
-        let id = try await store.core.addListener(
-            query: query, options: ListenOptions(includeMetadataChanges: true, waitForSyncWhenOnline: true), scopeID: nil
-        ) { result in
-            switch result {
-            case .success(let snapshot) where !snapshot.isFromCache: box.fulfil(.success(snapshot))
-            case .success:
-                box.fulfil(.failure(DocError(.unavailable,
-                    "the server could not be reached; read with source: .cache for cached data")))
-            case .failure(let error): box.fulfil(.failure(error))
-            }
-        }
-        let result = await box.value
-        await store.core.removeListener(id)
-        return try result.get()
+        try await store.core.serverSnapshot(query).snapshot
     }
 
     // MARK: - Listeners
@@ -101,20 +78,7 @@ public struct DocumentQuery: Sendable {
     ) async throws(DocError) -> ListenerRegistration {
         if bounded { try checkBounded() }
         let flag = RemovalFlag()
-        let send: @Sendable (Result<ViewSnapshot, DocError>) -> Void
-        if let queue {
-            send = { result in
-                queue.async {
-                    guard !flag.isRemoved else { return }
-                    deliver(result)
-                }
-            }
-        } else {
-            send = { result in
-                guard !flag.isRemoved else { return }
-                deliver(result)
-            }
-        }
+        let send = flag.gate(on: queue, deliver)
         let id = try await store.core.addListener(
             query: query, options: ListenOptions(includeMetadataChanges: includeMetadataChanges, source: source),
             scopeID: scope?.id, deliver: send)

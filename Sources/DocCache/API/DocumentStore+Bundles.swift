@@ -3,8 +3,10 @@ public import DocModel
 /// A query a bundle saved under a name, and when its results were read on the server.
 public struct NamedQuery: Sendable {
     public let name: String
-    /// The query, ready to read or listen to; a listen resumes from ``readTime`` (its target
-    /// holds the bundle's results as of then).
+    /// The query, ready to read or listen to: a listen starts from the bundle's results in
+    /// the cache (its target holds them, with ``readTime`` as its snapshot version), then the
+    /// server sends the query's full results (the wire carries no read time to resume from;
+    /// docs/bundles.md, "Limits").
     public let query: DocumentQuery
     /// When the bundle's results of the query were read.
     public let readTime: Timestamp
@@ -24,8 +26,8 @@ extension DocumentStore {
     /// - a bundle already loaded with the same id and the same or a later create time is
     ///   skipped (the task still ends in `success`);
     /// - its named queries are saved (``namedQuery(_:)``); each one's target takes the query's
-    ///   read time and results when they are newer than what the cache has, so a listen resumes
-    ///   from there;
+    ///   read time and results when they are newer than what the cache has, so a listen starts
+    ///   from them (the server then sends the full results: docs/bundles.md, "Limits");
     /// - listeners see the documents at once (from the cache; pending writes stay on top), and
     ///   then sync with the server as usual.
     ///

@@ -42,7 +42,7 @@ extension DocumentStore {
     /// anything changes: on an error the failed write is still there.
     @discardableResult
     public func retryFailedWrite(_ id: Int, with batch: WriteBatch) async throws(DocError) -> WriteHandle {
-        let (batchID, tracker) = try await core.retryFailedWrite(id, with: batch.mutations)
+        let (batchID, tracker) = try await core.retryFailedWrite(id, with: batch.mutations, prevalidated: true)
         return WriteHandle(batchID: batchID, tracker: tracker)
     }
 

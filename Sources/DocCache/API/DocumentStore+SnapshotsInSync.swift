@@ -10,25 +10,26 @@ extension DocumentStore {
     /// - Throws: the store's failure when it is closed or has failed.
     public func addSnapshotsInSyncListener(_ callback: @escaping @Sendable () -> Void) async throws(DocError) -> ListenerRegistration {
         let flag = RemovalFlag()
-        let queue = callbackQueue
-        let id = try await core.addSnapshotsInSyncListener {
-            queue.async {
-                guard !flag.isRemoved else { return }
-                callback()
-            }
-        }
+        let send = flag.gate(on: callbackQueue) { (_: Void) in callback() }
+        let id = try await core.addSnapshotsInSyncListener { send(()) }
         let core = self.core
         return ListenerRegistration(flag: flag) { await core.removeSnapshotsInSyncListener(id) }
     }
 
     /// The moments when every snapshot listener shows the same state (see
     /// ``addSnapshotsInSyncListener(_:)``), as an async sequence: one element right away, then
-    /// one after each change. Ending the iteration removes the listener.
+    /// one after each change. Ending the iteration removes the listener; the sequence ends
+    /// when the store closes or fails (or is already closed).
     public func snapshotsInSync() -> AsyncStream<Void> {
         AsyncStream { continuation in
             let core = self.core
             let task = Task { () -> SnapshotsInSyncListenerID? in
-                try? await core.addSnapshotsInSyncListener { continuation.yield() }
+                do {
+                    return try await core.addSnapshotsInSyncListener({ continuation.yield() }, ended: { continuation.finish() })
+                } catch {
+                    continuation.finish()
+                    return nil
+                }
             }
             continuation.onTermination = { _ in
                 Task {

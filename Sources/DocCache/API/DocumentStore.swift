@@ -218,8 +218,8 @@ public final class DocumentStore: Sendable {
 
     // MARK: - Internals shared by references
 
-    func write(_ mutations: [Mutation]) async throws(DocError) -> WriteHandle {
-        let (batchID, tracker) = try await core.write(mutations)
+    func write(_ mutations: [Mutation], prevalidated: Bool = false) async throws(DocError) -> WriteHandle {
+        let (batchID, tracker) = try await core.write(mutations, prevalidated: prevalidated)
         return WriteHandle(batchID: batchID, tracker: tracker)
     }
 }

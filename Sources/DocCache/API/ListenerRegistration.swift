@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// A registered snapshot listener. ``remove()`` stops it: no callback starts after it returns
@@ -27,6 +28,26 @@ final class RemovalFlag: Sendable {
     private let state = Mutex(false)
 
     var isRemoved: Bool { state.withLock { $0 } }
+
+    /// `deliver` behind this flag: on `queue` when given (the user's callbacks), else where it
+    /// is called; either way nothing is delivered once the listener is removed, even an event
+    /// already on its way (the flag is checked where `deliver` runs).
+    func gate<Event: Sendable>(
+        on queue: DispatchQueue?, _ deliver: @escaping @Sendable (Event) -> Void
+    ) -> @Sendable (Event) -> Void {
+        guard let queue else {
+            return { [self] event in
+                guard !isRemoved else { return }
+                deliver(event)
+            }
+        }
+        return { [self] event in
+            queue.async {
+                guard !self.isRemoved else { return }
+                deliver(event)
+            }
+        }
+    }
 
     /// Marks the listener removed; true the first time.
     func markRemoved() -> Bool {

@@ -48,6 +48,6 @@ public struct WriteBatch: Sendable {
     /// Queues the batch (durable when this returns).
     @discardableResult
     public func commit() async throws(DocError) -> WriteHandle {
-        try await store.write(mutations)
+        try await store.write(mutations, prevalidated: true)
     }
 }

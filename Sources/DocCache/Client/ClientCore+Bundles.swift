@@ -22,33 +22,4 @@ extension ClientCore {
         try checkOpen()
         return try localStore.namedQuery(name)
     }
-
-    /// The server's current results of `query` and the snapshot version they are consistent
-    /// at (what a bundle of them needs as its read time): a one-off listen that waits for the
-    /// server, as a read with `source: .server` does. `unavailable` when the server cannot be
-    /// reached.
-    package func serverResultsForBundle(_ query: Query) async throws(DocError) -> (documents: [Document], readTime: SnapshotVersion) {
-        guard canUseNetwork else {
-            throw DocError(.unavailable, "the store is offline (no server, or the network is disabled)")
-        }
-        let box = OneShot<Result<([Document], SnapshotVersion), DocError>>()
-        let id = try addListener(
-            query: query, options: ListenOptions(includeMetadataChanges: true, waitForSyncWhenOnline: true), scopeID: nil
-        ) { [weak self] result in
-            switch result {
-            case .success(let snapshot) where !snapshot.isFromCache:
-                // Delivered on this actor right after the remote event that made the target
-                // current: the local store's snapshot version is that event's.
-                let version = self?.assumeIsolated { $0.localStore.lastRemoteSnapshotVersion } ?? .none
-                box.fulfil(.success((snapshot.documents.documents, version)))
-            case .success:
-                box.fulfil(.failure(DocError(.unavailable, "the server could not be reached")))
-            case .failure(let error):
-                box.fulfil(.failure(error))
-            }
-        }
-        let result = await box.value
-        removeListener(id)
-        return try result.get()
-    }
 }

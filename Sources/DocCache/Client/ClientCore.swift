@@ -47,6 +47,8 @@ package actor ClientCore {
     /// while it works.
     var storageFailure: DocError?
     private var listeners: [Int: ListenerEntry] = [:]
+    /// What to call when the store ends each snapshots-in-sync listener.
+    private var snapshotsInSyncEnds: [SnapshotsInSyncListenerID: @Sendable () -> Void] = [:]
     private var detachedScopes: Set<Int> = []
     private var nextID = 0
     /// A signal after every change of the failed writes (a rejection kept one, a retry or a
@@ -266,16 +268,22 @@ package actor ClientCore {
             if let listener = entry.listener { eventManager.removeQueryListener(listener) }
             entry.deliver(.failure(error))
         }
+        let inSync = snapshotsInSyncEnds
+        snapshotsInSyncEnds = [:]
+        for (id, end) in inSync {
+            eventManager.removeSnapshotsInSyncListener(id)
+            end()
+        }
     }
 
     // MARK: - Writes
 
     /// Queues `mutations` as one batch. Returns once the batch is durable locally and every
     /// affected listener has seen it.
-    package func write(_ mutations: [Mutation]) throws(DocError) -> (BatchID, CommitTracker) {
+    package func write(_ mutations: [Mutation], prevalidated: Bool = false) throws(DocError) -> (BatchID, CommitTracker) {
         try checkOpen()
         let tracker = CommitTracker()
-        let result = try syncEngine.write(mutations) { outcome in tracker.resolve(outcome) }
+        let result = try syncEngine.write(mutations, prevalidated: prevalidated) { outcome in tracker.resolve(outcome) }
         adjustPendingWriteCount(by: 1)
         return (result.batchID, tracker)
     }
@@ -304,7 +312,7 @@ package actor ClientCore {
 
     /// Queues `mutations` (by default the failed write's own) as a new batch at the end of the
     /// queue, removing the failed write in the same transaction.
-    package func retryFailedWrite(_ id: BatchID, with edited: [Mutation]? = nil) throws(DocError) -> (BatchID, CommitTracker) {
+    package func retryFailedWrite(_ id: BatchID, with edited: [Mutation]? = nil, prevalidated: Bool = false) throws(DocError) -> (BatchID, CommitTracker) {
         try checkOpen()
         let mutations: [Mutation]
         if let edited {
@@ -313,7 +321,7 @@ package actor ClientCore {
             mutations = try localStore.failedWrite(id, refreshed: false).batch.mutations
         }
         let tracker = CommitTracker()
-        let result = try syncEngine.write(mutations, retrying: id) { outcome in tracker.resolve(outcome) }
+        let result = try syncEngine.write(mutations, retrying: id, prevalidated: prevalidated) { outcome in tracker.resolve(outcome) }
         adjustPendingWriteCount(by: 1)
         failedWriteChanges.yield(())
         return (result.batchID, tracker)
@@ -415,7 +423,7 @@ package actor ClientCore {
             return SyncStatus(phase: .error, completedBatches: 0, totalBatches: pendingWriteCount,
                               lastSyncedAt: lastSyncedAt, error: storageFailure)
         }
-        return SyncStatus(canSync: canUseNetwork && remoteStore.onlineState != .offline, pending: pendingWriteCount,
+        return SyncStatus(canSync: mayReachServer, pending: pendingWriteCount,
                           answered: answeredInRun, lastSyncedAt: lastSyncedAt, connectionError: activity.lastSyncError)
     }
 
@@ -512,13 +520,19 @@ package actor ClientCore {
     }
 
     /// Registers a snapshots-in-sync callback (``DocumentStore/addSnapshotsInSyncListener(_:)``);
-    /// it is called once right away.
-    package func addSnapshotsInSyncListener(_ deliver: @escaping @Sendable () -> Void) throws(DocError) -> SnapshotsInSyncListenerID {
+    /// it is called once right away. `ended` is called when the store closes or fails (the
+    /// listener is then gone), as query listeners get their final error.
+    package func addSnapshotsInSyncListener(
+        _ deliver: @escaping @Sendable () -> Void, ended: @escaping @Sendable () -> Void = {}
+    ) throws(DocError) -> SnapshotsInSyncListenerID {
         try checkOpen()
-        return eventManager.addSnapshotsInSyncListener(deliver)
+        let id = eventManager.addSnapshotsInSyncListener(deliver)
+        snapshotsInSyncEnds[id] = ended
+        return id
     }
 
     package func removeSnapshotsInSyncListener(_ id: SnapshotsInSyncListenerID) {
+        snapshotsInSyncEnds[id] = nil
         eventManager.removeSnapshotsInSyncListener(id)
     }
 
@@ -563,6 +577,40 @@ package actor ClientCore {
         return try localStore.readDocument(key)?.document
     }
 
+    /// A snapshot the server has just confirmed (`isFromCache == false`), as Firestore reads
+    /// from the server: a one-off listen that waits for the server to mark the target current,
+    /// and the remote snapshot version it is consistent at (what a bundle of it needs as its
+    /// read time). Fails with `unavailable` when the store has no server, its network is
+    /// disabled, or it is (or goes) offline before the server answers.
+    package func serverSnapshot(_ query: Query) async throws(DocError) -> (snapshot: ViewSnapshot, version: SnapshotVersion) {
+        guard canUseNetwork else {
+            throw DocError(.unavailable,
+                "the store is offline (no server, or the network is disabled); read with source: .cache for cached data")
+        }
+        let box = OneShot<Result<(ViewSnapshot, SnapshotVersion), DocError>>()
+        // Waiting for sync while online, the first event is from the server, or from the
+        // cache only once the store is offline.
+        let id = try addListener(
+            query: query, options: ListenOptions(includeMetadataChanges: true, waitForSyncWhenOnline: true), scopeID: nil
+        ) { [weak self] result in
+            switch result {
+            case .success(let snapshot) where !snapshot.isFromCache:
+                // Delivered on this actor right after the remote event that made the target
+                // current: the local store's snapshot version is that event's.
+                let version = self?.assumeIsolated { $0.localStore.lastRemoteSnapshotVersion } ?? .none
+                box.fulfil(.success((snapshot, version)))
+            case .success:
+                box.fulfil(.failure(DocError(.unavailable,
+                    "the server could not be reached; read with source: .cache for cached data")))
+            case .failure(let error):
+                box.fulfil(.failure(error))
+            }
+        }
+        let result = await box.value
+        removeListener(id)
+        return try result.get()
+    }
+
     /// A query's current results from the cache, as a snapshot.
     package func runQuery(_ query: Query) throws(DocError) -> ViewSnapshot {
         try checkOpen()
@@ -594,8 +642,8 @@ package actor ClientCore {
         return (network, persistence.clientID)
     }
 
-    /// Loads documents into the cache as the server's documents at `version` (what a bundle
-    /// load does): listeners update, pending writes stay on top. For tools and benchmarks that
+    /// Loads documents into the cache as the server's documents at `version`, as a remote
+    /// event would: listeners update, pending writes stay on top. For tools and benchmarks that
     /// need a large cache without a server.
     package func loadRemoteDocuments(_ documents: [Document], version: SnapshotVersion) throws(DocError) {
         try checkOpen()

@@ -63,9 +63,3 @@ struct DocumentDecoding: Decoder {
         DocumentSingleValueDecodingContainer(decoder: self)
     }
 }
-
-/// A property wrapper whose property may be absent from the document (`@ServerTimestamp`,
-/// `@DocumentID`): a missing field decodes as the wrapper holding nil, not as an error.
-protocol MissingFieldDecodable {
-    static var missingFieldValue: Self { get }
-}

@@ -47,7 +47,7 @@ struct DocumentKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerPro
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         if let id = T.self as? any DocumentIDMarker.Type { return id.init(documentKey: context.documentKey) as! T }
         guard let value = fields[key.stringValue] else {
-            if let absent = T.self as? any MissingFieldDecodable.Type { return absent.missingFieldValue as! T }
+            if let wrapper = T.self as? any OptionalValueWrapper.Type { return wrapper.absent as! T }
             throw missing(key)
         }
         return try context.decode(type, from: value, parent: codingPath, key: key)

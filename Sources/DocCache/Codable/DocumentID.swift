@@ -35,21 +35,11 @@ extension DocumentKey: DocumentIDWrappable {
 ///   makes a new id), and the value is ignored.
 /// - Other coders (`JSONEncoder`) see it as an optional of its wrapped type.
 @propertyWrapper
-public struct DocumentID<Wrapped: DocumentIDWrappable>: Codable, Sendable {
+public struct DocumentID<Wrapped: DocumentIDWrappable>: OptionalValueWrapper, Sendable {
     public var wrappedValue: Wrapped?
 
     public init(wrappedValue: Wrapped?) {
         self.wrappedValue = wrappedValue
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        wrappedValue = container.decodeNil() ? nil : try container.decode(Wrapped.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
     }
 }
 
@@ -64,13 +54,5 @@ protocol DocumentIDMarker {
 extension DocumentID: DocumentIDMarker {
     init(documentKey: DocumentKey?) {
         wrappedValue = documentKey.map(Wrapped.wrap)
-    }
-}
-
-extension KeyedDecodingContainer {
-    /// A ``DocumentID`` property whose field is absent decodes as nil instead of failing; the
-    /// synthesized `init(from:)` of a model calls this overload.
-    public func decode<Wrapped>(_ type: DocumentID<Wrapped>.Type, forKey key: Key) throws -> DocumentID<Wrapped> {
-        try decodeIfPresent(type, forKey: key) ?? DocumentID(wrappedValue: nil)
     }
 }

@@ -42,21 +42,11 @@ extension Timestamp: ServerTimestampWrappable {
 ///   (`.previous`).
 /// - Other coders (`JSONEncoder`) see it as an optional of its wrapped type.
 @propertyWrapper
-public struct ServerTimestamp<Wrapped: ServerTimestampWrappable>: Codable, Sendable {
+public struct ServerTimestamp<Wrapped: ServerTimestampWrappable>: OptionalValueWrapper, Sendable {
     public var wrappedValue: Wrapped?
 
     public init(wrappedValue: Wrapped?) {
         self.wrappedValue = wrappedValue
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        wrappedValue = container.decodeNil() ? nil : try container.decode(Wrapped.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
     }
 }
 
@@ -79,14 +69,3 @@ extension ServerTimestamp: ServerTimestampEncoding {
     }
 }
 
-extension ServerTimestamp: MissingFieldDecodable {
-    static var missingFieldValue: ServerTimestamp { ServerTimestamp(wrappedValue: nil) }
-}
-
-extension KeyedDecodingContainer {
-    /// A ``ServerTimestamp`` property whose field is absent decodes as nil instead of failing;
-    /// the synthesized `init(from:)` of a model calls this overload.
-    public func decode<Wrapped>(_ type: ServerTimestamp<Wrapped>.Type, forKey key: Key) throws -> ServerTimestamp<Wrapped> {
-        try decodeIfPresent(type, forKey: key) ?? ServerTimestamp(wrappedValue: nil)
-    }
-}

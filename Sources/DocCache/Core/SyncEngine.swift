@@ -161,11 +161,12 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     /// sending it. `callback` hears the commit or the rejection.
     ///
     /// `failedWrite`: the failed write this batch retries (removed with the batch's commit).
+    /// `prevalidated`: the mutations were checked already (``LocalStore/writeLocally(_:retrying:prevalidated:)``).
     @discardableResult
     package func write(
-        _ mutations: [Mutation], retrying failedWrite: BatchID? = nil, callback: WriteCallback? = nil
+        _ mutations: [Mutation], retrying failedWrite: BatchID? = nil, prevalidated: Bool = false, callback: WriteCallback? = nil
     ) throws(DocError) -> LocalWriteResult {
-        let result = try localStore.writeLocally(mutations, retrying: failedWrite)
+        let result = try localStore.writeLocally(mutations, retrying: failedWrite, prevalidated: prevalidated)
         if let callback { writeCallbacks[result.batchID] = callback }
         emitNewSnapshots(changes: result.changes, remoteEvent: nil)
         remoteStore.fillWritePipeline()

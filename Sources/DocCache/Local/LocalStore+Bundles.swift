@@ -37,20 +37,9 @@ extension LocalStore {
             if Self.isNewer(try cache.metadata(of: bundle.metadata.id, in: txn), than: bundle.metadata) { return nil }
             let sequence = txn.sequenceNumber
 
-            // The documents, as a remote event would store them: only when newer.
-            let keys = bundle.documents.map(\.key)
-            let existing = try persistence.remoteDocuments.getAll(keys, in: txn)
-            var changed = Set<DocumentKey>()
-            for bundled in bundle.documents {
-                let new = bundled.maybeDocument
-                let old = existing[bundled.key]
-                guard old == nil || new.version > old!.version || (new.version == old!.version && old!.hasPendingWrites) else {
-                    continue
-                }
-                try persistence.remoteDocuments.add(new, readTime: bundled.metadata.readTime, in: txn)
-                changed.insert(bundled.key)
-                try overlayMaintenance.rebase(bundled.key, from: old, to: new, batchesAfter: nil, in: txn)
-            }
+            // The documents, as a remote event stores them: only when newer.
+            let changed = try applyDocumentUpdates(
+                bundle.documents.map { (key: $0.key, document: $0.maybeDocument, readTime: $0.metadata.readTime) }, in: txn)
 
             // The bundle's target: its found documents belong to a target, so garbage
             // collection keeps them until that target is the least recently used.

@@ -66,12 +66,18 @@ package final class LocalStore {
     /// - Parameter failedWrite: a failed write this batch retries: its record is removed in the
     ///   same transaction (`notFound` when there is none), so the write is never both queued
     ///   and kept as failed, nor neither.
-    package func writeLocally(_ mutations: [Mutation], retrying failedWrite: BatchID? = nil) throws(DocError) -> LocalWriteResult {
+    /// - Parameter prevalidated: every mutation was checked already (a ``WriteBatch`` checks
+    ///   each write as it is added): the others are not walked again.
+    package func writeLocally(
+        _ mutations: [Mutation], retrying failedWrite: BatchID? = nil, prevalidated: Bool = false
+    ) throws(DocError) -> LocalWriteResult {
         try DocumentLimits.validateBatchSize(mutations.count)
         // The first mutation's data is checked and encoded in one walk; the batch record
         // stores that encoding.
         let firstEncoded = try mutations[0].validatedDataEncoding()
-        for mutation in mutations.dropFirst() { try mutation.validate() }
+        if !prevalidated {
+            for mutation in mutations.dropFirst() { try mutation.validate() }
+        }
         let localWriteTime = clock()
         return try persistence.run("Write locally") { txn throws(DocError) in
             // The documents written, each once, in order of their first write. A batch whose
@@ -290,6 +296,36 @@ package final class LocalStore {
 
     // MARK: - Remote events
 
+    /// Stores the server's documents where they are newer than the cached ones (or equal
+    /// while the cached one still has an acknowledged write the server has not sent back),
+    /// and rebases every pending batch of a changed key on its new remote document. A
+    /// `noDocument` of version `.none` (a rejected limbo resolution: access was lost) removes
+    /// the cached document. Shared by remote events and bundles. Returns the changed keys.
+    func applyDocumentUpdates(
+        _ updates: [(key: DocumentKey, document: MaybeDocument, readTime: SnapshotVersion)], in txn: PersistenceTransaction
+    ) throws(DocError) -> Set<DocumentKey> {
+        let existing = try persistence.remoteDocuments.getAll(updates.map(\.key), in: txn)
+        var changed = Set<DocumentKey>()
+        for (key, document, readTime) in updates {
+            let old = existing[key]
+            var new: MaybeDocument?
+            if case .noDocument(let absent) = document, absent.version == .none {
+                try persistence.remoteDocuments.remove(key, in: txn)
+                new = nil
+            } else if old == nil || document.version > old!.version
+                        || (document.version == old!.version && old!.hasPendingWrites) {
+                try persistence.remoteDocuments.add(document, readTime: readTime, in: txn)
+                new = document
+            } else {
+                continue
+            }
+            changed.insert(key)
+            // Every pending batch of `key` now goes on from the new remote document.
+            try overlayMaintenance.rebase(key, from: old, to: new, batchesAfter: nil, in: txn)
+        }
+        return changed
+    }
+
     /// Applies a consistent snapshot from watch: target membership and resume tokens, new
     /// remote documents (only when newer than what is cached), and the global snapshot
     /// version. Returns the new local view of every changed document.
@@ -314,26 +350,8 @@ package final class LocalStore {
                 }
             }
 
-            let existing = try persistence.remoteDocuments.getAll(event.documentUpdates.keys, in: txn)
-            var changed = Set<DocumentKey>()
-            for (key, document) in event.documentUpdates {
-                let old = existing[key]
-                var new: MaybeDocument?
-                if case .noDocument(let absent) = document, absent.version == .none {
-                    // Synthesized by a rejected limbo resolution: we lost access; forget it.
-                    try persistence.remoteDocuments.remove(key, in: txn)
-                    new = nil
-                } else if old == nil || document.version > old!.version
-                            || (document.version == old!.version && old!.hasPendingWrites) {
-                    try persistence.remoteDocuments.add(document, readTime: event.snapshotVersion, in: txn)
-                    new = document
-                } else {
-                    continue
-                }
-                changed.insert(key)
-                // Every pending batch of `key` now goes on from the new remote document.
-                try overlayMaintenance.rebase(key, from: old, to: new, batchesAfter: nil, in: txn)
-            }
+            let changed = try applyDocumentUpdates(
+                event.documentUpdates.map { (key: $0.key, document: $0.value, readTime: event.snapshotVersion) }, in: txn)
 
             if event.snapshotVersion != .none {
                 guard event.snapshotVersion >= lastRemoteSnapshotVersion else {

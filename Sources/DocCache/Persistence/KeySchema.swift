@@ -153,18 +153,10 @@ enum KeySchema {
     // MARK: Bundles
 
     /// The row of a loaded bundle's metadata.
-    static func bundle(_ id: String) -> [UInt8] {
-        var k = KeyEncoder(prefix: Table.bundles.prefix)
-        k.append(string: id)
-        return k.bytes
-    }
+    static func bundle(_ id: String) -> [UInt8] { stringKey(.bundles, id) }
 
     /// The row of a named query saved from a bundle.
-    static func namedQuery(_ name: String) -> [UInt8] {
-        var k = KeyEncoder(prefix: Table.namedQueries.prefix)
-        k.append(string: name)
-        return k.bytes
-    }
+    static func namedQuery(_ name: String) -> [UInt8] { stringKey(.namedQueries, name) }
 
     // MARK: Remote documents
 
@@ -264,10 +256,11 @@ enum KeySchema {
 
     // MARK: Mutation queues
 
-    /// `table` ‖ string(`user`): a per-user row, or the prefix of a user's rows.
-    private static func userKey(_ table: Table, _ user: String) -> [UInt8] {
+    /// `table` ‖ string(`name`): a per-user row or the prefix of a user's rows, a bundle's
+    /// or a named query's row.
+    private static func stringKey(_ table: Table, _ name: String) -> [UInt8] {
         var k = KeyEncoder(prefix: table.prefix)
-        k.append(string: user)
+        k.append(string: name)
         return k.bytes
     }
 
@@ -290,13 +283,13 @@ enum KeySchema {
     }
 
     /// The prefix of the batches of `user`.
-    static func mutationsPrefix(_ user: String) -> [UInt8] { userKey(.mutations, user) }
+    static func mutationsPrefix(_ user: String) -> [UInt8] { stringKey(.mutations, user) }
 
     /// The row of batch `batchID` of `user`.
     static func mutation(_ user: String, _ batchID: BatchID) -> [UInt8] { userBatchKey(.mutations, user, batchID) }
 
     /// The prefix of the document → batch rows of `user`.
-    static func documentMutationsPrefix(_ user: String) -> [UInt8] { userKey(.documentMutations, user) }
+    static func documentMutationsPrefix(_ user: String) -> [UInt8] { stringKey(.documentMutations, user) }
 
     /// The prefix of the document → batch rows of `key` for `user`.
     static func documentMutationsPrefix(_ user: String, _ key: DocumentKey) -> [UInt8] {
@@ -335,20 +328,20 @@ enum KeySchema {
 
     /// The prefix of the failed writes of `user` (batches the server rejected, kept for the
     /// user; see ``FailedWriteStore``).
-    static func failedWritesPrefix(_ user: String) -> [UInt8] { userKey(.failedWrites, user) }
+    static func failedWritesPrefix(_ user: String) -> [UInt8] { stringKey(.failedWrites, user) }
 
     /// The failed write of `user` made from rejected batch `batchID`.
     static func failedWrite(_ user: String, _ batchID: BatchID) -> [UInt8] { userBatchKey(.failedWrites, user, batchID) }
 
     /// The prefix of the delivery records of `user`'s queued batches (attempts and last error,
     /// see ``BatchDeliveryStore``).
-    static func batchDeliveriesPrefix(_ user: String) -> [UInt8] { userKey(.batchDeliveries, user) }
+    static func batchDeliveriesPrefix(_ user: String) -> [UInt8] { stringKey(.batchDeliveries, user) }
 
     /// The delivery record of `user`'s batch `batchID`.
     static func batchDelivery(_ user: String, _ batchID: BatchID) -> [UInt8] { userBatchKey(.batchDeliveries, user, batchID) }
 
     /// The sync-status row of `user` (when its queue was last emptied by the server).
-    static func syncStatus(_ user: String) -> [UInt8] { userKey(.syncStatus, user) }
+    static func syncStatus(_ user: String) -> [UInt8] { stringKey(.syncStatus, user) }
 
     /// The prefix of the attachment records.
     static let attachmentsPrefix: [UInt8] = Table.attachments.prefix
@@ -369,7 +362,7 @@ enum KeySchema {
     }
 
     /// The queue row of `user` (its last stream token).
-    static func mutationQueue(_ user: String) -> [UInt8] { userKey(.mutationQueues, user) }
+    static func mutationQueue(_ user: String) -> [UInt8] { stringKey(.mutationQueues, user) }
 
     /// The leading string component after the tag byte (the user of a mutation, document →
     /// batch, queue or overlay key), and the key's prefix up to and including it.
@@ -382,7 +375,7 @@ enum KeySchema {
     // MARK: Overlays
 
     /// The prefix of the overlays of `user`.
-    static func overlaysPrefix(_ user: String) -> [UInt8] { userKey(.overlays, user) }
+    static func overlaysPrefix(_ user: String) -> [UInt8] { stringKey(.overlays, user) }
 
     /// The prefix of the overlays of `user` in `collection` (direct children only).
     static func overlaysPrefix(_ user: String, collection: ResourcePath) -> [UInt8] {

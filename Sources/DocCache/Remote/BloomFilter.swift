@@ -44,8 +44,8 @@ package struct BloomFilter: Sendable, Hashable {
     /// filter contains nothing.
     package func mightContain(_ name: String) -> Bool {
         guard bitCount > 0 else { return false }
-        let hash = Self.hash(name)
-        for i in 0..<hashCount where !isSet(Self.bitIndex(hash, i, bitCount: bitCount)) {
+        let hash = BloomFilterHash.hash(name)
+        for i in 0..<hashCount where !isSet(BloomFilterHash.bitIndex(hash, i, bitCount: bitCount)) {
             return false
         }
         return true
@@ -54,13 +54,5 @@ package struct BloomFilter: Sendable, Hashable {
     /// Whether bit `index` is set.
     private func isSet(_ index: Int) -> Bool {
         bitmap[index / 8] & (1 << UInt8(index % 8)) != 0
-    }
-
-    /// The MD5 halves of `name` (``BloomFilterHash/hash(_:)``).
-    static func hash(_ name: String) -> (h1: UInt64, h2: UInt64) { BloomFilterHash.hash(name) }
-
-    /// The `i`th bit index of a hash (``BloomFilterHash/bitIndex(_:_:bitCount:)``).
-    static func bitIndex(_ hash: (h1: UInt64, h2: UInt64), _ i: Int, bitCount: Int) -> Int {
-        BloomFilterHash.bitIndex(hash, i, bitCount: bitCount)
     }
 }

@@ -1,4 +1,5 @@
 package import DocModel
+package import DocProtocol
 
 /// One message of the watch stream, after decoding.
 package enum WatchChange: Sendable, Hashable {
@@ -28,18 +29,8 @@ package enum WatchChange: Sendable, Hashable {
 
     /// A bloom filter as the server sent it, not yet checked (Firestore's
     /// `BloomFilterParameters`): the aggregator makes a ``BloomFilter`` of it, or ignores it
-    /// when the parameters are invalid.
-    package struct BloomFilterParameters: Sendable, Hashable {
-        package var bitmap: [UInt8]
-        package var padding: Int
-        package var hashCount: Int
-
-        package init(bitmap: [UInt8], padding: Int, hashCount: Int) {
-            self.bitmap = bitmap
-            self.padding = padding
-            self.hashCount = hashCount
-        }
-    }
+    /// when the parameters are invalid. The wire type itself.
+    package typealias BloomFilterParameters = ServerMessage.ExistenceFilter.BloomFilter
 
     package struct TargetStateChange: Sendable, Hashable {
         package enum State: Sendable, Hashable {

@@ -41,6 +41,15 @@ package enum Base64 {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Decodes base64url (RFC 4648 §5, as in JWTs): `-` and `_` for `+` and `/`, padding
+    /// optional; otherwise as strict as ``decode(_:)``. Standard base64 is accepted too.
+    package static func decodeURLSafe(_ text: some StringProtocol) -> Result<[UInt8], Base64Error> {
+        var standard = String(text.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
+        let remainder = standard.utf8.count % 4
+        if remainder != 0 { standard += String(repeating: "=", count: 4 - remainder) }
+        return decode(standard)
+    }
+
     /// Decodes strictly: the length must be a multiple of 4, only alphabet characters with
     /// `=` padding at the very end (at most two), no whitespace, and the unused bits of the
     /// last group must be zero (so every byte string has exactly one accepted encoding).

@@ -26,7 +26,7 @@ public indirect enum JSONWriteField: Sendable, Hashable {
     case delete
 
     /// The transform names.
-    public static let transformNames: Set<String> = ["$increment", "$serverTimestamp", "$arrayUnion", "$arrayRemove", "$delete"]
+    public static let transformNames: Set<String> = JSONEscape.transforms
 
     /// Parses a JSON object of write data.
     ///

@@ -35,6 +35,9 @@ enum JSONEscape {
     static let double = "$double"
     static let map = "$map"
     static let all: Set<String> = [timestamp, bytes, reference, attachment, geoPoint, double, map]
+    /// The field transforms of write input (``JSONWriteField``): no escapes, named here so that
+    /// a misplaced one is reported as such.
+    static let transforms: Set<String> = ["$increment", "$serverTimestamp", "$arrayUnion", "$arrayRemove", "$delete"]
 }
 
 extension Value {
@@ -237,8 +240,8 @@ struct JSONValueDecoder {
     /// The error for `{"$name": …}` where `$name` is no escape: what the escapes are, and how
     /// to write such a map literally.
     func unknownEscape(_ member: JSONMember, transformsAllowed: Bool = false) -> DocError {
-        let transforms = transformsAllowed ? "; the field transforms are " + JSONWriteField.transformNames.sorted().joined(separator: ", ") : ""
-        let misplaced = !transformsAllowed && JSONWriteField.transformNames.contains(member.key)
+        let transforms = transformsAllowed ? "; the field transforms are " + JSONEscape.transforms.sorted().joined(separator: ", ") : ""
+        let misplaced = !transformsAllowed && JSONEscape.transforms.contains(member.key)
             ? "\(member.key) is a field transform, which may stand only as a field's value (not inside an array or $map); "
             : "unknown escape \"\(member.key)\"; "
         return error(misplaced + "the escapes are " + JSONEscape.all.sorted().joined(separator: ", ") + transforms

@@ -152,11 +152,24 @@ public struct AuthClaims: JWTPayload, Sendable, Equatable {
     ///
     /// - Throws: `unauthenticated`, e.g. `token expired at 2026-01-01T10:00:00Z`.
     public func validate(at now: Date) throws(DocError) {
-        guard now < exp.value else {
-            throw DocError(.unauthenticated, "token expired at \(Self.describe(exp.value))")
+        try Self.checkTimes(exp: exp.value, nbf: nbf?.value, iat: nil, at: now, skew: 0)
+    }
+
+    /// The time checks every token gets, `skew` seconds of tolerance each way: not expired
+    /// (`now < exp + skew`), already valid (`nbf - skew <= now`) and, when `iat` is given, not
+    /// issued in the future (`iat - skew <= now`).
+    ///
+    /// - Throws: `unauthenticated`, e.g. `token expired at 2026-01-01T10:00:00Z`.
+    static func checkTimes(exp: Date, nbf: Date?, iat: Date?, at now: Date, skew: Double) throws(DocError) {
+        let t = now.timeIntervalSince1970
+        guard t < exp.timeIntervalSince1970 + skew else {
+            throw DocError(.unauthenticated, "token expired at \(describe(exp))")
         }
-        if let nbf, now < nbf.value {
-            throw DocError(.unauthenticated, "token is not valid before \(Self.describe(nbf.value))")
+        if let nbf, nbf.timeIntervalSince1970 - skew > t {
+            throw DocError(.unauthenticated, "token is not valid before \(describe(nbf))")
+        }
+        if let iat, iat.timeIntervalSince1970 - skew > t {
+            throw DocError(.unauthenticated, "token was issued in the future (\(describe(iat))); check the clocks")
         }
     }
 

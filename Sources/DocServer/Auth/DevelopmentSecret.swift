@@ -122,11 +122,7 @@ public struct DevelopmentSecret: Sendable, CustomStringConvertible, CustomDebugS
                                + "secret generated, or write the base64 of at least "
                                + "\(minimumByteCount) random bytes into it")
         }
-        var base64 = String(text.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
-        if base64.utf8.count % 4 != 0 {
-            base64 += String(repeating: "=", count: 4 - base64.utf8.count % 4)
-        }
-        guard let data = Data(base64Encoded: base64) else {
+        guard case .success(let data) = Base64.decodeURLSafe(text) else {
             throw DocError(.failedPrecondition,
                            "the development secret file \(path) does not hold base64 text; delete "
                                + "it to have a new secret generated")
@@ -137,7 +133,7 @@ public struct DevelopmentSecret: Sendable, CustomStringConvertible, CustomDebugS
                                + "at least \(minimumByteCount) are needed; delete the file to have "
                                + "a new secret generated")
         }
-        return [UInt8](data)
+        return data
     }
 
     private static func randomBytes(_ count: Int) -> [UInt8] {

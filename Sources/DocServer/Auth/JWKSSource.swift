@@ -68,7 +68,7 @@ public enum JWKSSource: Sendable, Hashable, CustomStringConvertible {
 
     private static func download(_ url: URL, maxBytes: Int, timeout: Duration) async throws(DocError) -> Fetched {
         var request = URLRequest(url: url)
-        request.timeoutInterval = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        request.timeoutInterval = timeout.secondsValue
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         let configuration = URLSessionConfiguration.ephemeral
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData

@@ -97,7 +97,9 @@ actor ProviderKeyStore {
         }
         if let cacheFile = provider.cacheFile {
             do {
-                try fetched.data.write(to: URL(fileURLWithPath: cacheFile), options: .atomic)
+                let url = URL(fileURLWithPath: cacheFile)
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try fetched.data.write(to: url, options: .atomic)
             } catch {
                 logger.warning("cannot keep a copy of the identity provider's keys", metadata: ["copy": "\(cacheFile)", "error": "\(error)"])
             }

@@ -52,28 +52,13 @@ struct ProviderTokenVerifier: Sendable {
             throw DocError(code, "token audience \(AuthClaims.quoted(audiences.joined(separator: ", "))) is not one this server accepts")
         }
 
-        let skew = Double(provider.clockSkew.components.seconds) + Double(provider.clockSkew.components.attoseconds) / 1e18
         guard let expValue = payload["exp"] else {
             throw DocError(code, "token has no 'exp' claim; tokens must expire")
         }
         let exp = try AuthClaims.date(expValue, claim: "exp")
-        guard now.timeIntervalSince1970 < exp.timeIntervalSince1970 + skew else {
-            throw DocError(code, "token expired at \(AuthClaims.describe(exp))")
-        }
-        if let nbfValue = payload["nbf"] {
-            let nbf = try AuthClaims.date(nbfValue, claim: "nbf")
-            guard nbf.timeIntervalSince1970 - skew <= now.timeIntervalSince1970 else {
-                throw DocError(code, "token is not valid before \(AuthClaims.describe(nbf))")
-            }
-        }
-        var issuedAt: Date?
-        if let iatValue = payload["iat"] {
-            let iat = try AuthClaims.date(iatValue, claim: "iat")
-            guard iat.timeIntervalSince1970 - skew <= now.timeIntervalSince1970 else {
-                throw DocError(code, "token was issued in the future (\(AuthClaims.describe(iat))); check the clocks")
-            }
-            issuedAt = iat
-        }
+        let nbf = try payload["nbf"].map { (v) throws(DocError) in try AuthClaims.date(v, claim: "nbf") }
+        let issuedAt = try payload["iat"].map { (v) throws(DocError) in try AuthClaims.date(v, claim: "iat") }
+        try AuthClaims.checkTimes(exp: exp, nbf: nbf, iat: issuedAt, at: now, skew: provider.clockSkew.secondsValue)
 
         guard let subValue = payload["sub"] else {
             throw DocError(code, "token has no 'sub' claim naming the user")
@@ -108,7 +93,7 @@ struct ProviderTokenVerifier: Sendable {
             tenant = id
         }
 
-        let claims = payload.filter { !["sub", "exp", "iat", "nbf"].contains($0.key) }
+        let claims = payload.filter { !AuthClaims.reservedNames.contains($0.key) }
         return AuthContext(
             tenant: tenant,
             uid: uid,

@@ -56,11 +56,9 @@ struct TokenHeader: Sendable, Equatable {
     }
 
     private static func base64URLDecode(_ segment: Substring) throws -> Data {
-        var base64 = String(segment.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
-        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64) else {
+        guard case .success(let bytes) = Base64.decodeURLSafe(segment) else {
             throw DocError(.unauthenticated, "malformed token")
         }
-        return data
+        return Data(bytes)
     }
 }

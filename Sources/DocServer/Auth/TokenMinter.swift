@@ -58,7 +58,7 @@ public struct TokenMinter: Sendable {
         ttl: Duration = TokenMinter.defaultTTL
     ) async throws(DocError) -> String {
         let now = Date()
-        let ttlSeconds = Double(ttl.components.seconds) + Double(ttl.components.attoseconds) / 1e18
+        let ttlSeconds = ttl.secondsValue
         let issuedAt = now.timeIntervalSince1970.rounded(.down)
         // Round away from `now`, so a positive ttl is at least ttl long and a zero or
         // negative one is already expired (`exp <= now`).

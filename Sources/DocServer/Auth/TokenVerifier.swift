@@ -210,3 +210,10 @@ enum AuthText {
         return String(text[first...last])
     }
 }
+
+extension Duration {
+    /// The duration in seconds, fractions included (token times, timeouts).
+    var secondsValue: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

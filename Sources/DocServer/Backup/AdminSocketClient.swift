@@ -46,12 +46,12 @@ enum AdminSocketClient {
         return fd
     }
 
-    /// `GET target` on the socket at `socketPath`; the body of a 200 answer is written to
-    /// `fd` (the file at `filePath`). Returns the bytes written.
-    /// - Throws: `unavailable` when the server cannot be reached or stops answering; the
-    ///   server's own message for any other status.
-    static func get(_ target: String, socketPath: String, into fd: Int32, filePath: String) throws(DocError) -> Int64 {
-        let socket = try connect(socketPath)
+    /// `GET target` on `socket` (connected to `socketPath`, closed here); the body of a 200
+    /// answer is written to `fd` (the file at `filePath`). Returns the bytes written.
+    /// - Throws: `dataLoss` when the answer is cut or malformed, `unavailable` for something
+    ///   that is not a doccache admin socket or a 503, the server's own message for any other
+    ///   status, the file's error when writing fails.
+    static func get(_ target: String, on socket: Int32, socketPath: String, into fd: Int32, filePath: String) throws(DocError) -> Int64 {
         defer { closeSocket(socket) }
         let request = "GET \(target) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
         try BackupFiles.write(Array(request.utf8), to: socket, path: socketPath)
@@ -126,7 +126,7 @@ enum AdminSocketClient {
             do {
                 more = try BackupFiles.read(fd, count: 1 << 20, path: path)
             } catch {
-                throw DocError(.unavailable, "the server stopped sending the backup (\(error.message))")
+                throw DocError(.dataLoss, "the server stopped sending the backup (\(error.message))")
             }
             if more.isEmpty { return false }
             buffer.removeSubrange(0..<position)
@@ -144,8 +144,8 @@ enum AdminSocketClient {
                     position = end + 1
                     return String(decoding: line, as: UTF8.self)
                 }
-                guard buffer.count - position < 64 << 10 else { throw DocError(.unavailable, "\(path) sent an overlong line") }
-                guard try fill() else { throw DocError(.unavailable, "the server closed the connection before its answer was complete") }
+                guard buffer.count - position < 64 << 10 else { throw DocError(.dataLoss, "\(path) sent an overlong line") }
+                guard try fill() else { throw DocError(.dataLoss, "the server closed the connection before its answer was complete") }
             }
         }
 
@@ -164,7 +164,7 @@ enum AdminSocketClient {
                     let sizeLine = try line()
                     let digits = sizeLine.split(separator: ";").first.map { $0.trimmingSpaces } ?? ""
                     guard let size = Int(digits, radix: 16), size >= 0 else {
-                        throw DocError(.unavailable, "the server sent a malformed chunk (\(sizeLine.prefix(40)))")
+                        throw DocError(.dataLoss, "the server sent a malformed chunk (\(sizeLine.prefix(40)))")
                     }
                     if size == 0 {
                         while try !line().isEmpty {}   // trailer fields, then the blank line
@@ -173,7 +173,7 @@ enum AdminSocketClient {
                     var remaining = size
                     while remaining > 0 {
                         let part = try some(remaining)
-                        guard !part.isEmpty else { throw DocError(.unavailable, "the server closed the connection in the middle of the backup") }
+                        guard !part.isEmpty else { throw DocError(.dataLoss, "the server closed the connection in the middle of the backup") }
                         try sink(part)
                         remaining -= part.count
                     }
@@ -183,7 +183,7 @@ enum AdminSocketClient {
                 var remaining = length
                 while remaining > 0 {
                     let part = try some(Int(min(remaining, 1 << 20)))
-                    guard !part.isEmpty else { throw DocError(.unavailable, "the server closed the connection in the middle of the backup") }
+                    guard !part.isEmpty else { throw DocError(.dataLoss, "the server closed the connection in the middle of the backup") }
                     try sink(part)
                     remaining -= Int64(part.count)
                 }

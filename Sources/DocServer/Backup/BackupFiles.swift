@@ -11,7 +11,8 @@ internal import DocModel
 /// the operation, the path and the system's reason.
 enum BackupFiles {
     /// The error of a failed system call: `resourceExhausted` for a full disk or quota,
-    /// `notFound` for a missing path, `permissionDenied`, or `unavailable`.
+    /// `notFound` for a missing path, `permissionDenied`, or `internal` (an I/O error, a
+    /// read-only file system …).
     static func failure(_ operation: String, _ path: String, errno code: Int32 = errno) -> DocError {
         let reason = String(cString: strerror(code))
         let kind: DocError.Code
@@ -19,7 +20,7 @@ enum BackupFiles {
         case ENOSPC, EDQUOT: kind = .resourceExhausted
         case ENOENT, ENOTDIR: kind = .notFound
         case EACCES, EPERM: kind = .permissionDenied
-        default: kind = .unavailable
+        default: kind = .internal
         }
         return DocError(kind, "cannot \(operation) \(path): \(reason)")
     }

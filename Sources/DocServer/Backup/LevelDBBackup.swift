@@ -102,12 +102,15 @@ public enum LevelDBBackup {
             database = try Database.open(path: dataDirectory, options: options)
         } catch where error.code == .locked {
             let socket = AdminSocketServer.path(dataDirectory: dataDirectory)
+            let connection: Int32
             do {
-                _ = try AdminSocketClient.get("/backup", socketPath: socket, into: fd, filePath: path)
-            } catch where error.code == .unavailable {
+                connection = try AdminSocketClient.connect(socket)
+            } catch {
                 throw DocError(.unavailable,
                                "the store at \(dataDirectory) is in use by another process, and the server's admin socket cannot be reached (\(error.message)); is a docctl serve of this version running on --data \(dataDirectory)?")
             }
+            // Failures from here on are the backup's own (a cut or corrupt stream: dataLoss).
+            _ = try AdminSocketClient.get("/backup", on: connection, socketPath: socket, into: fd, filePath: path)
             return .runningServer(socket: socket)
         } catch where error.code == .notFound {
             throw DocError(.notFound, "no store at \(dataDirectory) (it holds no LevelDB database)")

@@ -106,7 +106,7 @@ public enum LevelDBRestore {
                 }
                 let previous = TenantState.PreviousIncarnation(incarnation: state.incarnation, validThrough: state.lastVersion)
                 state.previousIncarnation = previous
-                state.incarnation = newIncarnation(other: state.incarnation)
+                state.incarnation = TenantState.newIncarnation(other: state.incarnation)
                 value = state.record
                 reincarnated.append(TenantReincarnation(tenant: tenant.tenant, incarnation: state.incarnation, previous: previous))
             }
@@ -127,14 +127,6 @@ public enum LevelDBRestore {
         // The last batch is synced: LevelDB flushes its log, with every earlier batch in it.
         try LevelDBServerStore.run { try database.write(batch, options: WriteOptions(sync: true)) }
         return reincarnated.sorted { $0.tenant < $1.tenant }
-    }
-
-    /// A random incarnation other than `other` (and never 0).
-    static func newIncarnation(other: UInt64) -> UInt64 {
-        while true {
-            let candidate = UInt64.random(in: 1...UInt64.max)
-            if candidate != other { return candidate }
-        }
     }
 }
 

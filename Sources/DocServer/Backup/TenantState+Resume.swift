@@ -12,4 +12,12 @@ extension TenantState {
         guard let previous = previousIncarnation, incarnation == previous.incarnation else { return false }
         return version <= previous.validThrough
     }
+
+    /// A random incarnation other than `other` (and never 0): what a restore gives a tenant.
+    package static func newIncarnation(other: UInt64) -> UInt64 {
+        while true {
+            let candidate = UInt64.random(in: 1...UInt64.max)
+            if candidate != other { return candidate }
+        }
+    }
 }

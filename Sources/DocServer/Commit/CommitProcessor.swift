@@ -54,7 +54,7 @@ public struct CommitProcessor: Sendable {
     public let attachments: (any BlobStore)?
     let logger: Logger
 
-    public init(store: any TenantStore, clock: ServerClock = .system, maxWritesPerBatch: Int = 500,
+    public init(store: any TenantStore, clock: ServerClock = .system, maxWritesPerBatch: Int = DocumentLimits.maxWritesPerBatch,
                 attachments: (any BlobStore)? = nil, logger: Logger) {
         self.store = store
         self.clock = clock

@@ -96,7 +96,6 @@ public final class DocServerCore: Sendable {
         // A tenant opened for the first time in this process may have requests left pending by
         // a crash: process them.
         if isNew {
-            _ = metrics.targets(tenant: tenant)
             scheduleRequestSweep(tenant: tenant, hub: hub)
         }
         return hub

@@ -325,9 +325,8 @@ actor TenantHub {
                         if let known = decided[ReadDecisionKey(key: key, auth: auth)] {
                             denial = known
                         } else {
-                            var logger = logger
-                            logger[metadataKey: "connection"] = .string(id)
-                            let access = AccessControl(context: rules.context(ruleSet, for: auth, logger: logger), store: store)
+                            let access = AccessControl(context: rules.context(ruleSet, for: auth, logger: connectionLogger(id)),
+                                                       store: store)
                             denial = try await access.denial(get: key, document: change.document, time: version.timestamp,
                                                              location: "target \(target.target.path)")
                             decided.updateValue(denial, forKey: ReadDecisionKey(key: key, auth: auth))

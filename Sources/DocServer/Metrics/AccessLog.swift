@@ -12,7 +12,7 @@ internal import Logging
 /// | `tenant` | the tenant (`-` when not known yet, e.g. a refused token) |
 /// | `uid` | the caller (`-` when not known) |
 /// | `client` | the client id from `hello` (`-` for HTTP requests, which carry none) |
-/// | `op` | `handshake`, `listen`, `unlisten`, `write_handshake`, `commit`, `frame`, `attachment_upload_state`, `attachment_upload`, `attachment_download` |
+/// | `op` | `handshake`, `listen`, `unlisten`, `write_handshake`, `commit`, `aggregate`, `frame`, `attachment_upload_state`, `attachment_upload`, `attachment_download` |
 /// | `code` | `ok` or the `DocError` code of the answer (`invalidArgument`, `permissionDenied`, …) |
 /// | `latency_ms` | from receiving the operation to answering it, in milliseconds with three decimals |
 ///

@@ -36,7 +36,8 @@ final class ServerMetrics: Sendable {
     let commitDuration: DurationHistogram
     /// A commit's fan-out to the tenant's listeners.
     let fanOutDuration: DurationHistogram
-    /// Client batches and frames answered with an error, by `DocError.Code.rawValue`.
+    /// Client batches, aggregate requests and frames answered with an error, by
+    /// `DocError.Code.rawValue`.
     private let rejections: [Counter]
 
     /// Change log entries written by this process's commits, and pruned by its maintenance.
@@ -100,7 +101,7 @@ final class ServerMetrics: Sendable {
             buckets: Self.durationBuckets)
 
         let rejection = Self.name("rejections", "total",
-                                  "Client write batches and frames answered with an error, by DocError code.")
+                                  "Client write batches, aggregate requests and frames answered with an error, by DocError code.")
         var byCode: [Counter] = []
         for raw in 1...16 {   // every code but ok
             let code = DocError.Code(rawValue: raw)!
@@ -170,7 +171,7 @@ final class ServerMetrics: Sendable {
         }
     }
 
-    /// The listen-target gauge of a tenant (made when its hub is).
+    /// The listen-target gauge of a tenant (made at the first scrape that finds its hub).
     func targets(tenant: TenantID) -> Gauge {
         targetsByTenant.withLock { gauges in
             if let gauge = gauges[tenant] { return gauge }

@@ -187,8 +187,9 @@ actor RequestProcessor {
 
     private func run(_ key: DocumentKey, tenant: String, access: RequestStoreAccess, attempt: Int, trace: Trace) async throws(DocError) -> Step {
         guard let request = try await pendingRequest(key, access: access, trace: trace) else { return .notPending }
-        trace.type = registry.handler(for: request.type) == nil ? "unknown" : request.type
-        guard let handler = registry.handler(for: request.type) else {
+        let handler = registry.handler(for: request.type)
+        trace.type = handler == nil ? "unknown" : request.type
+        guard let handler else {
             let known = registry.types
             let error = DocError(.invalidArgument, "unknown request type \"\(request.type)\"; this server handles \(known.isEmpty ? "no request types" : known.joined(separator: ", "))",
                                  at: "\(key).type")
@@ -266,8 +267,8 @@ actor RequestProcessor {
         case .success(let outcome):
             switch outcome.result {
             case .committed:
-                let type = registry.handler(for: request.type) == nil ? "unknown" : request.type
-                let typeMetrics = metrics.requests(type: type)
+                // The type as `run` labelled it; a malformed request finalized before that is labelled here.
+                let typeMetrics = metrics.requests(type: trace.type ?? (registry.handler(for: request.type) == nil ? "unknown" : request.type))
                 (status == "applied" ? typeMetrics.applied : typeMetrics.rejected).increment()
                 typeMetrics.duration.record(trace.started.duration(to: .now))
                 trace.logger.debug("request outcome written", metadata: ["status": .string(status), "batch": "\(batch)"])

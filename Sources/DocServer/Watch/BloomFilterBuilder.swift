@@ -36,12 +36,10 @@ struct BloomFilterBuilder {
     }
 
     /// The filter of `keys` at `falsePositiveRate`, in wire form.
-    static func filter(
-        of keys: some Collection<DocumentKey>, falsePositiveRate: Double, database: String = ServerMessage.ExistenceFilter.databaseName
-    ) -> ServerMessage.ExistenceFilter.BloomFilter {
+    static func filter(of keys: some Collection<DocumentKey>, falsePositiveRate: Double) -> ServerMessage.ExistenceFilter.BloomFilter {
         var builder = BloomFilterBuilder(count: keys.count, falsePositiveRate: falsePositiveRate)
         for key in keys {
-            builder.insert(ServerMessage.ExistenceFilter.documentName(of: key, database: database))
+            builder.insert(ServerMessage.ExistenceFilter.documentName(of: key))
         }
         return builder.wire
     }
@@ -53,18 +51,10 @@ struct BloomFilterBuilder {
 
     /// Adds `name`: sets its `hashCount` bits.
     mutating func insert(_ name: String) {
-        let hash = Self.hash(name)
+        let hash = BloomFilterHash.hash(name)
         for i in 0..<hashCount {
-            let index = Self.bitIndex(hash, i, bitCount: bitCount)
+            let index = BloomFilterHash.bitIndex(hash, i, bitCount: bitCount)
             bitmap[index / 8] |= 1 << UInt8(index % 8)
         }
-    }
-
-    /// The MD5 halves of `name` (``BloomFilterHash/hash(_:)``).
-    static func hash(_ name: String) -> (h1: UInt64, h2: UInt64) { BloomFilterHash.hash(name) }
-
-    /// The `i`th bit index of a hash (``BloomFilterHash/bitIndex(_:_:bitCount:)``).
-    static func bitIndex(_ hash: (h1: UInt64, h2: UInt64), _ i: Int, bitCount: Int) -> Int {
-        BloomFilterHash.bitIndex(hash, i, bitCount: bitCount)
     }
 }

@@ -58,7 +58,7 @@ struct AttachmentCommand: AsyncParsableCommand {
             } catch {
                 throw CommandFailure(error, json: client.json)
             }
-            try checkDestination()
+            try OutputFile.checkDestination(out, json: client.json)
             try await ClientSession.with(client) { session in
                 let source = try await session.call { try await $0.attachments.file(id) }
                 guard let attachment = await session.store.attachments.attachment(id) else {
@@ -74,20 +74,6 @@ struct AttachmentCommand: AsyncParsableCommand {
                 } else {
                     Output.line("\(id): \(attachment.size) bytes (\(attachment.contentType)) written to \(out)")
                 }
-            }
-        }
-
-        /// `--out` names a file in an existing directory (checked before anything is fetched).
-        private func checkDestination() throws {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: out, isDirectory: &isDirectory), isDirectory.boolValue {
-                throw CommandFailure(exitCode: CommandFailure.usage, code: "invalidArgument",
-                                     message: "--out \(out) is a directory; name the file to write", json: client.json)
-            }
-            let directory = AttachmentCopy.directory(of: out)
-            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw CommandFailure(exitCode: CommandFailure.usage, code: "invalidArgument",
-                                     message: "--out \(out): the directory \(directory) does not exist", json: client.json)
             }
         }
     }

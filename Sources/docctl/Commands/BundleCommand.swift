@@ -63,7 +63,7 @@ struct BundleCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            if let out { try BundleFiles.checkDestination(out, json: client.json) }
+            if let out { try OutputFile.checkDestination(out, json: client.json) }
             // A private cache: the user's own could hold pending writes, which are not the server's data.
             var options = client
             let privateCache = PrivateListenCache.make()
@@ -72,7 +72,8 @@ struct BundleCommand: AsyncParsableCommand {
             let (bytes, summary) = try await ClientSession.with(options) { session -> ([UInt8], BundleWriter) in
                 do {
                     let query = try queryOptions.query(session.store.collection(collection))
-                    let (documents, readTime) = try await session.store.core.serverResultsForBundle(query.query)
+                    let (snapshot, readTime) = try await session.store.core.serverSnapshot(query.query)
+                    let documents = snapshot.documents.documents
                     var writer = BundleWriter(id: id ?? name, createTime: readTime)
                     try writer.add(BundleNamedQuery(name: name, query: query.query, readTime: readTime))
                     for document in documents { writer.add(document, readTime: readTime, queries: [name]) }
@@ -164,20 +165,6 @@ struct BundleCommand: AsyncParsableCommand {
 
 /// Writing a bundle file.
 enum BundleFiles {
-    /// `--out` names a file in an existing directory (checked before the server is asked).
-    static func checkDestination(_ out: String, json: Bool) throws {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: out, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw CommandFailure(exitCode: CommandFailure.usage, code: "invalidArgument",
-                                 message: "--out \(out) is a directory; name the file to write", json: json)
-        }
-        let directory = AttachmentCopy.directory(of: out)
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CommandFailure(exitCode: CommandFailure.usage, code: "invalidArgument",
-                                 message: "--out \(out): the directory \(directory) does not exist", json: json)
-        }
-    }
-
     /// Writes `bytes` under a temporary name beside `path`, then renames it into place.
     static func write(_ bytes: [UInt8], to path: String, json: Bool) throws {
         do {

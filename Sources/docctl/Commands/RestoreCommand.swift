@@ -31,9 +31,9 @@ struct RestoreCommand: AsyncParsableCommand {
             once, before starting the instances: it gives every tenant a new incarnation the
             same way (docs/operations.md, "Backups").
 
-            Exit status 1 for a missing, foreign, truncated or corrupt file or a DIR that is
-            not empty (nothing is changed), 2 for a usage error, 3 when the database cannot be
-            reached.
+            Exit status 1 for a missing, truncated or corrupt file or a DIR that is not empty
+            (nothing is changed), 2 for a file that is not a backup or a usage error, 3 when the
+            database cannot be reached.
             """
     )
 

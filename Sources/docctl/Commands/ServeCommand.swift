@@ -232,7 +232,6 @@ struct ServeCommand: AsyncParsableCommand {
         let verifier: TokenVerifier
         do {
             if let identityProvider {
-                if identityProvider.cacheFile == Environment.home + "/jwks-cache.json" { try Directories.create(Environment.home) }
                 verifier = try await TokenVerifier(identityProvider: identityProvider, secret: secret, logger: logger)
                 logger.info("accepting the identity provider's tokens", metadata: [
                     "jwks": "\(identityProvider.keys)", "issuer": "\(identityProvider.issuer)",

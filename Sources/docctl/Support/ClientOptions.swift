@@ -83,9 +83,7 @@ struct TokenClaims {
     init?(_ token: String) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { return nil }
-        var payload = String(parts[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while payload.count % 4 != 0 { payload += "=" }
-        guard case .success(let bytes) = Base64.decode(payload), case .map(let claims)? = try? Value(jsonBytes: bytes) else { return nil }
+        guard case .success(let bytes) = Base64.decodeURLSafe(parts[1]), case .map(let claims)? = try? Value(jsonBytes: bytes) else { return nil }
         tenant = claims["tenant"]?.stringValue
         uid = claims["uid"]?.stringValue ?? claims["sub"]?.stringValue
     }

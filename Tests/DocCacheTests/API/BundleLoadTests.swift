@@ -190,13 +190,21 @@ struct BundleLoadTests {
         let dir = TemporaryDirectory()
         let store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")
         try await store.document("rooms/a").setData(["floor": 9, "mine": true])
+        // A merge touches one field: the bundle's document must show through beneath it (the
+        // pending batch is rebased on the bundled document).
+        try await store.document("rooms/b").setData(["mine": true], merge: true)
         _ = try await store.loadBundle(try Self.bundle("b", createTime: 500, documents: [
             try Self.document("rooms/a", ["floor": 1], version: 400),
+            try Self.document("rooms/b", ["floor": 2], version: 400),
         ])).value
         let local = try await store.document("rooms/a").getDocument(source: .cache)
         #expect(local.get("floor") == 9)
         #expect(local.metadata.hasPendingWrites)
-        #expect(await store.pendingWriteCount == 1)
+        let merged = try await store.document("rooms/b").getDocument(source: .cache)
+        #expect(merged.get("floor") == 2)
+        #expect(merged.get("mine") == true)
+        #expect(merged.metadata.hasPendingWrites)
+        #expect(await store.pendingWriteCount == 2)
         await store.close()
     }
 

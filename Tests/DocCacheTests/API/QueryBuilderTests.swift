@@ -89,5 +89,8 @@ struct QueryBuilderTests {
         var inSync = store.snapshotsInSync().makeAsyncIterator()
         #expect(await inSync.next() != nil, "the sequence starts with one element")
         await store.close()
+        #expect(await inSync.next() == nil, "the sequence ends when the store closes")
+        var onClosed = store.snapshotsInSync().makeAsyncIterator()
+        #expect(await onClosed.next() == nil, "a sequence on a closed store ends at once")
     }
 }

@@ -1,6 +1,7 @@
 import Testing
 @testable import DocCache
 import DocModel
+import DocProtocol
 
 private typealias F = RemoteFixtures
 
@@ -48,18 +49,18 @@ struct BloomFilterTests {
 
     @Test func md5HalvesAreReadLittleEndian() {
         for (name, h1, h2) in V.hashes {
-            let hash = BloomFilter.hash(name)
+            let hash = BloomFilterHash.hash(name)
             #expect(hash.h1 == h1, "h1 of \(name)")
             #expect(hash.h2 == h2, "h2 of \(name)")
         }
     }
 
     @Test func bitIndexesAreDoubleHashesModuloTheBitCount() {
-        let hash = BloomFilter.hash("abc")
-        #expect((0..<5).map { BloomFilter.bitIndex(hash, $0, bitCount: 100) } == V.abcIndexes)
+        let hash = BloomFilterHash.hash("abc")
+        #expect((0..<5).map { BloomFilterHash.bitIndex(hash, $0, bitCount: 100) } == V.abcIndexes)
         // The sum wraps at 64 bits instead of trapping.
         let wrapping = (h1: UInt64.max, h2: UInt64.max)
-        #expect(BloomFilter.bitIndex(wrapping, 1, bitCount: 7) == Int((UInt64.max &+ UInt64.max) % 7))
+        #expect(BloomFilterHash.bitIndex(wrapping, 1, bitCount: 7) == Int((UInt64.max &+ UInt64.max) % 7))
     }
 
     @Test func firestoresOwnFilterFromTheSpecTests() throws {

@@ -22,7 +22,7 @@ private func verifier(_ provider: IdentityProvider, secret: DevelopmentSecret? =
 /// A compact JWS with `header` and `payload` as given and `signature` as raw bytes.
 private func compact(header: String, payload: String, signature: [UInt8]) -> String {
     [Array(header.utf8), Array(payload.utf8), signature]
-        .map { TestIdentityProvider.base64URL(Data($0)) }
+        .map { base64URL(Data($0)) }
         .joined(separator: ".")
 }
 
@@ -188,7 +188,7 @@ struct IdentityProviderTests {
         let token = try await TestIdentityProvider.token(idp.rsa, TestIdentityProvider.claims())
         let parts = token.split(separator: ".")
         let forged = String(decoding: try JSONEncoder().encode(AuthRawPayload(members: TestIdentityProvider.claims(uid: "mallory"))), as: UTF8.self)
-        let tampered = [String(parts[0]), TestIdentityProvider.base64URL(Data(forged.utf8)), String(parts[2])].joined(separator: ".")
+        let tampered = [String(parts[0]), base64URL(Data(forged.utf8)), String(parts[2])].joined(separator: ".")
         #expect(await refusal(verifier, tampered)?.message.contains("token signature is invalid") == true)
     }
 

@@ -17,13 +17,6 @@ private func rejection(_ verifier: TokenVerifier, _ token: String) async -> DocE
     }
 }
 
-/// base64url without padding, as JWTs use.
-private func base64URL(_ bytes: some Sequence<UInt8>) -> String {
-    Data(bytes).base64EncodedString()
-        .replacingOccurrences(of: "+", with: "-")
-        .replacingOccurrences(of: "/", with: "_")
-        .replacingOccurrences(of: "=", with: "")
-}
 
 private func base64URLDecode(_ text: Substring) -> Data? {
     var s = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")

@@ -187,11 +187,12 @@ arjPoDGrwkPbniomzV97LWhYj8enR6iX1bz1ABtvyuqQXdeby6Yf
             jwk: ["kty": "EC", "kid": kid, "use": "sig", "alg": "ES256", "crv": "P-256", "x": parameters.x, "y": parameters.y],
             signer: await JWTKeyCollection().add(ecdsa: key, kid: JWKIdentifier(string: kid)))
     }
+}
 
-    static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
+/// base64url without padding, as JWTs and JWKs use.
+func base64URL(_ bytes: some Sequence<UInt8>) -> String {
+    Data(bytes).base64EncodedString()
+        .replacingOccurrences(of: "+", with: "-")
+        .replacingOccurrences(of: "/", with: "_")
+        .replacingOccurrences(of: "=", with: "")
 }

@@ -157,9 +157,9 @@ extension ServerMessage.ExistenceFilter.BloomFilter {
     func mightContain(_ key: DocumentKey) -> Bool {
         let bitCount = bitmap.count * 8 - padding
         guard bitCount > 0 else { return false }
-        let hash = BloomFilterBuilder.hash(ServerMessage.ExistenceFilter.documentName(of: key))
+        let hash = BloomFilterHash.hash(ServerMessage.ExistenceFilter.documentName(of: key))
         return (0..<hashCount).allSatisfy { i in
-            let index = BloomFilterBuilder.bitIndex(hash, i, bitCount: bitCount)
+            let index = BloomFilterHash.bitIndex(hash, i, bitCount: bitCount)
             return bitmap[index / 8] & (1 << UInt8(index % 8)) != 0
         }
     }

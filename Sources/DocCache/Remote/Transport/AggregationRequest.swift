@@ -3,7 +3,8 @@ import DocProtocol
 
 /// One `aggregate` request to the server, as a unary call: its own connection (`hello`, the
 /// request, its `aggregateResult`, close), so the listen and write streams' state machines
-/// never see it. Bounded by the configuration's handshake timeout for each step.
+/// never see it. From `hello` to the answer, bounded by the configuration's handshake
+/// timeout (connecting and fetching the token are bounded as for the streams).
 enum AggregationRequest {
     /// The server's values by alias and the version they were read at.
     ///
@@ -40,12 +41,18 @@ enum AggregationRequest {
             }
         } catch let error as DocError {
             await connection.close()
-            throw error
+            // The watchdog closing the connection ends it with the transport's error.
+            throw timedOut.value ? Self.timedOut(timeout) : error
         } catch {
             await connection.close()
+            if timedOut.value { throw Self.timedOut(timeout) }
             throw DocError(.unavailable, "the aggregation's connection failed: \(error)")
         }
-        if timedOut.value { throw DocError(.unavailable, "the server did not answer the aggregation within \(timeout)") }
+        if timedOut.value { throw Self.timedOut(timeout) }
         throw DocError(.unavailable, "the server closed the connection before answering the aggregation")
+    }
+
+    private static func timedOut(_ timeout: Duration) -> DocError {
+        DocError(.unavailable, "the server did not answer the aggregation within \(timeout)")
     }
 }

@@ -42,10 +42,7 @@ extension ServerMessage {
             return (.document(.init(updatedTargetIDs: [], removedTargetIDs: remove.removedTargetIDs, key: remove.key, document: nil)),
                     .none)
         case .existenceFilter(let filter):
-            let bloomFilter = filter.bloomFilter.map {
-                WatchChange.BloomFilterParameters(bitmap: $0.bitmap, padding: $0.padding, hashCount: $0.hashCount)
-            }
-            return (.existenceFilter(targetID: filter.targetID, count: filter.count, bloomFilter: bloomFilter), .none)
+            return (.existenceFilter(targetID: filter.targetID, count: filter.count, bloomFilter: filter.bloomFilter), .none)
         case .welcome, .writeHandshake, .writeResult, .writeError, .error, .aggregateResult:
             return nil
         }
