@@ -19,6 +19,8 @@ struct Result: Sendable {
     var peerSamples: [Double]?
     /// Single figures a scenario also reports, each as a line of its own after the scenario's.
     var figures: [Figure] = []
+    /// The unit of `samples` (and of the peer's).
+    var unit = "us"
 }
 
 /// One measured value in another unit than µs (e.g. a throughput), printed as its own line
@@ -40,7 +42,7 @@ func json(_ x: Double) -> String { x.isFinite ? String(format: "%.2f", x) : "nul
 func report(_ name: String, n: Int, _ result: Result) {
     let s = result.samples.sorted()
     let median = percentile(s, 0.5), p99 = percentile(s, 0.99)
-    var line = "{\"scenario\":\"\(name)\",\"n\":\(n),\"unit\":\"us\",\"median\":\(json(median)),\"p99\":\(json(p99)),"
+    var line = "{\"scenario\":\"\(name)\",\"n\":\(n),\"unit\":\"\(result.unit)\",\"median\":\(json(median)),\"p99\":\(json(p99)),"
     if let peer = result.peer, let peerSamples = result.peerSamples {
         let peerMedian = percentile(peerSamples.sorted(), 0.5)
         line += "\"peer\":\"\(peer)\",\"peerMedian\":\(json(peerMedian)),\"ratio\":\(json(median / peerMedian))}"
@@ -92,8 +94,9 @@ func sampleDocument(_ i: Int, version: Int64) -> Document {
 }
 
 /// A store whose cache holds `count` server documents in `items` (and optionally pending writes).
-func populatedStore(_ directory: String, count: Int, pendingWrites: Int = 0) async throws -> DocumentStore {
+func populatedStore(_ directory: String, count: Int, pendingWrites: Int = 0, indexes: [CompositeIndex] = []) async throws -> DocumentStore {
     let store = try await DocumentStore.open(directory: directory, tenant: "bench", user: "u")
+    try await store.setIndexConfiguration(indexes)
     var version: Int64 = 1_000_000
     var i = 0
     while i < count {
@@ -163,7 +166,9 @@ let scenarios: [Scenario] = [
     Scenario(name: "cache-query", summary: "bounded query (filter + orderBy + limit 50) over 100,000 cached documents", defaultN: 200) { n in
         let dir = temporaryDirectory("cache-query")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try await populatedStore(dir, count: 100_000)
+        // The index the query needs, declared before the data arrives (as the GRDB peer's
+        // schema declares its own).
+        let store = try await populatedStore(dir, count: cacheDocumentCount(), indexes: [try categoryScoreIndex()])
         let clock = ContinuousClock()
         var samples: [Double] = []
         for i in 0..<n {
@@ -180,7 +185,7 @@ let scenarios: [Scenario] = [
     Scenario(name: "cold-open", summary: "open a store of 100,000 documents + 1,000 pending writes, first snapshot of a bounded query", defaultN: 10) { n in
         let dir = temporaryDirectory("cold-open")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let seeded = try await populatedStore(dir, count: 100_000, pendingWrites: 1_000)
+        let seeded = try await populatedStore(dir, count: cacheDocumentCount(), pendingWrites: 1_000)
         await seeded.close()
         var samples: [Double] = []
         for _ in 0..<n {
@@ -197,6 +202,9 @@ let scenarios: [Scenario] = [
             await store.close()
         }
         return Result(samples: samples, peer: nil, peerSamples: nil)
+    },
+    Scenario(name: "cache-rss", summary: "resident memory (MB) of a fresh process with 100,000 cached documents (DOCBENCH_CACHE_DOCUMENTS) and 10 bounded listeners; n = runs", defaultN: 3) { n in
+        try await cacheRSS(runs: n)
     },
     Scenario(name: "fanout", summary: "1,000 WebSocket listeners on one document: commit to the last notification, loopback", defaultN: 50) { n in
         try await fanout(commits: n)
@@ -239,6 +247,17 @@ if let i = arguments.firstIndex(of: "--n"), i + 1 < arguments.count {
         exit(2)
     }
     n = value
+}
+if command == "cache-rss-child", arguments.count == 2 {
+    // The child process of `cache-rss` (not a scenario).
+    do {
+        let directory = arguments[1]
+        try await Task.detached { try await cacheRSSChild(directory: directory) }.value
+        exit(0)
+    } catch {
+        FileHandle.standardError.write("docbench: cache-rss-child failed: \(error)\n".data(using: .utf8)!)
+        exit(1)
+    }
 }
 if command == "list" {
     for s in scenarios { print("\(s.name)\t\(s.summary) (default n \(s.defaultN))") }

@@ -37,7 +37,7 @@ package actor ClientCore {
     let remoteStore: RemoteStore
     let syncEngine: SyncEngine
     private let eventManager: EventManager
-    private let scheduler: ActorScheduler
+    let scheduler: ActorScheduler
     private let streamRouter: StreamEventRouter
     let activity: SyncActivity
     /// The store was opened with a server (it can go online).
@@ -190,6 +190,9 @@ package actor ClientCore {
                     "code": "\(error.code)", "error": "\(error.message)",
                 ])
             }
+        }
+        if persistence.compositeIndexes.declared.contains(where: { !$0.isComplete }) {
+            Self.scheduleCompositeIndexBackfill(on: scheduler, for: self)
         }
         if settings.cacheSizeBytes != StoreSettings.unlimited {
             _ = scheduler.schedule(.garbageCollection, after: Self.initialGarbageCollectionDelay) { [unowned self] in

@@ -68,9 +68,26 @@ package struct DocumentViewChangeSet: Sendable, Equatable {
     /// The recorded changes in the order a snapshot reports them: removals, then additions,
     /// then modifications (metadata changes counted as modifications), each group in `order`.
     package func changes(sortedBy order: DocumentSet) -> [DocumentViewChange] {
-        byKey.values.sorted { a, b in
-            if a.kind.sortRank != b.kind.sortRank { return a.kind.sortRank < b.kind.sortRank }
-            return order.sortsBefore(a.document, b.document)
+        let present = byKey.values.reduce(0) { $0 + ($1.kind == .removed ? 0 : 1) }
+        // When the changes are a good part of the set (a first snapshot, a large update), the
+        // documents still in the set sort by their position in it: one pass over the set, where
+        // comparing them would read their order-by fields again and again. Removed documents
+        // are not in the set and compare by its order.
+        guard present > 1, order.count <= present * 4 else {
+            return byKey.values.sorted { a, b in
+                if a.kind.sortRank != b.kind.sortRank { return a.kind.sortRank < b.kind.sortRank }
+                return order.sortsBefore(a.document, b.document)
+            }
         }
+        var positions: [DocumentKey: Int] = [:]
+        positions.reserveCapacity(order.count)
+        for (i, document) in order.documents.enumerated() { positions[document.key] = i }
+        // Each change's position is looked up once, not at every comparison.
+        let ranked = byKey.values.map { change in (change, change.kind == .removed ? nil : positions[change.document.key]) }
+        return ranked.sorted { a, b in
+            if a.0.kind.sortRank != b.0.kind.sortRank { return a.0.kind.sortRank < b.0.kind.sortRank }
+            if let x = a.1, let y = b.1 { return x < y }
+            return order.sortsBefore(a.0.document, b.0.document)
+        }.map(\.0)
     }
 }

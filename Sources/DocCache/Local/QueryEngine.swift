@@ -46,8 +46,24 @@ package final class QueryEngine {
             let overlays = try persistence.overlays.overlays(inCollection: query.path, user: user, in: txn)
             return Self.merge(remote: remote, overlays: overlays, query: query)
         }
-        if let limit = target.limit, let plan = IndexPlan(target: target) {
-            return try documentsUsingIndex(plan, query: query, target: target, limit: limit, user: user, in: txn)
+        if let limit = target.limit {
+            if let plan = CompositeIndexPlan(
+                target: target, indexes: persistence.compositeIndexes.completeIndexes(collectionGroup: query.path.lastSegment ?? ""))
+            {
+                let keys = persistence.compositeIndexes.scan(
+                    plan.index, collection: query.path, leading: plan.leading, reverse: plan.reverse, in: txn)
+                let unindexed = try persistence.compositeIndexes.unindexedDocuments(plan.index, collection: query.path, in: txn)
+                return try documentsWalking(keys, unindexed: unindexed, query: query, target: target, limit: limit, user: user, in: txn)
+            }
+            if let plan = IndexPlan(target: target) {
+                let keys = persistence.remoteDocuments.scanIndex(
+                    collection: query.path, field: plan.field, lower: plan.lower, upper: plan.upper,
+                    descending: plan.descending, in: txn)
+                // Documents whose value for the field is too large for the index have a marker
+                // instead: they are candidates too.
+                let unindexed = try persistence.remoteDocuments.unindexedDocuments(collection: query.path, field: plan.field, in: txn)
+                return try documentsWalking(keys, unindexed: unindexed, query: query, target: target, limit: limit, user: user, in: txn)
+            }
         }
         let remote = try persistence.remoteDocuments.documents(inCollection: query.path, in: txn)
         let overlays = try persistence.overlays.overlays(inCollection: query.path, user: user, in: txn)
@@ -68,30 +84,27 @@ package final class QueryEngine {
         return result
     }
 
-    /// Top `limit` documents in target order: walk the index of the first order-by field,
+    /// Top `limit` documents in target order from an index walk in target order (`keys`),
     /// skipping documents that have overlays (their local view is merged afterwards), until
-    /// `limit` remote documents match. Each overlay can push at most one remote document out
-    /// of the window, so the window is exact after merging and trimming.
-    private func documentsUsingIndex(
-        _ plan: IndexPlan, query: Query, target: Target, limit: Int, user: String, in txn: PersistenceTransaction
+    /// `limit` remote documents match; `unindexed` are the documents the index could not hold
+    /// (checked one by one). Each overlay can push at most one remote document out of the
+    /// window, so the window is exact after merging and trimming.
+    private func documentsWalking(
+        _ keys: DecodingScan<DocumentKey>, unindexed: [DocumentKey], query: Query, target: Target, limit: Int, user: String,
+        in txn: PersistenceTransaction
     ) throws(DocError) -> [DocumentKey: Document] {
         let overlays = try persistence.overlays.overlays(inCollection: query.path, user: user, in: txn)
-        var remoteMatches: [Document] = []
-        let keys = persistence.remoteDocuments.scanIndex(
-            collection: query.path, field: plan.field, lower: plan.lower, upper: plan.upper,
-            descending: plan.descending, in: txn)
+        var candidates: [Document] = []
+        var remoteMatches = 0
         for key in keys {
             if overlays[key] != nil { continue }
             guard let doc = try persistence.remoteDocuments.get(key, in: txn)?.document, query.matches(doc) else { continue }
-            remoteMatches.append(doc)
-            if remoteMatches.count >= limit { break }
+            candidates.append(doc)
+            remoteMatches += 1
+            if remoteMatches >= limit { break }
         }
-        var candidates = remoteMatches
-        // Documents whose value for the field is too large for the index have a marker
-        // instead: they are candidates too.
-        for key in try persistence.remoteDocuments.unindexedDocuments(collection: query.path, field: plan.field, in: txn)
-            where overlays[key] == nil
-        {
+        if let failure = txn.failure { throw failure }
+        for key in unindexed where overlays[key] == nil {
             if let doc = try persistence.remoteDocuments.get(key, in: txn)?.document, query.matches(doc) {
                 candidates.append(doc)
             }
@@ -99,10 +112,29 @@ package final class QueryEngine {
         for overlay in overlays.values {
             if let doc = overlay.document.document, query.matches(doc) { candidates.append(doc) }
         }
-        candidates.sort { target.compare($0, $1) < 0 }
         var result: [DocumentKey: Document] = [:]
-        for doc in candidates.prefix(limit) { result[doc.key] = doc }
+        for doc in Self.first(limit, of: candidates, in: target) { result[doc.key] = doc }
         return result
+    }
+
+    /// The first `limit` of `documents` in target order, in order. Keeps a sorted window and
+    /// compares each other document with its last one, so many candidates (a collection's
+    /// overlays) cost about one comparison each, not a full sort.
+    static func first(_ limit: Int, of documents: [Document], in target: Target) -> [Document] {
+        guard limit > 0 else { return [] }
+        var window = Array(documents.prefix(limit))
+        window.sort { target.compare($0, $1) < 0 }
+        guard documents.count > limit else { return window }
+        for doc in documents[limit...] where target.compare(doc, window[window.count - 1]) < 0 {
+            var low = 0, high = window.count - 1
+            while low < high {
+                let mid = (low + high) / 2
+                if target.compare(window[mid], doc) < 0 { low = mid + 1 } else { high = mid }
+            }
+            window.removeLast()
+            window.insert(doc, at: low)
+        }
+        return window
     }
 }
 
@@ -157,5 +189,64 @@ struct IndexPlan {
         let c = Value.compare(a.value, b.value)
         if c != 0 { return c < 0 ? a : b }
         return a.inclusive ? b : a
+    }
+}
+
+/// How to walk a declared composite index for a limited query: the index's leading fields are
+/// the query's equality filters (top-level conjunctions), its remaining fields exactly the
+/// query's order-bys, each in the index's direction (a forward walk) or each in the opposite
+/// one (a reverse walk). Other filters are checked on each document.
+struct CompositeIndexPlan {
+    var index: CompositeIndex
+    /// The values of the index's leading fields, from the equality filters.
+    var leading: [Value]
+    var reverse: Bool
+
+    /// The plan over the index with the most leading equality fields among `indexes`, or `nil`
+    /// when none serves the target.
+    init?(target: Target, indexes: [CompositeIndex]) {
+        guard !indexes.isEmpty, target.collectionGroup == nil,
+              let last = target.orderBys.last, last.field.isDocumentID
+        else { return nil }
+        let orders = target.orderBys.dropLast()
+        guard !orders.contains(where: { $0.field.isDocumentID }) else { return nil }
+        var equalities: [FieldPath: Value] = [:]
+        for filter in target.filters {
+            switch filter {
+            case .field(let f) where f.op == .equal:
+                equalities[f.field] = f.value
+            case .composite(let c) where c.isFlatConjunction:
+                for f in c.flattenedFilters where f.op == .equal { equalities[f.field] = f.value }
+            default:
+                continue
+            }
+        }
+        var best: CompositeIndexPlan?
+        for index in indexes {
+            let leadingCount = index.fields.count - orders.count
+            guard leadingCount >= 0, leadingCount >= (best?.leading.count ?? 0) else { continue }
+            var leading: [Value] = []
+            for field in index.fields.prefix(leadingCount) {
+                guard let value = equalities[field.path] else { break }
+                leading.append(value)
+            }
+            guard leading.count == leadingCount else { continue }
+            // The document id ends every row in the last field's direction.
+            let reverse = index.documentIDDirection != last.direction
+            let trailing = index.fields.dropFirst(leadingCount)
+            guard zip(trailing, orders).allSatisfy({ field, order in
+                field.path == order.field && (field.direction != order.direction) == reverse
+            }) else { continue }
+            if let current = best, current.leading.count == leadingCount { continue }
+            best = CompositeIndexPlan(index: index, leading: leading, reverse: reverse)
+        }
+        guard let best else { return nil }
+        self = best
+    }
+
+    private init(index: CompositeIndex, leading: [Value], reverse: Bool) {
+        self.index = index
+        self.leading = leading
+        self.reverse = reverse
     }
 }

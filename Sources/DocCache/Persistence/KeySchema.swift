@@ -1,7 +1,8 @@
 internal import DocModel
 
-// The LevelDB key spaces of a doccache store (schema version 2: the key spaces of schema 1;
-// schema 2 only added batch-reference overlay records, see DocumentRecord.swift).
+// The LevelDB key spaces of a doccache store (schema version 3: the key spaces of schema 1;
+// schema 2 added batch-reference overlay records, see DocumentRecord.swift; schema 3 the
+// composite-index tables 0x16–0x18).
 //
 // Every key starts with one table tag byte, followed by components written with DocModel's
 // order-preserving `KeyEncoder` (strings, Int64s, resource paths, index values), so LevelDB's
@@ -32,6 +33,14 @@ internal import DocModel
 //                                value(element), string(document id)
 //  0x15  unindexed values        path(collection), string(field path), empty
 //                                int(kind: 0 field, 1 array element),
+//                                string(document id)
+//  0x16  composite index         string(index id), path(collection),   empty
+//                                value(v1, dir1) … value(vn, dirn),
+//                                string(document id, dirn)
+//  0x17  composite index         string(index id)                      CompositeIndexRecord: format,
+//        definitions                                                   state (building/complete),
+//                                                                      collection id, fields
+//  0x18  composite unindexed     string(index id), path(collection),   empty
 //                                string(document id)
 //  0x20  mutations               string(user), int(batch id)           mutation batch
 //  0x21  document → batch        string(user), path(document),         empty
@@ -67,6 +76,12 @@ internal import DocModel
 // injective). The field and array indexes hold entries only for found documents; a value
 // whose index encoding exceeds `DocumentIndexEntries.maxEncodedValueBytes` gets a row in 0x15
 // instead (so a query engine can tell the index is incomplete for that field).
+// A composite index (0x16) holds a row per found document that has every field of the index,
+// each value in the field's direction ("dir": descending values are the inverted ascending
+// encoding) and the document id in the last field's direction, so a forward scan is the order
+// of a query that orders by the index's trailing fields as declared; a reverse scan the
+// opposite order. A document with a value too large to index in one of the fields gets a 0x18
+// row instead.
 
 /// The key spaces of the store: table tags and the key builders and parsers of every table.
 /// The layout is documented at the top of this file and in `docs/persistence.md`.
@@ -80,6 +95,9 @@ enum KeySchema {
         case fieldIndex = 0x13
         case arrayIndex = 0x14
         case unindexedValues = 0x15
+        case compositeIndex = 0x16
+        case compositeIndexDefinitions = 0x17
+        case compositeUnindexed = 0x18
         case mutations = 0x20
         case documentMutations = 0x21
         case mutationQueues = 0x22
@@ -107,6 +125,9 @@ enum KeySchema {
             case .fieldIndex: return "field_index"
             case .arrayIndex: return "array_index"
             case .unindexedValues: return "unindexed_values"
+            case .compositeIndex: return "composite_index"
+            case .compositeIndexDefinitions: return "composite_index_definitions"
+            case .compositeUnindexed: return "composite_unindexed"
             case .mutations: return "mutations"
             case .documentMutations: return "document_mutations"
             case .mutationQueues: return "mutation_queues"
@@ -252,6 +273,46 @@ enum KeySchema {
         let id = try d.readString()
         try d.finish()
         return (kind, id)
+    }
+
+    // MARK: Composite indexes
+
+    /// The prefix of a composite index's rows for the collection `collection`.
+    static func compositePrefix(_ table: Table, _ indexID: String, _ collection: ResourcePath) -> [UInt8] {
+        var k = KeyEncoder(prefix: table.prefix)
+        k.append(string: indexID)
+        k.append(path: collection)
+        return k.bytes
+    }
+
+    /// The prefix of every row of a composite index (in `table`: 0x16 or 0x18).
+    static func compositeIndexPrefix(_ table: Table, _ indexID: String) -> [UInt8] {
+        var k = KeyEncoder(prefix: table.prefix)
+        k.append(string: indexID)
+        return k.bytes
+    }
+
+    /// The row of a composite index's definition.
+    static func compositeIndexDefinition(_ indexID: String) -> [UInt8] {
+        compositeIndexPrefix(.compositeIndexDefinitions, indexID)
+    }
+
+    /// The document id at the end of a composite index row of `index` whose prefix (index id
+    /// and collection) has `prefixCount` bytes.
+    static func decodeCompositeEntryDocumentID(_ bytes: [UInt8], prefixCount: Int, index: CompositeIndex) throws(DocError) -> String {
+        var d = KeyDecoder(bytes, offset: prefixCount)
+        for field in index.fields { _ = try d.readIndexValue(descending: field.direction == .descending) }
+        let id = try d.readString(descending: index.documentIDDirection == .descending)
+        try d.finish()
+        return id
+    }
+
+    /// The document id of a composite-unindexed row whose prefix has `prefixCount` bytes.
+    static func decodeCompositeUnindexedDocumentID(_ bytes: [UInt8], prefixCount: Int) throws(DocError) -> String {
+        var d = KeyDecoder(bytes, offset: prefixCount)
+        let id = try d.readString()
+        try d.finish()
+        return id
     }
 
     // MARK: Mutation queues

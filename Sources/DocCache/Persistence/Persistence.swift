@@ -15,10 +15,11 @@ internal import LevelDB
 /// client's serial executor), so they need no locks. Transactions do not nest.
 package final class Persistence {
     /// The version of the key spaces and record formats this build writes and reads.
-    /// Schema 2 added overlays that refer to their batch (see `DocumentRecord`); a schema-1
-    /// store is read as it is and marked 2 on open, so that older builds refuse it instead of
-    /// misreading such overlays.
-    package static let schemaVersion = 2
+    /// Schema 2 added overlays that refer to their batch (see `DocumentRecord`); schema 3 the
+    /// declared composite indexes (tables 0x16–0x18), whose rows an older build would not
+    /// maintain. An older store is read as it is and marked 3 on open, so that older builds
+    /// refuse it instead of misreading its overlays or leaving its indexes stale.
+    package static let schemaVersion = 3
 
     /// A cache size limit meaning "never collect garbage".
     package static let unlimited: Int64 = -1
@@ -37,6 +38,8 @@ package final class Persistence {
     package let targets: TargetCache
     /// LRU garbage collection of the cache.
     package let lru: LRUGarbageCollector
+    /// The declared composite indexes.
+    package let compositeIndexes: CompositeIndexCache
 
     /// The LevelDB database (Sendable; the lock of the directory).
     let database: Database
@@ -54,7 +57,8 @@ package final class Persistence {
         self.clientID = clientID
         self.database = database
         self.state = state
-        remoteDocuments = RemoteDocumentCache(state: state)
+        compositeIndexes = CompositeIndexCache(state: state)
+        remoteDocuments = RemoteDocumentCache(state: state, compositeIndexes: compositeIndexes)
         overlays = DocumentOverlayCache()
         targets = TargetCache(state: state)
         lru = LRUGarbageCollector(remoteDocuments: remoteDocuments, targets: targets)
@@ -112,7 +116,7 @@ package final class Persistence {
             guard version >= 1 else {
                 throw DocError(.dataLoss, "the store has an invalid schema version \(version)", at: directory)
             }
-            // Schema 1 → 2: every schema-1 record reads as it is; only the mark changes.
+            // Schema 1 or 2 → 3: every older record reads as it is; only the mark changes.
             markSchema = version < Int64(schemaVersion)
         } else {
             let isEmpty = try withLevelDB(directory, "open") { () throws(LevelDBError) in
@@ -171,6 +175,7 @@ package final class Persistence {
         let state = PersistenceState(
             directory: directory, committedMetadata: metadata, nextBatchID: nextBatchID,
             lastSequenceNumber: metadata.highestListenSequenceNumber)
+        state.compositeIndexes = try CompositeIndexCache.load(from: database, directory: directory)
         return Persistence(directory: directory, clientID: clientID, database: database, state: state)
     }
 
@@ -325,6 +330,11 @@ final class PersistenceState {
     var inTransaction = false
     /// Failures to inject (tests only; `nil`: none).
     var faults: StorageFaults?
+    /// The declared composite indexes (maintained with every remote document).
+    var compositeIndexes: [StoredCompositeIndex] = []
+    /// Where the backfill of an incomplete composite index stopped (its last collection-group
+    /// row), by index id; lost at close, when the backfill starts over (rows are idempotent).
+    var backfillCursors: [String: [UInt8]] = [:]
 
     /// Creates the state from what the store holds at open.
     init(directory: String, committedMetadata: TargetMetadata, nextBatchID: BatchID, lastSequenceNumber: ListenSequenceNumber) {

@@ -10,10 +10,21 @@ internal import LevelDB
 package final class RemoteDocumentCache {
     /// The store state.
     let state: PersistenceState
+    /// The declared composite indexes, maintained with the documents.
+    let compositeIndexes: CompositeIndexCache
 
     /// Creates the cache (the store owns one).
-    init(state: PersistenceState) {
+    init(state: PersistenceState, compositeIndexes: CompositeIndexCache) {
         self.state = state
+        self.compositeIndexes = compositeIndexes
+    }
+
+    /// Every local query index row of the found document `document`: its field, array and
+    /// unindexed-value rows, and its rows in the declared composite indexes.
+    private func indexRows(for document: Document) -> Set<[UInt8]> {
+        var rows = FieldIndexer.entries(for: document)
+        for row in compositeIndexes.rows(for: document) { rows.insert(row) }
+        return rows
     }
 
     /// The record name in decoding errors.
@@ -42,8 +53,8 @@ package final class RemoteDocumentCache {
             txn.put(KeySchema.collectionGroup(key), [])
         }
 
-        let oldEntries = old?.document.document.map(FieldIndexer.entries(for:)) ?? []
-        let newEntries = document.document.map(FieldIndexer.entries(for:)) ?? []
+        let oldEntries = old?.document.document.map(indexRows(for:)) ?? []
+        let newEntries = document.document.map(indexRows(for:)) ?? []
         for entry in oldEntries where !newEntries.contains(entry) { txn.delete(entry) }
         for entry in newEntries where !oldEntries.contains(entry) { txn.put(entry, []) }
 
@@ -60,7 +71,7 @@ package final class RemoteDocumentCache {
         txn.delete(KeySchema.readTime(key.collectionPath, old.readTime, key.documentID))
         txn.delete(KeySchema.collectionGroup(key))
         if let document = old.document.document {
-            for entry in FieldIndexer.entries(for: document) { txn.delete(entry) }
+            for entry in indexRows(for: document) { txn.delete(entry) }
         }
         txn.delete(KeySchema.sentinel(key))
         return true

@@ -20,6 +20,8 @@ package enum TimerID: String, CaseIterable, Sendable, Hashable {
     case retryTransaction = "retry_transaction"
     /// Delays a retry of an attachment upload after a transient failure.
     case attachmentUploadBackoff = "attachment_upload_backoff"
+    /// Runs the next step of a composite index's backfill left incomplete by a closed store.
+    case compositeIndexBackfill = "composite_index_backfill"
 }
 
 /// A timer handed out by a ``Scheduler``.

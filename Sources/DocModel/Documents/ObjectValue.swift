@@ -15,6 +15,8 @@ public struct ObjectValue: Sendable, Hashable {
 
     /// The value at `path`, or `nil` when any segment is missing or crosses a non-map.
     public subscript(path: FieldPath) -> Value? {
+        // Most paths are one top-level field: one lookup, no copy of the map.
+        if path.segments.count == 1 { return fields[path.segments[0]] }
         var current: [String: Value] = fields
         for (i, segment) in path.segments.enumerated() {
             guard let v = current[segment] else { return nil }

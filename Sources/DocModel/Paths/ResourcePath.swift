@@ -113,12 +113,16 @@ public struct ResourcePath: Sendable, Hashable, Comparable, CustomStringConverti
         for s in segments { hashUTF8(s, into: &hasher) }
     }
 
-    public static func < (a: ResourcePath, b: ResourcePath) -> Bool {
-        for (x, y) in zip(a.segments, b.segments) {
+    public static func < (a: ResourcePath, b: ResourcePath) -> Bool { a.compare(b) < 0 }
+
+    /// -1, 0 or 1 as this path sorts before, equal to or after `other` (segment by segment,
+    /// by UTF-8 bytes; a path before its extensions): one pass, where `==` then `<` take two.
+    public func compare(_ other: ResourcePath) -> Int {
+        for (x, y) in zip(segments, other.segments) {
             let c = compareUTF8(x, y)
-            if c != 0 { return c < 0 }
+            if c != 0 { return c < 0 ? -1 : 1 }
         }
-        return a.segments.count < b.segments.count
+        return segments.count == other.segments.count ? 0 : (segments.count < other.segments.count ? -1 : 1)
     }
 }
 

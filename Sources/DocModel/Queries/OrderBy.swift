@@ -41,7 +41,7 @@ public struct OrderBy: Sendable, Hashable, CustomStringConvertible {
     public func compare(_ a: Document, _ b: Document) -> Int {
         let result: Int
         if field.isDocumentID {
-            result = a.key == b.key ? 0 : (a.key < b.key ? -1 : 1)
+            result = a.key.path.compare(b.key.path)
         } else {
             switch (a.value(at: field), b.value(at: field)) {
             case let (x?, y?): result = Value.compare(x, y)

@@ -1,0 +1,46 @@
+public import DocModel
+
+extension DocumentStore {
+    /// Declares the composite indexes of the cache, replacing the previous declaration, and
+    /// returns once every cached document is in them.
+    ///
+    /// Every field of a cached document has a single-field index, so a query that filters or
+    /// orders on one field reads only what it returns. A query that combines equality filters
+    /// with an order on another field (`where category == x order by score desc limit 50`)
+    /// walks the order's index and checks the filter document by document; a composite index of
+    /// (`category`, `score` descending) lets it read exactly the documents it returns. The
+    /// same index serves the opposite order (`score` ascending) too.
+    ///
+    /// A limited query uses a composite index when the index's leading fields are the query's
+    /// equality filters and its other fields are exactly the query's order-bys, each in the
+    /// index's direction or each in the opposite one. Its other filters are checked on each
+    /// document read.
+    ///
+    /// ```swift
+    /// try await store.setIndexConfiguration([
+    ///     CompositeIndex(collectionGroup: "items", fields: [.init("category"), .init("score", .descending)]),
+    /// ])
+    /// ```
+    ///
+    /// Declare the indexes at every launch: the declaration is kept with the cache, and
+    /// declaring the same indexes again costs nothing. A new index is built from the cached
+    /// documents in steps of a few thousand documents (writes and listeners of the store run
+    /// between steps); queries use it once it is complete. If the store closes before then,
+    /// the next open continues the build by itself. Indexes no longer declared are dropped
+    /// with their entries.
+    ///
+    /// - Throws: whatever the store's persistence throws (the declaration is then unchanged),
+    ///   `failedPrecondition` when the store is closed.
+    public func setIndexConfiguration(_ indexes: [CompositeIndex]) async throws(DocError) {
+        var incomplete = try await core.declareCompositeIndexes(indexes)
+        while incomplete {
+            incomplete = try await core.backfillCompositeIndexes()
+        }
+    }
+
+    /// The declared composite indexes (``setIndexConfiguration(_:)``), with whether each one
+    /// is complete (queries use only complete ones).
+    public func indexConfiguration() async -> [(index: CompositeIndex, isComplete: Bool)] {
+        await core.declaredCompositeIndexes()
+    }
+}

@@ -1,0 +1,60 @@
+internal import DocModel
+
+extension ClientCore {
+    /// Documents given their rows per backfill step (one transaction; other work of the store
+    /// runs between steps).
+    static let compositeIndexBackfillStep = 2_000
+
+    /// Makes `indexes` the declared composite indexes; returns whether one is incomplete.
+    package func declareCompositeIndexes(_ indexes: [CompositeIndex]) throws(DocError) -> Bool {
+        try checkOpen()
+        return try localStore.declareCompositeIndexes(indexes)
+    }
+
+    /// One backfill step; returns whether an incomplete index remains.
+    package func backfillCompositeIndexes() throws(DocError) -> Bool {
+        try checkOpen()
+        return try localStore.backfillCompositeIndexes(maxDocuments: Self.compositeIndexBackfillStep)
+    }
+
+    /// Continues, one step at a time on the scheduler, a backfill that a closed store left
+    /// incomplete (indexes are declared again by the app's next `setIndexConfiguration`, but
+    /// need not wait for it).
+    func scheduleCompositeIndexBackfill() { Self.scheduleCompositeIndexBackfill(on: scheduler, for: self) }
+
+    /// ``scheduleCompositeIndexBackfill()`` from the initializer.
+    nonisolated static func scheduleCompositeIndexBackfill(on scheduler: ActorScheduler, for core: ClientCore) {
+        _ = scheduler.schedule(TimerID.compositeIndexBackfill, after: Duration.zero) { [weak core] in
+            core?.assumeIsolated { core in
+                guard !core.isClosed, core.storageFailure == nil else { return }
+                do throws(DocError) {
+                    if try core.backfillCompositeIndexes() { core.scheduleCompositeIndexBackfill() }
+                } catch {
+                    core.storageFailed(error, while: "building a composite index")
+                }
+            }
+        }
+    }
+}
+
+extension ClientCore {
+    /// The declared composite indexes and whether each is complete.
+    package func declaredCompositeIndexes() -> [(index: CompositeIndex, isComplete: Bool)] {
+        persistence.compositeIndexes.declared.map { ($0.index, $0.isComplete) }
+    }
+}
+
+extension ClientCore {
+    /// The number of composite-index rows stored (tests).
+    package func compositeIndexRowCount() throws(DocError) -> Int {
+        try checkOpen()
+        return try persistence.run("Count composite index rows") { txn throws(DocError) in
+            var n = 0
+            for table in [KeySchema.Table.compositeIndex, .compositeUnindexed] {
+                for _ in txn.scan(prefix: table.prefix) { n += 1 }
+            }
+            if let failure = txn.failure { throw failure }
+            return n
+        }
+    }
+}

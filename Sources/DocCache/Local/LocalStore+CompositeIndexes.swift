@@ -1,0 +1,28 @@
+package import DocModel
+
+extension LocalStore {
+    /// Makes `indexes` the cache's declared composite indexes: those no longer declared are
+    /// dropped with their rows, new ones start incomplete (queries do not use them until
+    /// ``backfillCompositeIndexes(maxDocuments:)`` has given every cached document its row).
+    /// Returns whether an index is incomplete.
+    package func declareCompositeIndexes(_ indexes: [CompositeIndex]) throws(DocError) -> Bool {
+        let cache = persistence.compositeIndexes
+        let declared = try persistence.run("Declare composite indexes") { txn throws(DocError) in
+            try cache.declare(indexes, in: txn)
+        }
+        cache.commitDeclared(declared)
+        return declared.contains { !$0.isComplete }
+    }
+
+    /// Gives up to `maxDocuments` cached documents their rows in an incomplete composite
+    /// index (one transaction); returns whether an incomplete index remains.
+    package func backfillCompositeIndexes(maxDocuments: Int) throws(DocError) -> Bool {
+        let cache = persistence.compositeIndexes
+        guard cache.declared.contains(where: { !$0.isComplete }) else { return false }
+        let (indexes, remaining) = try persistence.run("Backfill composite indexes") { txn throws(DocError) in
+            try cache.backfill(maxDocuments: maxDocuments, in: txn)
+        }
+        cache.commitDeclared(indexes)
+        return remaining
+    }
+}

@@ -1,0 +1,225 @@
+package import DocModel
+internal import LevelDB
+
+/// A declared composite index as the store holds it: its definition, and whether every cached
+/// document has its row (only a complete index answers queries).
+package struct StoredCompositeIndex: Sendable, Hashable {
+    /// The definition.
+    package var index: CompositeIndex
+    /// Whether the backfill has given every cached document its row.
+    package var isComplete: Bool
+}
+
+/// The declared composite indexes of the cache (`KeySchema` tables 0x16–0x18): their
+/// definitions, their rows, and the backfill that gives documents cached before an index was
+/// declared their rows.
+///
+/// Rows of documents written after a declaration are maintained by ``RemoteDocumentCache``
+/// with the document (``rows(for:)``), from the moment the index is declared, complete or not.
+package final class CompositeIndexCache {
+    /// The store state (holds the declared indexes in memory).
+    let state: PersistenceState
+
+    init(state: PersistenceState) {
+        self.state = state
+    }
+
+    /// The record name in decoding errors.
+    static let recordName = "composite index definition"
+    private static let recordFormat: UInt8 = 1
+
+    /// The declared indexes, complete or not.
+    package var declared: [StoredCompositeIndex] { state.compositeIndexes }
+
+    /// The complete indexes over `collectionGroup`, for query planning.
+    package func completeIndexes(collectionGroup: String) -> [CompositeIndex] {
+        state.compositeIndexes.compactMap { $0.isComplete && $0.index.collectionGroup == collectionGroup ? $0.index : nil }
+    }
+
+    // MARK: Rows
+
+    /// The composite-index rows (0x16, or 0x18 for a value too large to index) of the found
+    /// document `document` for every declared index over its collection.
+    func rows(for document: Document) -> [[UInt8]] {
+        guard !state.compositeIndexes.isEmpty else { return [] }
+        let group = document.key.collectionGroup
+        var out: [[UInt8]] = []
+        for stored in state.compositeIndexes where stored.index.collectionGroup == group {
+            if let row = Self.row(for: document, in: stored.index) { out.append(row) }
+        }
+        return out
+    }
+
+    /// The row of `document` in `index`: `nil` when the document lacks one of the fields (no
+    /// query the index serves can match it), a 0x18 row when a value is too large to index.
+    static func row(for document: Document, in index: CompositeIndex) -> [UInt8]? {
+        var key = KeyEncoder(prefix: KeySchema.compositePrefix(.compositeIndex, index.id, document.key.collectionPath))
+        for field in index.fields {
+            guard let value = document.value(at: field.path) else { return nil }
+            let encoded = value.indexEncoded(descending: field.direction == .descending)
+            guard encoded.count <= DocumentIndexEntries.maxEncodedValueBytes else {
+                var marker = KeyEncoder(prefix: KeySchema.compositePrefix(.compositeUnindexed, index.id, document.key.collectionPath))
+                marker.append(string: document.key.documentID)
+                return marker.bytes
+            }
+            key.append(raw: encoded)
+        }
+        key.append(string: document.key.documentID, descending: index.documentIDDirection == .descending)
+        return key.bytes
+    }
+
+    // MARK: Reading
+
+    /// The keys of the documents directly in `collection` whose row in `index` starts with
+    /// `leading` (values of the index's first fields, in order), in index order — or the
+    /// reverse with `reverse`. Lazy: stopping early is cheap. Documents with a value too large
+    /// to index are not included (see ``unindexedDocuments(index:collection:in:)``).
+    func scan(
+        _ index: CompositeIndex, collection: ResourcePath, leading: [Value], reverse: Bool, in txn: PersistenceTransaction
+    ) -> DecodingScan<DocumentKey> {
+        let prefix = KeySchema.compositePrefix(.compositeIndex, index.id, collection)
+        var from = KeyEncoder(prefix: prefix)
+        for (value, field) in zip(leading, index.fields) {
+            from.append(indexValue: value, descending: field.direction == .descending)
+        }
+        var to = from
+        to.appendInfinity()
+        return DecodingScan(txn.scan(KeyRange(from: from.bytes, upTo: to.bytes), reverse: reverse), txn) { entry throws(DocError) -> DocumentKey? in
+            let id = try KeySchema.decodeCompositeEntryDocumentID(entry.key, prefixCount: prefix.count, index: index)
+            return DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [id])))
+        }
+    }
+
+    /// The documents directly in `collection` with a value too large for `index` (usually
+    /// none: one seek tells).
+    func unindexedDocuments(_ index: CompositeIndex, collection: ResourcePath, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey] {
+        let prefix = KeySchema.compositePrefix(.compositeUnindexed, index.id, collection)
+        var out: [DocumentKey] = []
+        for entry in txn.scan(prefix: prefix) {
+            let id = try KeySchema.decodeCompositeUnindexedDocumentID(entry.key, prefixCount: prefix.count)
+            out.append(DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [id]))))
+        }
+        if let failure = txn.failure { throw failure }
+        return out
+    }
+
+    // MARK: Declaring
+
+    /// The declared indexes as stored (read at open).
+    static func load(from database: Database, directory: String) throws(DocError) -> [StoredCompositeIndex] {
+        let range = KeyRange.prefix(KeySchema.Table.compositeIndexDefinitions.prefix)
+        let entries = try withLevelDB(directory, "open") { () throws(LevelDBError) in
+            try database.entries(in: range).collect()
+        }
+        var out: [StoredCompositeIndex] = []
+        for entry in entries { out.append(try decode(entry.value)) }
+        return out
+    }
+
+    /// Makes `indexes` the declared indexes: rows and definitions of indexes no longer
+    /// declared are removed, new ones are stored as incomplete (``backfill(maxDocuments:in:)``
+    /// completes them). Call ``commitDeclared(_:)`` with the result once the transaction has
+    /// committed.
+    func declare(_ indexes: [CompositeIndex], in txn: PersistenceTransaction) throws(DocError) -> [StoredCompositeIndex] {
+        var wanted: [String: CompositeIndex] = [:]
+        for index in indexes { wanted[index.id] = index }
+        var result: [StoredCompositeIndex] = []
+        for stored in state.compositeIndexes {
+            if wanted.removeValue(forKey: stored.index.id) != nil {
+                result.append(stored)
+            } else {
+                for table in [KeySchema.Table.compositeIndex, .compositeUnindexed] {
+                    for entry in txn.scan(prefix: KeySchema.compositeIndexPrefix(table, stored.index.id)) { txn.delete(entry.key) }
+                }
+                txn.delete(KeySchema.compositeIndexDefinition(stored.index.id))
+            }
+        }
+        for index in indexes where wanted[index.id] != nil {
+            wanted[index.id] = nil
+            let stored = StoredCompositeIndex(index: index, isComplete: false)
+            txn.put(KeySchema.compositeIndexDefinition(index.id), Self.encode(stored))
+            result.append(stored)
+        }
+        if let failure = txn.failure { throw failure }
+        return result
+    }
+
+    /// Makes `indexes` (from ``declare(_:in:)`` or ``backfill(maxDocuments:in:)``) the ones
+    /// the store maintains and plans with; call after their transaction committed.
+    func commitDeclared(_ indexes: [StoredCompositeIndex]) {
+        state.compositeIndexes = indexes
+        state.backfillCursors = state.backfillCursors.filter { id, _ in indexes.contains { $0.index.id == id } }
+    }
+
+    /// Gives up to `maxDocuments` cached documents their rows in the first incomplete index,
+    /// continuing where the previous call stopped; marks the index complete when every
+    /// document has its row. Returns the indexes as they are once the transaction commits
+    /// (pass them to ``commitDeclared(_:)``) and whether an incomplete index remains.
+    ///
+    /// Rows are written from each document as stored now, so documents written between two
+    /// calls are right either way (their writes maintained the row already).
+    func backfill(maxDocuments: Int, in txn: PersistenceTransaction) throws(DocError) -> (indexes: [StoredCompositeIndex], remaining: Bool) {
+        var indexes = state.compositeIndexes
+        guard let position = indexes.firstIndex(where: { !$0.isComplete }) else { return (indexes, false) }
+        let index = indexes[position].index
+        let groupPrefix = KeySchema.collectionGroupPrefix(index.collectionGroup)
+        let start = state.backfillCursors[index.id].map { $0 + [0x00] } ?? groupPrefix
+        var processed = 0
+        var last: [UInt8]?
+        var documents: [DocumentKey] = []
+        for entry in txn.scan(KeyRange(from: start, upTo: KeySchema.prefixEnd(groupPrefix))) {
+            guard processed < maxDocuments else { break }
+            documents.append(try KeySchema.decodeCollectionGroup(entry.key))
+            last = entry.key
+            processed += 1
+        }
+        if let failure = txn.failure { throw failure }
+        for key in documents {
+            guard let raw = try txn.get(KeySchema.remoteDocument(key)) else { continue }
+            let (document, _) = try DocumentRecord.decode(raw, record: RemoteDocumentCache.recordName)
+            if let found = document.document, let row = Self.row(for: found, in: index) { txn.put(row, []) }
+        }
+        if processed < maxDocuments {
+            indexes[position].isComplete = true
+            txn.put(KeySchema.compositeIndexDefinition(index.id), Self.encode(indexes[position]))
+            state.backfillCursors[index.id] = nil
+        } else if let last {
+            state.backfillCursors[index.id] = last
+        }
+        return (indexes, indexes.contains { !$0.isComplete })
+    }
+
+    // MARK: Records
+
+    static func encode(_ stored: StoredCompositeIndex) -> [UInt8] {
+        var w = ByteWriter(format: recordFormat)
+        w.flag(stored.isComplete)
+        w.string(stored.index.collectionGroup)
+        w.varint(UInt64(stored.index.fields.count))
+        for field in stored.index.fields {
+            w.fieldPath(field.path)
+            w.flag(field.direction == .descending)
+        }
+        return w.bytes
+    }
+
+    static func decode(_ raw: [UInt8]) throws(DocError) -> StoredCompositeIndex {
+        var r = ByteReader(raw, record: recordName)
+        let format = try r.byte()
+        guard format == recordFormat else { throw r.fail("unknown format \(format)", at: 0) }
+        let complete = try r.flag()
+        let group = try r.string()
+        let count = try r.count("fields")
+        var fields: [CompositeIndex.Field] = []
+        for _ in 0..<count {
+            let path = try r.fieldPath()
+            fields.append(CompositeIndex.Field(path: path, try r.flag() ? .descending : .ascending))
+        }
+        try r.finish()
+        do {
+            return StoredCompositeIndex(index: try CompositeIndex(collectionGroup: group, fields: fields), isComplete: complete)
+        } catch {
+            throw r.fail("invalid index: \(error.message)")
+        }
+    }
+}

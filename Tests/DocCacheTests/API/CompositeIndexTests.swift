@@ -1,0 +1,169 @@
+import Testing
+import DocModel
+@testable import DocCache
+import DocTestSupport
+
+/// Declared composite indexes of the cache: the rows they hold, the queries they serve, their
+/// build from cached documents (also across a reopen), and their removal. Whatever path a query
+/// takes, its results must equal "filter every local document, sort, take the limit".
+@Suite("Composite cache indexes")
+struct CompositeIndexTests {
+    typealias Generator = SplitMix64
+
+    static func index(_ group: String = "items", _ fields: (String, OrderBy.Direction)...) throws -> CompositeIndex {
+        try CompositeIndex(collectionGroup: group, fields: fields.map { try CompositeIndex.Field($0.0, $0.1) })
+    }
+
+    static func documents(count: Int, seed: UInt64, collection: String = "items") throws -> [Document] {
+        var g = Generator(seed: seed)
+        var docs: [Document] = []
+        for i in 0..<count {
+            var fields: [String: Value] = ["group": .integer(Int64(i % 3))]
+            if let score = CacheQueryTests.randomScore(&g) { fields["score"] = score }
+            if Int.random(in: 0..<4, using: &g) > 0 { fields["tag"] = .string("t\(Int.random(in: 0..<3, using: &g))") }
+            docs.append(Document(key: try DocumentKey("\(collection)/d\(i)"), data: ObjectValue(fields),
+                                 version: SnapshotVersion(microseconds: 10)))
+        }
+        return docs
+    }
+
+    /// The rows of the store's composite indexes (0x16 and 0x18).
+    static func rowCount(_ store: DocumentStore) async throws -> Int {
+        try await store.core.compositeIndexRowCount()
+    }
+
+    @Test func rejectsMalformedDeclarations() throws {
+        #expect(throws: DocError.self) { try CompositeIndex(collectionGroup: "items", fields: [try .init("a")]) }
+        #expect(throws: DocError.self) { try Self.index("", ("a", .ascending), ("b", .ascending)) }
+        #expect(throws: DocError.self) { try Self.index("a/b", ("a", .ascending), ("b", .ascending)) }
+        #expect(throws: DocError.self) { try Self.index("items", ("a", .ascending), ("a", .descending)) }
+        #expect(throws: DocError.self) { try Self.index("items", ("a", .ascending), ("__name__", .ascending)) }
+        do {
+            _ = try Self.index("items", ("a", .ascending), ("a", .descending))
+        } catch let error as DocError {
+            #expect(error.code == .invalidArgument)
+            #expect(error.message.contains("appears twice"))
+        }
+        // The id names the collection, fields and directions; equal declarations share it.
+        let a = try Self.index("items", ("category", .ascending), ("score", .descending))
+        #expect(a.id == "items(category asc,score desc)")
+        #expect(a.id == (try Self.index("items", ("category", .ascending), ("score", .descending))).id)
+        #expect(a.id != (try Self.index("items", ("category", .ascending), ("score", .ascending))).id)
+    }
+
+    @Test func plansOnlyQueriesTheIndexServes() throws {
+        let index = try Self.index("items", ("group", .ascending), ("score", .descending))
+        func plan(_ build: (Query) throws -> Query) throws -> CompositeIndexPlan? {
+            let query = try build(try Query(collection: ResourcePath("items")))
+            return CompositeIndexPlan(target: try query.toTarget(), indexes: [index])
+        }
+        let forward = try plan { try $0.filter("group", .equal, 1).order(by: "score", descending: true).limit(to: 5) }
+        #expect(forward?.reverse == false)
+        #expect(forward?.leading == [.integer(1)])
+        let backward = try plan { try $0.filter("group", .equal, 1).order(by: "score").limit(to: 5) }
+        #expect(backward?.reverse == true)
+        // All equalities: the document-id order of the index (descending, from the last field).
+        let byID = try plan { try $0.filter("group", .equal, 1).filter("score", .equal, 3).limit(to: 5) }
+        #expect(byID?.leading == [.integer(1), .integer(3)])
+        #expect(byID?.reverse == true)
+        // Not served: the leading field has no equality, orders are not the trailing fields,
+        // or mixed directions.
+        #expect(try plan { try $0.filter("group", .greaterThan, 1).order(by: "score").limit(to: 5) } == nil)
+        #expect(try plan { try $0.filter("group", .equal, 1).order(by: "tag").limit(to: 5) } == nil)
+        #expect(try plan { try $0.order(by: "group").order(by: "score").limit(to: 5) } == nil)
+        #expect(try plan { try $0.order(by: "group").order(by: "score", descending: true).limit(to: 5) }?.reverse == false)
+    }
+
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func queriesThroughIndexesMatchAFullEvaluation(seed: UInt64) async throws {
+        var g = Generator(seed: seed)
+        let dir = TemporaryDirectory("composite-index")
+        let store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")
+        let docs = try Self.documents(count: 300, seed: seed)
+        // One index declared before the documents arrive (maintained as they are stored), one
+        // after (built from the cache).
+        try await store.setIndexConfiguration([try Self.index("items", ("group", .ascending), ("score", .descending))])
+        try await store.core.loadRemoteDocuments(Array(docs[..<150]), version: SnapshotVersion(microseconds: 10))
+        try await store.setIndexConfiguration([
+            try Self.index("items", ("group", .ascending), ("score", .descending)),
+            try Self.index("items", ("tag", .ascending), ("group", .descending), ("score", .descending)),
+        ])
+        try await store.core.loadRemoteDocuments(Array(docs[150...]), version: SnapshotVersion(microseconds: 11))
+        #expect(await store.indexConfiguration().allSatisfy(\.isComplete))
+        // Server updates that move documents between groups, and pending writes on top.
+        var moved = docs[0..<20].map { $0 }
+        for i in moved.indices { moved[i].data = ObjectValue(["group": .integer(2), "score": .integer(Int64(i)), "tag": "t1"]) }
+        try await store.core.loadRemoteDocuments(moved, version: SnapshotVersion(microseconds: 12))
+        for i in 0..<40 {
+            let ref = try store.document("items/d\(Int.random(in: 0..<330, using: &g))")
+            switch i % 4 {
+            case 0: try await ref.setData(["group": 1, "score": .value(.integer(Int64.random(in: 0..<40, using: &g))), "tag": "t0"])
+            case 1: try await ref.setData(["score": .value(CacheQueryTests.randomScore(&g) ?? .null)], merge: true)
+            case 2: try await ref.delete()
+            default: try await ref.purge()
+            }
+        }
+        let all = try await store.collection("items").includeDeleted().getDocuments(source: .cache)
+        let local = all.documents.compactMap(\.document)
+        for group in 0..<3 {
+            for descending in [true, false] {
+                var queries = [
+                    try store.collection("items").whereField("group", isEqualTo: .integer(Int64(group)))
+                        .order(by: "score", descending: descending),
+                    try store.collection("items").whereField("tag", isEqualTo: .string("t\(group)"))
+                        .order(by: "group", descending: descending).order(by: "score", descending: descending),
+                    try store.collection("items").whereField("group", isEqualTo: .integer(Int64(group)))
+                        .whereField("tag", isEqualTo: .string("t1")).order(by: "score", descending: descending),
+                ]
+                queries.append(try queries[0].whereField("score", .greaterThan, .integer(10)))
+                for query in queries {
+                    for limited in [try query.limit(to: 7), try query.limit(toLast: 7), try query.limit(to: 200)] {
+                        let actual = try await limited.getDocuments(source: .cache).ids
+                        let expected = limited.query.results(from: local).map(\.key.documentID)
+                        #expect(actual == expected, "seed \(seed): \(limited.query.canonicalID)")
+                    }
+                }
+            }
+        }
+        // Dropping the declaration drops every row.
+        #expect(try await Self.rowCount(store) > 0)
+        try await store.setIndexConfiguration([])
+        #expect(try await Self.rowCount(store) == 0)
+        #expect(await store.indexConfiguration().isEmpty)
+        await store.close()
+    }
+
+    @Test func aBuildLeftIncompleteContinuesAfterReopen() async throws {
+        let dir = TemporaryDirectory("composite-index-reopen")
+        let count = ClientCore.compositeIndexBackfillStep * 2 + 10
+        let index = try Self.index("items", ("group", .ascending), ("score", .descending))
+        do {
+            let store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")
+            try await store.core.loadRemoteDocuments(try Self.documents(count: count, seed: 9), version: SnapshotVersion(microseconds: 10))
+            // Declared and one step built, then closed: the index is incomplete on disk.
+            #expect(try await store.core.declareCompositeIndexes([index]))
+            #expect(try await store.core.backfillCompositeIndexes())
+            #expect(await store.indexConfiguration().map(\.isComplete) == [false])
+            await store.close()
+        }
+        let store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")
+        #expect(await store.indexConfiguration().map(\.index.id) == [index.id])
+        // The store continues the build by itself.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while await store.indexConfiguration().contains(where: { !$0.isComplete }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(await store.indexConfiguration().map(\.isComplete) == [true])
+        let docs = try Self.documents(count: count, seed: 9)
+        let rows = docs.filter { $0.data["score"] != nil }.count
+        #expect(try await Self.rowCount(store) == rows)
+        let query = try store.collection("items").whereField("group", isEqualTo: .integer(2)).order(by: "score", descending: true).limit(to: 30)
+        let expected = query.query.results(from: docs).map(\.key.documentID)
+        #expect(try await query.getDocuments(source: .cache).ids == expected)
+        // Declaring the same index again keeps it complete and its rows.
+        try await store.setIndexConfiguration([index])
+        #expect(await store.indexConfiguration().map(\.isComplete) == [true])
+        #expect(try await Self.rowCount(store) == rows)
+        await store.close()
+    }
+}
