@@ -93,7 +93,14 @@ package final class QueryEngine {
         _ keys: DecodingScan<DocumentKey>, unindexed: [DocumentKey], query: Query, target: Target, limit: Int, user: String,
         in txn: PersistenceTransaction
     ) throws(DocError) -> [DocumentKey: Document] {
-        let overlays = try persistence.overlays.overlays(inCollection: query.path, user: user, in: txn)
+        // The overlays only as far as the query reads them (its filter and order fields, and
+        // the tombstone field): most of them stay outside the window, and the few inside are
+        // read again in full below.
+        var fields = target.orderBys.map(\.field)
+        for filter in target.filters { fields += filter.flattenedFilters.map(\.field) }
+        fields.append(FieldPath(unchecked: [tombstoneField]))
+        let overlays = try persistence.overlays.overlays(
+            inCollection: query.path, user: user, projecting: FieldProjection(fields), in: txn)
         var candidates: [Document] = []
         var remoteMatches = 0
         for key in keys {
@@ -113,7 +120,16 @@ package final class QueryEngine {
             if let doc = overlay.document.document, query.matches(doc) { candidates.append(doc) }
         }
         var result: [DocumentKey: Document] = [:]
-        for doc in Self.first(limit, of: candidates, in: target) { result[doc.key] = doc }
+        for doc in Self.first(limit, of: candidates, in: target) {
+            if overlays[doc.key] != nil {
+                guard let full = try persistence.overlays.overlay(for: doc.key, user: user, in: txn)?.document.document else {
+                    throw DocError(.internal, "the overlay of \(doc.key) changed during a query")
+                }
+                result[doc.key] = full
+            } else {
+                result[doc.key] = doc
+            }
+        }
         return result
     }
 

@@ -43,12 +43,16 @@ package final class DocumentOverlayCache {
         return out
     }
 
-    /// The overlays of the documents directly in the collection `path` for `user`.
-    package func overlays(inCollection path: ResourcePath, user: String, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey: Overlay] {
+    /// The overlays of the documents directly in the collection `path` for `user`. With a
+    /// `projection`, stored documents hold only those top-level fields (for choosing which
+    /// overlays a query needs; read those again in full with ``overlay(for:user:in:)``).
+    package func overlays(
+        inCollection path: ResourcePath, user: String, projecting projection: FieldProjection? = nil, in txn: PersistenceTransaction
+    ) throws(DocError) -> [DocumentKey: Overlay] {
         var out: [DocumentKey: Overlay] = [:]
         for entry in txn.scan(prefix: KeySchema.overlaysPrefix(user, collection: path)) {
             let (_, key) = try KeySchema.decodeOverlay(entry.key)
-            out[key] = try Self.decode(entry.value, key: key, user: user, in: txn)
+            out[key] = try Self.decode(entry.value, key: key, user: user, projecting: projection, in: txn)
         }
         if let failure = txn.failure { throw failure }
         return out
@@ -118,8 +122,10 @@ package final class DocumentOverlayCache {
         return n
     }
 
-    private static func decode(_ raw: [UInt8], key: DocumentKey, user: String, in txn: PersistenceTransaction) throws(DocError) -> Overlay {
-        let (stored, extra) = try DocumentRecord.decodeOverlay(raw, record: recordName)
+    private static func decode(
+        _ raw: [UInt8], key: DocumentKey, user: String, projecting projection: FieldProjection? = nil, in txn: PersistenceTransaction
+    ) throws(DocError) -> Overlay {
+        let (stored, extra) = try DocumentRecord.decodeOverlay(raw, record: recordName, projecting: projection)
         guard let id = BatchID(exactly: extra) else { throw DocError(.dataLoss, "corrupt stored overlay of \(key): batch id \(extra)") }
         let document: MaybeDocument
         if let stored {

@@ -46,11 +46,15 @@ enum DocumentRecord {
 
     /// Decodes an overlay record: the document (`nil` for a batch reference) and the
     /// record's integer.
-    static func decodeOverlay(_ bytes: [UInt8], record: String) throws(DocError) -> (MaybeDocument?, Int64) {
-        try decode(bytes, record: record, allowedFlags: noDocumentLocalMutations | batchReference)
+    /// With a `projection`, a document holds only those top-level fields
+    /// (``MaybeDocument/init(binary:projecting:)``).
+    static func decodeOverlay(_ bytes: [UInt8], record: String, projecting projection: FieldProjection? = nil) throws(DocError) -> (MaybeDocument?, Int64) {
+        try decode(bytes, record: record, allowedFlags: noDocumentLocalMutations | batchReference, projection: projection)
     }
 
-    private static func decode(_ bytes: [UInt8], record: String, allowedFlags: UInt8) throws(DocError) -> (MaybeDocument?, Int64) {
+    private static func decode(
+        _ bytes: [UInt8], record: String, allowedFlags: UInt8, projection: FieldProjection? = nil
+    ) throws(DocError) -> (MaybeDocument?, Int64) {
         var r = ByteReader(bytes, record: record)
         let f = try r.byte()
         guard f == format else { throw r.fail("unsupported format \(f) (this build reads format \(format))", at: 0) }
@@ -66,7 +70,7 @@ enum DocumentRecord {
         let bodyAt = r.offset
         var document: MaybeDocument
         do {
-            document = try MaybeDocument(binary: r.rest())
+            document = try MaybeDocument(binary: r.rest(), projecting: projection)
         } catch {
             throw r.fail("bad document (\(error.message))", at: bodyAt)
         }

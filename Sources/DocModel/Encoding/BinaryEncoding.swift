@@ -162,10 +162,19 @@ extension MaybeDocument {
 
     /// Decodes any of the three records; throws `dataLoss` on corrupt input.
     public init(binary: [UInt8]) throws(DocError) {
+        try self.init(binary: binary, projecting: nil)
+    }
+
+    /// Decodes any of the three records, a document holding only the top-level fields in
+    /// `projection` (all of them when `nil`): enough to match and order it by a query that
+    /// reads only those, without building the rest. The other fields are skipped with their
+    /// structure checked but not their contents (string encodings, key order); decode the
+    /// document in full before handing it out.
+    package init(binary: [UInt8], projecting projection: FieldProjection?) throws(DocError) {
         var r = try BinaryReader(binary, kind: nil)
         switch r.kind {
         case .document:
-            self = .document(try r.documentBody())
+            self = .document(try r.documentBody(projecting: projection))
         case .noDocument:
             let key = try r.key()
             let version = SnapshotVersion(microseconds: try r.zigzag())
@@ -477,6 +486,63 @@ struct BinaryReader {
         }
     }
 
+    /// A top-level map body with only the entries `projection` names; the others skipped.
+    mutating func projectedMapBody(_ projection: FieldProjection) throws(DocError) -> [String: Value] {
+        let n = try length("map entry count")
+        var out: [String: Value] = [:]
+        for _ in 0..<n {
+            let keyLength = try length("string length")
+            let keyBytes = bytes[pos..<(pos + keyLength)]
+            if projection.contains(keyBytes) {
+                let k = try string(skippingLength: keyLength)
+                out[k] = try value(depth: 1)
+            } else {
+                pos += keyLength
+                try skipValue(depth: 1)
+            }
+        }
+        return out
+    }
+
+    /// Skips a string whose length prefix was already read.
+    private mutating func string(skippingLength n: Int) throws(DocError) -> String {
+        guard let s = UTF8Check.string(bytes[pos..<(pos + n)]) else { throw fail("invalid UTF-8 in a string") }
+        pos += n
+        return s
+    }
+
+    /// Moves past one value, checking its structure (tags, lengths, depth) only.
+    mutating func skipValue(depth: Int) throws(DocError) {
+        typealias Tag = BinaryEncoding.Tag
+        let start = pos
+        let tag = try byte()
+        func skip(_ n: Int) throws(DocError) {
+            guard bytes.count - pos >= n else { throw fail("unexpected end of data (expected \(n) bytes)") }
+            pos += n
+        }
+        switch tag {
+        case Tag.null, Tag.false, Tag.true: return
+        case Tag.integer: _ = try varint()
+        case Tag.double: try skip(8)
+        case Tag.timestamp: _ = try varint(); _ = try varint()
+        case Tag.string, Tag.bytes: try skip(try length("string length"))
+        case Tag.reference:
+            let count = try length("segment count")
+            for _ in 0..<count { try skip(try length("string length")) }
+        case Tag.attachment: try skip(32)
+        case Tag.geoPoint: try skip(16)
+        case Tag.array, Tag.map:
+            guard depth < BinaryEncoding.maxDepth else { throw fail("nested deeper than \(BinaryEncoding.maxDepth) levels", at: start) }
+            let n = try length(tag == Tag.array ? "array count" : "map entry count")
+            for _ in 0..<n {
+                if tag == Tag.map { try skip(try length("string length")) }
+                try skipValue(depth: depth + 1)
+            }
+        default:
+            throw fail("unknown value tag 0x\(hex2(tag))", at: start)
+        }
+    }
+
     mutating func mapBody(depth: Int) throws(DocError) -> [String: Value] {
         let n = try length("map entry count")
         var out: [String: Value] = [:]
@@ -498,14 +564,33 @@ struct BinaryReader {
         return out
     }
 
-    mutating func documentBody() throws(DocError) -> Document {
+    mutating func documentBody(projecting projection: FieldProjection? = nil) throws(DocError) -> Document {
         let key = try key()
         let version = SnapshotVersion(microseconds: try zigzag())
         let createTime = SnapshotVersion(microseconds: try zigzag())
         let flags = try flags(allowed: BinaryEncoding.localMutationsFlag | BinaryEncoding.committedMutationsFlag)
-        let fields = try mapBody(depth: 1)
+        let fields: [String: Value]
+        if let projection { fields = try projectedMapBody(projection) } else { fields = try mapBody(depth: 1) }
         return Document(key: key, data: ObjectValue(fields), version: version, createTime: createTime,
                         hasLocalMutations: flags & BinaryEncoding.localMutationsFlag != 0,
                         hasCommittedMutations: flags & BinaryEncoding.committedMutationsFlag != 0)
+    }
+}
+
+/// The top-level fields a partial decode keeps (``MaybeDocument/init(binary:projecting:)``),
+/// as UTF-8 bytes.
+package struct FieldProjection: Sendable {
+    private let names: [[UInt8]]
+
+    /// The top-level fields of `paths` (a nested path keeps its whole top-level field).
+    package init(_ paths: some Sequence<FieldPath>) {
+        var names = Set<[UInt8]>()
+        for path in paths where !path.isDocumentID { names.insert(Array(path.segments[0].utf8)) }
+        self.names = Array(names)
+    }
+
+    /// Whether the field named by these UTF-8 bytes is kept.
+    func contains(_ name: ArraySlice<UInt8>) -> Bool {
+        names.contains { $0.elementsEqual(name) }
     }
 }

@@ -54,9 +54,12 @@ struct CacheQueryTests {
             var query = try store.collection("items").order(by: "score", descending: descending)
             if let op, let value { query = try query.whereField("score", op, value) }
             for limited in [try query.limit(to: limit), try query.limit(toLast: limit)] {
-                let actual = try await limited.getDocuments(source: .cache).ids
+                let snapshot = try await limited.getDocuments(source: .cache)
+                let actual = snapshot.ids
                 let expected = limited.query.results(from: local).map(\.key.documentID)
                 #expect(actual == expected, "seed \(seed): \(limited.query.canonicalID)")
+                // Whole documents, not only which: pending writes' fields included.
+                #expect(snapshot.documents.map { $0.data() } == limited.query.results(from: local).map(\.data.fields))
             }
         }
         await store.close()

@@ -118,9 +118,12 @@ struct CompositeIndexTests {
                 queries.append(try queries[0].whereField("score", .greaterThan, .integer(10)))
                 for query in queries {
                     for limited in [try query.limit(to: 7), try query.limit(toLast: 7), try query.limit(to: 200)] {
-                        let actual = try await limited.getDocuments(source: .cache).ids
+                        let snapshot = try await limited.getDocuments(source: .cache)
+                        let actual = snapshot.ids
                         let expected = limited.query.results(from: local).map(\.key.documentID)
                         #expect(actual == expected, "seed \(seed): \(limited.query.canonicalID)")
+                        // Whole documents, not only which: pending writes' fields included.
+                        #expect(snapshot.documents.map { $0.data() } == limited.query.results(from: local).map(\.data.fields))
                     }
                 }
             }

@@ -201,6 +201,35 @@ struct BinaryEncodingTests {
         }
     }
 
+    /// A projected decode keeps exactly the named top-level fields of a random document, equal
+    /// to the full decode's, and skips every other kind of value (nested maps and arrays,
+    /// references, attachments, geo points) to the end of the record.
+    @Test func projectedDecodesKeepExactlyTheNamedFields() throws {
+        let seed: UInt64 = 0x9E0_1EC7
+        var projected = 0
+        for i in 0..<3000 {
+            var g = RandomValueGenerator(seed: seed, stream: i)
+            guard case .document(let d) = g.maybeDocument() else { continue }
+            let names = d.data.fields.keys.filter { _ in g.chance(0.4) } + (g.chance(0.3) ? ["absent"] : [])
+            let paths = names.map { FieldPath(unchecked: [$0]) } + (g.chance(0.2) ? [FieldPath.documentID] : [])
+            let back = try MaybeDocument(binary: MaybeDocument.document(d).binaryEncoded(), projecting: FieldProjection(paths))
+            guard case .document(let partial) = back else {
+                Issue.record("seed \(seed) iteration \(i): not a document")
+                continue
+            }
+            let expected = d.data.fields.filter { names.contains($0.key) }
+            #expect(partial.data == ObjectValue(expected), "seed \(seed) iteration \(i)")
+            #expect(partial.key == d.key && partial.version == d.version && partial.hasLocalMutations == d.hasLocalMutations)
+            projected += 1
+        }
+        #expect(projected > 500)
+        // A truncated record is still refused.
+        let doc = Document(key: try DocumentKey("a/b"), data: ObjectValue(["x": .array([1, ["y": .null]]), "z": 2]),
+                           version: SnapshotVersion(microseconds: 1))
+        let bytes = doc.binaryEncoded()
+        #expect(throws: DocError.self) { try MaybeDocument(binary: Array(bytes.dropLast(3)), projecting: FieldProjection([try FieldPath("z")])) }
+    }
+
     @Test func identicalValuesHaveIdenticalEncodings() {
         let seed: UInt64 = 0x1DE4_71CA
         for i in 0..<2000 {
