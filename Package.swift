@@ -85,6 +85,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // Already under hummingbird-websocket; named for writing encoded frames (ListenSession).
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 // Each core's own registry, served at /metrics; the factory is offered to embedders.
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -204,6 +206,8 @@ let package = Package(
                 // The identity-provider tests sign RS256/ES256 tokens and serve their JWKS on loopback.
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // The encoded frames (OutboundFrame's ByteBuffer) in the fan-out tests.
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -21,8 +21,8 @@ func fanout(commits: Int, listeners: Int = 1_000, store: BenchStore = .leveldb, 
     let writerURL = "ws://\(writingServer.address.host):\(writingServer.address.port)/listen"
     let documentPath = "rooms/hot"
     var connections: [Task<Void, Never>] = []
-    let (stop, stopContinuation) = AsyncStream<Void>.makeStream()
-    let stopSignal = StopSignal(stream: stop)
+    let stopSignal = StopSignal()
+    defer { stopSignal.fire() }   // also when the scenario fails: the listeners close
     for i in 0..<listeners {
         let token = try await server.token(uid: "listener-\(i)")
         connections.append(Task {
@@ -73,7 +73,7 @@ func fanout(commits: Int, listeners: Int = 1_000, store: BenchStore = .leveldb, 
         }
         samples.append(micros(start.duration(to: arrivals.last(seq))))
     }
-    stopContinuation.finish()
+    stopSignal.fire()
     await writer.close()
     for connection in connections { await connection.value }
     if writingServer !== server { await writingServer.stop() }
@@ -103,15 +103,29 @@ final class FanoutArrivals: Sendable {
     func last(_ seq: Int) -> ContinuousClock.Instant { state.withLock { $0.last[seq]! } }
 }
 
-/// A one-shot signal many tasks wait for.
+/// A one-shot signal many tasks wait for. Waiters sleep until it fires (the 1,000 listeners
+/// share the machine with the server: they must not poll a timer while the commits are timed).
 final class StopSignal: Sendable {
-    private let finished = Flag()
-    init(stream: AsyncStream<Void>) {
-        let finished = self.finished
-        Task { for await _ in stream {}; finished.set() }
+    private let state = Mutex<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func fire() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.fired = true
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
+
     func wait() async {
-        while !finished.isSet { try? await Task.sleep(for: .milliseconds(50)) }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let fired = state.withLock { s -> Bool in
+                if s.fired { return true }
+                s.waiters.append(continuation)
+                return false
+            }
+            if fired { continuation.resume() }
+        }
     }
 }
 

@@ -67,21 +67,29 @@ extension ClientMessage {
         init(wire object: WireObject, limits: FrameLimits) throws(DocError) {
             clientID = try Wire.clientID(try object.string("clientId"), at: object.at("clientId"), limits: limits)
             batchID = try object.int("batchId", in: 0...Int64.max)
-            let values = try object.array("mutations")
-            guard values.count <= limits.maxWritesPerBatch else {
-                throw Wire.error("a batch has at most \(limits.maxWritesPerBatch) writes, this one has \(values.count)",
-                                 at: object.at("mutations"))
-            }
-            var mutations: [Mutation] = []
-            mutations.reserveCapacity(values.count)
-            for (i, v) in values.enumerated() {
-                mutations.append(try Mutation(wire: v, at: object.at("mutations") + "[\(i)]"))
-            }
-            self.mutations = mutations
+            mutations = try Wire.mutations(in: object, limits: limits)
             streamToken = try object.optionalBytes("streamToken", maxBytes: limits.maxTokenBytes)
         }
 
         public init(from decoder: any Decoder) throws { self = try WireCoding.decode(Self.self, from: decoder) }
         public func encode(to encoder: any Encoder) throws { try WireCoding.encode(self, to: encoder) }
+    }
+}
+
+extension Wire {
+    /// Reads the `mutations` member of a batch: at most ``FrameLimits/maxWritesPerBatch``, each
+    /// validated as the server applies it.
+    static func mutations(in object: WireObject, limits: FrameLimits) throws(DocError) -> [Mutation] {
+        let values = try object.array("mutations")
+        guard values.count <= limits.maxWritesPerBatch else {
+            throw Wire.error("a batch has at most \(limits.maxWritesPerBatch) writes, this one has \(values.count)",
+                             at: object.at("mutations"))
+        }
+        var mutations: [Mutation] = []
+        mutations.reserveCapacity(values.count)
+        for (i, v) in values.enumerated() {
+            mutations.append(try Mutation(wire: v, at: object.at("mutations") + "[\(i)]"))
+        }
+        return mutations
     }
 }

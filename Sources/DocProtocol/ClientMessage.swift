@@ -3,7 +3,8 @@ internal import DocModel
 /// A frame the client sends: one JSON object whose `"type"` names the message.
 ///
 /// A connection starts with ``Hello``; after the server's `welcome`, the client may listen
-/// (``AddTarget``, ``RemoveTarget``) and write (``WriteHandshake``, then ``Write`` batches)
+/// (``AddTarget``, ``RemoveTarget``) and write (``WriteHandshake``, then ``Write`` batches, or several at once in
+/// ``WriteBatches``)
 /// on the same connection. A transport may also open one connection per stream.
 public enum ClientMessage: Sendable, Hashable {
     /// `hello`: the handshake.
@@ -16,6 +17,8 @@ public enum ClientMessage: Sendable, Hashable {
     case writeHandshake(WriteHandshake)
     /// `write`: commit a batch.
     case write(Write)
+    /// `writeBatches`: commit several batches, each on its own.
+    case writeBatches(WriteBatches)
     /// `aggregate`: count, sum or average a query on the server.
     case aggregate(Aggregate)
 
@@ -27,13 +30,14 @@ public enum ClientMessage: Sendable, Hashable {
         case .removeTarget: return RemoveTarget.wireType
         case .writeHandshake: return WriteHandshake.wireType
         case .write: return Write.wireType
+        case .writeBatches: return WriteBatches.wireType
         case .aggregate: return Aggregate.wireType
         }
     }
 
     /// Every client frame type, for error messages and documentation.
     public static let types = [Hello.wireType, AddTarget.wireType, RemoveTarget.wireType, WriteHandshake.wireType, Write.wireType,
-                               Aggregate.wireType]
+                               WriteBatches.wireType, Aggregate.wireType]
 
     var frameValue: Value {
         switch self {
@@ -42,6 +46,7 @@ public enum ClientMessage: Sendable, Hashable {
         case .removeTarget(let m): return m.frameValue
         case .writeHandshake(let m): return m.frameValue
         case .write(let m): return m.frameValue
+        case .writeBatches(let m): return m.frameValue
         case .aggregate(let m): return m.frameValue
         }
     }
@@ -53,6 +58,7 @@ public enum ClientMessage: Sendable, Hashable {
         case RemoveTarget.wireType: return .removeTarget(try .read(object, limits: limits))
         case WriteHandshake.wireType: return .writeHandshake(try .read(object, limits: limits))
         case Write.wireType: return .write(try .read(object, limits: limits))
+        case WriteBatches.wireType: return .writeBatches(try .read(object, limits: limits))
         case Aggregate.wireType: return .aggregate(try .read(object, limits: limits))
         default:
             throw Wire.error("unknown client message type \"\(type)\" (expected one of \(types.joined(separator: ", ")))", at: "type")

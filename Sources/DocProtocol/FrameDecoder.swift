@@ -23,11 +23,10 @@ public struct FrameDecoder: Sendable {
     /// Reads a frame the client sent.
     public func decodeClientMessage(_ bytes: [UInt8]) throws(FrameError) -> ClientMessage {
         let (object, type) = try parse(bytes)
-        let subject = Self.subject(of: object, type: type)
         do {
             return try ClientMessage.read(object, type: type, limits: limits)
         } catch {
-            throw FrameError(error, subject: subject, frameType: type)
+            throw FrameError(error, subject: subject(of: object, type: type), frameType: type)
         }
     }
 
@@ -79,8 +78,11 @@ public struct FrameDecoder: Sendable {
     }
 
     /// The batch or target a client frame is about, when its ids are readable on their own.
-    private static func subject(of object: WireObject, type: String) -> FrameError.Subject? {
+    private func subject(of object: WireObject, type: String) -> FrameError.Subject? {
         switch type {
+        case ClientMessage.WriteBatches.wireType:
+            // The batch at fault, when one is: the batches before it get no answer.
+            return ClientMessage.WriteBatches.culprit(of: object, limits: limits).map { .batch(clientID: $0.clientID, batchID: $0.batchID) }
         case ClientMessage.Write.wireType:
             guard case .string(let clientID)? = object.fields["clientId"],
                   case .integer(let batchID)? = object.fields["batchId"], batchID >= 0,

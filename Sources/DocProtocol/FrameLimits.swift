@@ -9,6 +9,9 @@ public struct FrameLimits: Sendable, Hashable {
     public var maxFrameBytes: Int
     /// The most writes in one batch (default 500, as Firestore).
     public var maxWritesPerBatch: Int
+    /// The most batches in one `writeBatches` frame, and answers in one `writeResults` frame
+    /// (default 500).
+    public var maxBatchesPerFrame: Int
     /// The longest resume or stream token, in bytes after base64 decoding (default 1 KiB).
     public var maxTokenBytes: Int
     /// The longest bearer token in a `hello` frame, in UTF-8 bytes (default 16 KiB).
@@ -35,10 +38,11 @@ public struct FrameLimits: Sendable, Hashable {
         maxFrameBytes: Int = 4 * 1024 * 1024, maxWritesPerBatch: Int = DocumentLimits.maxWritesPerBatch, maxTokenBytes: Int = 1024,
         maxAuthTokenBytes: Int = 16 * 1024, maxClientIDBytes: Int = 128, maxFilters: Int = 100,
         maxDisjunctionValues: Int = 30, maxOrderBys: Int = 64, maxTargetIDs: Int = 10_000,
-        maxBloomFilterBytes: Int = 1024 * 1024, maxBloomFilterHashCount: Int = 64
+        maxBloomFilterBytes: Int = 1024 * 1024, maxBloomFilterHashCount: Int = 64, maxBatchesPerFrame: Int = 500
     ) {
         self.maxFrameBytes = maxFrameBytes
         self.maxWritesPerBatch = maxWritesPerBatch
+        self.maxBatchesPerFrame = maxBatchesPerFrame
         self.maxTokenBytes = maxTokenBytes
         self.maxAuthTokenBytes = maxAuthTokenBytes
         self.maxClientIDBytes = maxClientIDBytes

@@ -62,10 +62,7 @@ extension ServerMessage {
         var wireFields: [(String, Value?)] {
             [("clientId", .string(clientID)), ("batchId", .integer(Int64(batchID))),
              ("commitVersion", Wire.version(commitVersion)),
-             ("results", .array(results.map { r in
-                 Wire.object([("updateVersion", Wire.version(r.version)),
-                              ("transformResults", r.transformResults.isEmpty ? nil : .array(r.transformResults))])
-             })),
+             ("results", Wire.mutationResults(results)),
              ("streamToken", Wire.bytes(streamToken))]
         }
 
@@ -73,13 +70,7 @@ extension ServerMessage {
             clientID = try Wire.clientID(try object.string("clientId"), at: object.at("clientId"), limits: limits)
             batchID = try object.int("batchId", in: 0...Int64.max)
             commitVersion = try object.version("commitVersion")
-            var results: [MutationResult] = []
-            for (i, v) in try object.array("results").enumerated() {
-                let r = try WireObject(v, at: object.at("results") + "[\(i)]")
-                try r.allowOnly(["updateVersion", "transformResults"])
-                results.append(MutationResult(version: try r.version("updateVersion"), transformResults: try r.optionalArray("transformResults")))
-            }
-            self.results = results
+            results = try Wire.mutationResults(in: object)
             streamToken = try object.optionalBytes("streamToken", maxBytes: limits.maxTokenBytes)
         }
 
@@ -131,5 +122,26 @@ extension ServerMessage {
 
         public init(from decoder: any Decoder) throws { self = try WireCoding.decode(Self.self, from: decoder) }
         public func encode(to encoder: any Encoder) throws { try WireCoding.encode(self, to: encoder) }
+    }
+}
+
+extension Wire {
+    /// The `results` of a committed batch: one object per mutation, in order.
+    static func mutationResults(_ results: [MutationResult]) -> Value {
+        .array(results.map { r in
+            Wire.object([("updateVersion", Wire.version(r.version)),
+                         ("transformResults", r.transformResults.isEmpty ? nil : .array(r.transformResults))])
+        })
+    }
+
+    /// Reads the `results` member of `object` (``mutationResults(_:)``).
+    static func mutationResults(in object: WireObject) throws(DocError) -> [MutationResult] {
+        var results: [MutationResult] = []
+        for (i, v) in try object.array("results").enumerated() {
+            let r = try WireObject(v, at: object.at("results") + "[\(i)]")
+            try r.allowOnly(["updateVersion", "transformResults"])
+            results.append(MutationResult(version: try r.version("updateVersion"), transformResults: try r.optionalArray("transformResults")))
+        }
+        return results
     }
 }

@@ -26,6 +26,8 @@ public enum ServerMessage: Sendable, Hashable {
     case writeResult(WriteResult)
     /// `writeError`: a batch was rejected.
     case writeError(WriteError)
+    /// `writeResults`: the answers to a `writeBatches` frame.
+    case writeResults(WriteResults)
     /// `error`: a frame could not be processed, or the connection is closing.
     case error(StreamError)
     /// `aggregateResult`: the answer to an `aggregate` request.
@@ -43,6 +45,7 @@ public enum ServerMessage: Sendable, Hashable {
         case .writeHandshake: return WriteHandshakeResponse.wireType
         case .writeResult: return WriteResult.wireType
         case .writeError: return WriteError.wireType
+        case .writeResults: return WriteResults.wireType
         case .error: return StreamError.wireType
         case .aggregateResult: return AggregateResult.wireType
         }
@@ -52,7 +55,7 @@ public enum ServerMessage: Sendable, Hashable {
     public static let types = [
         Welcome.wireType, TargetChange.wireType, DocumentChange.wireType, DocumentDelete.wireType,
         DocumentRemove.wireType, ExistenceFilter.wireType, WriteHandshakeResponse.wireType, WriteResult.wireType,
-        WriteError.wireType, StreamError.wireType, AggregateResult.wireType,
+        WriteError.wireType, WriteResults.wireType, StreamError.wireType, AggregateResult.wireType,
     ]
 
     var frameValue: Value {
@@ -66,6 +69,7 @@ public enum ServerMessage: Sendable, Hashable {
         case .writeHandshake(let m): return m.frameValue
         case .writeResult(let m): return m.frameValue
         case .writeError(let m): return m.frameValue
+        case .writeResults(let m): return m.frameValue
         case .error(let m): return m.frameValue
         case .aggregateResult(let m): return m.frameValue
         }
@@ -82,6 +86,7 @@ public enum ServerMessage: Sendable, Hashable {
         case WriteHandshakeResponse.wireType: return .writeHandshake(try .read(object, limits: limits))
         case WriteResult.wireType: return .writeResult(try .read(object, limits: limits))
         case WriteError.wireType: return .writeError(try .read(object, limits: limits))
+        case WriteResults.wireType: return .writeResults(try .read(object, limits: limits))
         case StreamError.wireType: return .error(try .read(object, limits: limits))
         case AggregateResult.wireType: return .aggregateResult(try .read(object, limits: limits))
         default:

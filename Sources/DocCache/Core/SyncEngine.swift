@@ -298,6 +298,24 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
         onBatchSettled?(batchID)
     }
 
+    package func applySuccessfulWrites(_ results: [MutationBatchResult]) {
+        guard results.count > 1 else {
+            if let result = results.first { applySuccessfulWrite(result) }
+            return
+        }
+        // Reverted while in flight: the batch is gone locally; watch brings the server's state.
+        let acknowledged = results.filter { revertedInFlight.remove($0.batch.batchID) == nil }
+        guard let last = acknowledged.last?.batch.batchID else { return }
+        for result in acknowledged { notifyUser(result.batch.batchID, .success(result.commitVersion)) }
+        triggerPendingWritesCallbacks(upTo: last)
+        do {
+            emitNewSnapshots(changes: try localStore.acknowledgeBatches(acknowledged), remoteEvent: nil)
+        } catch {
+            reportInternal(error, while: "recording the server's acknowledgement of write batches up to \(last)")
+        }
+        for result in acknowledged { onBatchSettled?(result.batch.batchID) }
+    }
+
     package func rejectFailedWrite(batchID: BatchID, error: DocError) {
         if revertedInFlight.remove(batchID) != nil { return }
         do {

@@ -123,6 +123,26 @@ package final class LocalStore {
     /// documents, drop it from the queue and recompute the local view.
     package func acknowledgeBatch(_ result: MutationBatchResult) throws(DocError) -> [DocumentKey: MaybeDocument?] {
         try persistence.run("Acknowledge batch") { txn throws(DocError) in
+            try acknowledge(result, in: txn)
+            return try localViews(result.batch.keys, in: txn)
+        }
+    }
+
+    /// ``acknowledgeBatch(_:)`` for several batches the server committed, oldest first (one
+    /// frame of results), in one transaction. Returns the new local views of all their
+    /// documents.
+    package func acknowledgeBatches(_ results: [MutationBatchResult]) throws(DocError) -> [DocumentKey: MaybeDocument?] {
+        try persistence.run("Acknowledge batches") { txn throws(DocError) in
+            var keys = Set<DocumentKey>()
+            for result in results {
+                try acknowledge(result, in: txn)
+                keys.formUnion(result.batch.keys)
+            }
+            return try localViews(keys, in: txn)
+        }
+    }
+
+    private func acknowledge(_ result: MutationBatchResult, in txn: PersistenceTransaction) throws(DocError) {
             let batch = result.batch
             try queue.remove(batch, in: txn)
             if let token = result.streamToken { try queue.setLastStreamToken(token, in: txn) }
@@ -142,8 +162,6 @@ package final class LocalStore {
                 try overlayMaintenance.rebase(
                     key, removing: batch.batchID, from: batch.applyToLocalView(existing, for: key), to: base, in: txn)
             }
-            return try localViews(keys, in: txn)
-        }
     }
 
     /// The server rejected a batch (or the user reverted it): drop it and recompute the local

@@ -61,5 +61,24 @@ package protocol WriteStreamDelegate: AnyObject {
     func writeStreamDidCompleteHandshake()
     /// The oldest outstanding batch was committed.
     func writeStreamDidReceiveResult(commitVersion: SnapshotVersion, results: [MutationResult])
+    /// The oldest outstanding batches were committed, in order (one frame of results).
+    func writeStreamDidReceiveResults(_ results: [WriteStreamResult])
     func writeStreamDidClose(error: DocError?)
+}
+
+/// The server's answer for one committed batch: its commit version and one result per mutation.
+package struct WriteStreamResult: Sendable {
+    package var commitVersion: SnapshotVersion
+    package var results: [MutationResult]
+
+    package init(commitVersion: SnapshotVersion, results: [MutationResult]) {
+        self.commitVersion = commitVersion
+        self.results = results
+    }
+}
+
+extension WriteStreamDelegate {
+    package func writeStreamDidReceiveResults(_ results: [WriteStreamResult]) {
+        for result in results { writeStreamDidReceiveResult(commitVersion: result.commitVersion, results: result.results) }
+    }
 }

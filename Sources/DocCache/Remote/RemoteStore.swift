@@ -467,6 +467,40 @@ package final class RemoteStore {
         fillWritePipeline()
     }
 
+    /// The oldest batches of the pipeline were committed (one frame of results): they are
+    /// acknowledged together (one local transaction), then the pipeline is topped up once.
+    fileprivate func writeStreamDidReceiveResults(_ answers: [WriteStreamResult]) {
+        writeConnection.streamDidReceiveResponse()
+        var acknowledged: [MutationBatchResult] = []
+        acknowledged.reserveCapacity(answers.count)
+        var failure: DocError?
+        for (i, answer) in answers.enumerated() {
+            guard acknowledged.count < writePipeline.count else {
+                logger.warning("the server acknowledged a write, but none is outstanding")
+                break
+            }
+            do {
+                // The stream token is stored once, with the last of them.
+                acknowledged.append(try MutationBatchResult(
+                    batch: writePipeline[acknowledged.count], commitVersion: answer.commitVersion, mutationResults: answer.results,
+                    streamToken: i == answers.count - 1 ? writeStream.lastStreamToken : nil))
+            } catch {
+                failure = error
+                break
+            }
+        }
+        writePipeline.removeFirst(acknowledged.count)
+        if !acknowledged.isEmpty { syncer?.applySuccessfulWrites(acknowledged) }
+        if let failure {
+            // As for a single result: reconnect and send the batch again for its stored outcome.
+            logger.warning("invalid write result: \(failure)")
+            writeStream.stop()
+            writeStreamDidClose(error: DocError(.internal, "invalid write result: \(failure.message)"))
+            return
+        }
+        fillWritePipeline()
+    }
+
     fileprivate func writeStreamDidClose(error: DocError?) {
         let handshakeWasComplete = writeHandshakeComplete
         writeHandshakeComplete = false
@@ -560,6 +594,8 @@ private final class Callbacks: WatchStreamDelegate, WriteStreamDelegate {
     func writeStreamDidReceiveResult(commitVersion: SnapshotVersion, results: [MutationResult]) {
         owner?.writeStreamDidReceiveResult(commitVersion: commitVersion, results: results)
     }
+
+    func writeStreamDidReceiveResults(_ results: [WriteStreamResult]) { owner?.writeStreamDidReceiveResults(results) }
 
     func writeStreamDidClose(error: DocError?) { owner?.writeStreamDidClose(error: error) }
 }

@@ -12,10 +12,18 @@ package protocol RemoteSyncer: AnyObject {
     func rejectListen(targetID: TargetID, error: DocError)
     /// The server committed the oldest outstanding batch.
     func applySuccessfulWrite(_ result: MutationBatchResult)
+    /// The server committed the oldest outstanding batches, in order (one frame of results).
+    func applySuccessfulWrites(_ results: [MutationBatchResult])
     /// The server rejected a batch with a permanent error; it will not be sent again.
     func rejectFailedWrite(batchID: BatchID, error: DocError)
     /// The online state changed.
     func handleOnlineStateChange(_ state: OnlineState)
     /// The documents the sync engine has in the target (its view of the server's results).
     func remoteKeys(for targetID: TargetID) -> Set<DocumentKey>
+}
+
+extension RemoteSyncer {
+    package func applySuccessfulWrites(_ results: [MutationBatchResult]) {
+        for result in results { applySuccessfulWrite(result) }
+    }
 }

@@ -2,11 +2,14 @@ public import DocProtocol
 internal import DocModel
 internal import Synchronization
 
-/// The frames waiting to be sent to one connection, in order: an `AsyncSequence` with a single
-/// consumer (the transport's send loop).
+/// The frames waiting to be sent to one connection, in order: an `AsyncSequence` of their
+/// messages with a single consumer (the transport's send loop), which may also take the
+/// frames themselves (``nextFrame()``) to write their encodings.
 ///
 /// Everything the server says to a connection goes through here — answers to its requests and
 /// changes from other clients' commits alike — so the order is the order the server decided.
+/// A frame many connections receive (``OutboundFrame/shared(_:)``) is queued in each of their
+/// outboxes and encoded once for all of them.
 ///
 /// The buffer is bounded: a client that does not read its frames fast enough is cut off (the
 /// buffered frames are dropped, a fatal `resourceExhausted` error frame is the last thing
@@ -15,21 +18,21 @@ public final class ConnectionOutbox: AsyncSequence, Sendable {
     public typealias Element = ServerMessage
 
     private struct State {
-        var buffer: [ServerMessage] = []
+        var buffer: [OutboundFrame] = []
         var head = 0
         var finished = false
-        var waiter: CheckedContinuation<ServerMessage?, Never>?
+        var waiter: CheckedContinuation<OutboundFrame?, Never>?
         var count: Int { buffer.count - head }
 
-        mutating func pop() -> ServerMessage? {
+        mutating func pop() -> OutboundFrame? {
             guard head < buffer.count else { return nil }
-            let message = buffer[head]
+            let frame = buffer[head]
             head += 1
             if head > 1024 && head * 2 > buffer.count {
                 buffer.removeFirst(head)
                 head = 0
             }
-            return message
+            return frame
         }
     }
 
@@ -41,15 +44,23 @@ public final class ConnectionOutbox: AsyncSequence, Sendable {
         self.capacity = capacity
     }
 
-    /// Queues frames; returns `false` when the outbox is finished (or just overflowed).
+    /// Queues frames, each encoded for this connection alone; returns `false` when the outbox
+    /// is finished (or just overflowed).
     @discardableResult
     public func send(_ messages: [ServerMessage]) -> Bool {
-        guard !messages.isEmpty else { return true }
-        let (accepted, resume) = state.withLock { s -> (Bool, (CheckedContinuation<ServerMessage?, Never>, ServerMessage?)?) in
+        send(frames: messages.map(OutboundFrame.init))
+    }
+
+    /// Queues frames (shared ones keep their shared encoding); returns `false` when the outbox
+    /// is finished (or just overflowed).
+    @discardableResult
+    public func send(frames: [OutboundFrame]) -> Bool {
+        guard !frames.isEmpty else { return true }
+        let (accepted, resume) = state.withLock { s -> (Bool, (CheckedContinuation<OutboundFrame?, Never>, OutboundFrame?)?) in
             guard !s.finished else { return (false, nil) }
-            if s.count + messages.count > capacity {
-                s.buffer = [.error(.init(DocError(.resourceExhausted,
-                    "the client did not read its frames fast enough (more than \(capacity) waiting); reconnect and resume"), fatal: true))]
+            if s.count + frames.count > capacity {
+                s.buffer = [OutboundFrame(.error(.init(DocError(.resourceExhausted,
+                    "the client did not read its frames fast enough (more than \(capacity) waiting); reconnect and resume"), fatal: true)))]
                 s.head = 0
                 s.finished = true
                 if let waiter = s.waiter {
@@ -58,22 +69,22 @@ public final class ConnectionOutbox: AsyncSequence, Sendable {
                 }
                 return (false, nil)
             }
-            s.buffer.append(contentsOf: messages)
+            s.buffer.append(contentsOf: frames)
             if let waiter = s.waiter {
                 s.waiter = nil
                 return (true, (waiter, s.pop()))
             }
             return (true, nil)
         }
-        if let (waiter, message) = resume { waiter.resume(returning: message) }
+        if let (waiter, frame) = resume { waiter.resume(returning: frame) }
         return accepted
     }
 
     /// Ends the sequence after the frames already queued and `last`, if given.
     public func finish(with last: ServerMessage? = nil) {
-        let resume = state.withLock { s -> (CheckedContinuation<ServerMessage?, Never>, ServerMessage?)? in
+        let resume = state.withLock { s -> (CheckedContinuation<OutboundFrame?, Never>, OutboundFrame?)? in
             guard !s.finished else { return nil }
-            if let last { s.buffer.append(last) }
+            if let last { s.buffer.append(OutboundFrame(last)) }
             s.finished = true
             if let waiter = s.waiter {
                 s.waiter = nil
@@ -81,7 +92,7 @@ public final class ConnectionOutbox: AsyncSequence, Sendable {
             }
             return nil
         }
-        if let (waiter, message) = resume { waiter.resume(returning: message) }
+        if let (waiter, frame) = resume { waiter.resume(returning: frame) }
     }
 
     /// Whether the outbox no longer accepts frames.
@@ -93,6 +104,11 @@ public final class ConnectionOutbox: AsyncSequence, Sendable {
     /// Takes every frame waiting now, without waiting for more (for tests, and for transports
     /// that poll).
     public func drain() -> [ServerMessage] {
+        drainFrames().map(\.message)
+    }
+
+    /// Takes every frame waiting now, with their encodings, without waiting for more.
+    public func drainFrames() -> [OutboundFrame] {
         state.withLock { s in
             let out = Array(s.buffer[s.head...])
             s.buffer.removeAll()
@@ -101,19 +117,25 @@ public final class ConnectionOutbox: AsyncSequence, Sendable {
         }
     }
 
+    /// The next frame's message, waiting for one; `nil` once finished and empty (or when the
+    /// waiting task is cancelled).
+    public func next() async -> ServerMessage? {
+        await nextFrame()?.message
+    }
+
     /// The next frame, waiting for one; `nil` once finished and empty (or when the waiting task
     /// is cancelled).
-    public func next() async -> ServerMessage? {
-        if let ready = state.withLock({ s -> ServerMessage?? in
-            if let m = s.pop() { return .some(m) }
+    public func nextFrame() async -> OutboundFrame? {
+        if let ready = state.withLock({ s -> OutboundFrame?? in
+            if let frame = s.pop() { return .some(frame) }
             return s.finished ? .some(nil) : nil
         }) {
             return ready
         }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<ServerMessage?, Never>) in
-                let immediate = state.withLock { s -> ServerMessage?? in
-                    if let m = s.pop() { return .some(m) }
+            await withCheckedContinuation { (continuation: CheckedContinuation<OutboundFrame?, Never>) in
+                let immediate = state.withLock { s -> OutboundFrame?? in
+                    if let frame = s.pop() { return .some(frame) }
                     if s.finished || Task.isCancelled { return .some(nil) }
                     s.waiter = continuation
                     return nil
@@ -121,7 +143,7 @@ public final class ConnectionOutbox: AsyncSequence, Sendable {
                 if let immediate { continuation.resume(returning: immediate) }
             }
         } onCancel: {
-            let waiter = state.withLock { s -> CheckedContinuation<ServerMessage?, Never>? in
+            let waiter = state.withLock { s -> CheckedContinuation<OutboundFrame?, Never>? in
                 let w = s.waiter
                 s.waiter = nil
                 return w

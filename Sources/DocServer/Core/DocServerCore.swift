@@ -272,6 +272,8 @@ public final class DocServerCore: Sendable {
             await writeHandshake(request, on: connection)
         case .write(let batch):
             await write(batch, on: connection)
+        case .writeBatches(let frame):
+            await write(frame, on: connection)
         case .aggregate(let request):
             await aggregate(request, on: connection)
         }
@@ -382,6 +384,85 @@ public final class DocServerCore: Sendable {
         }
         connection.outbound.send([answer])
         return answer
+    }
+
+    /// Commits the batches of a `writeBatches` frame from the connection's client, each exactly
+    /// once and on its own, as a group (one store transaction), and delivers and returns the
+    /// `writeResults` frame: one answer per batch, in order, each what a `write` frame of that
+    /// batch alone would have been answered with.
+    @discardableResult
+    public func write(_ frame: ClientMessage.WriteBatches, on connection: ServerConnection) async -> ServerMessage {
+        let started = ContinuousClock.now
+        let answers: [ServerMessage.WriteResults.Answer]
+        var token: [UInt8]?
+        if frame.clientID != connection.clientID {
+            let error = DocError(.invalidArgument,
+                "the batches' client id \"\(frame.clientID)\" is not the connection's (\"\(connection.clientID)\")", at: "writeBatches.clientId")
+            answers = frame.batches.map { .failed(batchID: $0.batchID, error: error) }
+        } else {
+            (answers, token) = await commitGroup(frame.batches, on: connection)
+        }
+        for answer in answers {
+            var code: DocError.Code?
+            if case .failed(_, let error) = answer {
+                code = error.code
+                if frame.clientID != connection.clientID { metrics.rejected(error.code) }
+            }
+            AccessLog.log(connection.accessLogger, op: "commit", code: code, started: started,
+                          ["batch": .stringConvertible(BatchKey(clientID: frame.clientID, batchID: answer.batchID))])
+        }
+        let message = ServerMessage.writeResults(.init(clientID: frame.clientID, answers: answers, streamToken: token))
+        connection.outbound.send([message])
+        return message
+    }
+
+    /// The group commit of a frame's batches through the tenant's hub, and the answers.
+    private func commitGroup(
+        _ batches: [ClientMessage.WriteBatches.Batch], on connection: ServerConnection
+    ) async -> ([ServerMessage.WriteResults.Answer], [UInt8]?) {
+        guard !closing.load(ordering: .relaxed) else {
+            metrics.rejected(.unavailable)
+            let error = DocError(.unavailable, "the server is shutting down")
+            return (batches.map { .failed(batchID: $0.batchID, error: error) }, nil)
+        }
+        let hub: TenantHub
+        do {
+            hub = try await self.hub(for: connection.tenant)
+        } catch {
+            metrics.rejected(error.code)
+            return (batches.map { .failed(batchID: $0.batchID, error: error) }, nil)
+        }
+        // The request documents each batch writes: their processing is logged with their id.
+        let requestKeys = batches.map { batch in
+            batch.mutations.contains { RequestDocument.isRequest($0.key) }
+                ? batch.mutations.map(\.key).filter(RequestDocument.isRequest) : []
+        }
+        let grouped = zip(batches, requestKeys).map { batch, keys in
+            TenantHub.GroupedBatch(key: BatchKey(clientID: connection.clientID, batchID: batch.batchID), mutations: batch.mutations,
+                                   requestID: keys.isEmpty ? nil : keys.map(\.description).joined(separator: ","))
+        }
+        let results = await hub.commitGroup(grouped, auth: connection.rulesAuth, connection: connection.id)
+        let token = await hub.streamToken()
+        var answers: [ServerMessage.WriteResults.Answer] = []
+        answers.reserveCapacity(batches.count)
+        for (i, result) in results.enumerated() {
+            let batchID = grouped[i].key.batchID
+            switch result {
+            case .success(let outcome):
+                switch outcome.result {
+                case .committed(let version, let mutationResults):
+                    if !requestKeys[i].isEmpty {
+                        scheduleRequests(requestKeys[i], tenant: connection.tenant, hub: hub, origin: grouped[i].key)
+                    }
+                    answers.append(.committed(batchID: batchID, commitVersion: version, results: mutationResults))
+                case .rejected(let error):
+                    answers.append(.failed(batchID: batchID, error: error))
+                }
+            case .failure(let error):
+                answers.append(.failed(batchID: batchID, error: error))
+            }
+        }
+        return (answers, token)
     }
 
     /// Commits a batch outside any connection (for request/response transports and tools) for

@@ -160,31 +160,115 @@ actor TenantHub {
         do {
             let processed = try await processor.process(
                 batch: key, mutations: mutations, uid: uid, access: access, logger: logger)
-            if processed.recorded {
-                metrics.outcomesRecorded.increment()
-                if processed.applied {
-                    metrics.commitDuration.record(started.duration(to: .now))
-                    (fromClient ? metrics.clientCommits : metrics.requestCommits).increment()
-                    metrics.changeLogAppended.increment(by: Int64(processed.changes.count))
-                } else if fromClient, case .rejected(let error) = processed.outcome.result {
-                    metrics.rejected(error.code)
-                }
-            }
-            if processed.applied, let version = processed.outcome.commitVersion {
-                if processed.previousVersion == delivered {
-                    await fanOut(processed.changes, version: version)
-                    delivered = version
-                } else {
-                    // Another instance committed before this one: deliver the log in order.
-                    await catchUp(through: version)
-                }
-            }
+            await finish(processed, fromClient: fromClient, started: started)
             return .success(processed.outcome)
         } catch {
             logger.warning("batch failed", metadata: ["error": "\(error)"])
             if fromClient { metrics.rejected(error.code) }
             metrics.storeFailed(metrics.storeErrorsCommit, error)
             return .failure(error)
+        }
+    }
+
+    /// One batch of a group commit (``commitGroup(_:auth:connection:)``).
+    struct GroupedBatch: Sendable {
+        var key: BatchKey
+        var mutations: [Mutation]
+        /// The request documents it writes, for its log lines.
+        var requestID: String?
+    }
+
+    /// Commits the batches of one client frame as a group: each on its own, in order, exactly
+    /// as ``commit(_:mutations:auth:connection:requestID:)`` would (its stored outcome, rules,
+    /// preconditions, commit version, change log entries; a rejection or a failure stays with
+    /// its batch), each seeing the batches before it, but all in one store transaction with one
+    /// synced write (``GroupCommitView``, ``TenantStore/commitGroup(_:)``). If that transaction
+    /// fails, the batches are committed one by one on fresh reads (those it did store are then
+    /// answered from their outcomes). Fans the commits out in order. One answer per batch.
+    func commitGroup(_ batches: [GroupedBatch], auth: RulesAuth, connection: String?) async -> [Result<BatchOutcome, DocError>] {
+        await acquire()
+        defer { release() }
+        let started = ContinuousClock.now
+        let view = GroupCommitView(base: store)
+        let grouped = CommitProcessor(
+            store: view, clock: configuration.clock, maxWritesPerBatch: configuration.frameLimits.maxWritesPerBatch,
+            attachments: configuration.attachments?.store, logger: logger)
+        var loggers: [Logger] = []
+        var processed: [Result<CommitProcessor.Processed, DocError>] = []
+        for batch in batches {
+            let logger = batchLogger(batch.key, connection: connection, requestID: batch.requestID)
+            loggers.append(logger)
+            do {
+                processed.append(.success(try await grouped.process(
+                    batch: batch.key, mutations: batch.mutations, uid: auth.uid, access: rules.context(for: auth, logger: logger),
+                    logger: logger)))
+            } catch {
+                processed.append(.failure(error))
+            }
+        }
+        if !view.requests.isEmpty {
+            do {
+                let previous = try await store.commitGroup(view.requests)
+                // Another instance may have committed since the group read the tenant's state:
+                // then the first commit is delivered from the change log.
+                if let first = processed.firstIndex(where: { (try? $0.get())?.applied == true }),
+                   case .success(var head) = processed[first], head.previousVersion != previous {
+                    head.previousVersion = previous
+                    processed[first] = .success(head)
+                }
+            } catch {
+                logger.info("group commit failed: committing its batches one by one", metadata: [
+                    "batches": "\(batches.count)", "error": "\(error)",
+                ])
+                for (i, batch) in batches.enumerated() where (try? processed[i].get())?.recorded == true {
+                    do {
+                        processed[i] = .success(try await processor.process(
+                            batch: batch.key, mutations: batch.mutations, uid: auth.uid,
+                            access: rules.context(for: auth, logger: loggers[i]), logger: loggers[i]))
+                    } catch {
+                        processed[i] = .failure(error)
+                    }
+                }
+            }
+        }
+        var answers: [Result<BatchOutcome, DocError>] = []
+        answers.reserveCapacity(batches.count)
+        for (i, result) in processed.enumerated() {
+            switch result {
+            case .success(let processed):
+                await finish(processed, fromClient: true, started: started)
+                answers.append(.success(processed.outcome))
+            case .failure(let error):
+                loggers[i].warning("batch failed", metadata: ["error": "\(error)"])
+                metrics.rejected(error.code)
+                metrics.storeFailed(metrics.storeErrorsCommit, error)
+                answers.append(.failure(error))
+            }
+        }
+        return answers
+    }
+
+    /// Records a processed batch in the metrics and fans its commit out (inside the
+    /// serialization).
+    private func finish(_ processed: CommitProcessor.Processed, fromClient: Bool, started: ContinuousClock.Instant) async {
+        if processed.recorded {
+            metrics.outcomesRecorded.increment()
+            if processed.applied {
+                metrics.commitDuration.record(started.duration(to: .now))
+                (fromClient ? metrics.clientCommits : metrics.requestCommits).increment()
+                metrics.changeLogAppended.increment(by: Int64(processed.changes.count))
+            } else if fromClient, case .rejected(let error) = processed.outcome.result {
+                metrics.rejected(error.code)
+            }
+        }
+        if processed.applied, let version = processed.outcome.commitVersion {
+            if processed.previousVersion == delivered {
+                await fanOut(processed.changes, version: version)
+                delivered = version
+            } else {
+                // Another instance committed before this one: deliver the log in order.
+                await catchUp(through: version)
+            }
         }
     }
 
@@ -296,6 +380,12 @@ actor TenantHub {
 
     /// Sends a commit's changes to every connection whose targets they affect, followed by a
     /// global snapshot at the commit version.
+    ///
+    /// What connections have in common is worked out once (``FanOutPlan``): each distinct
+    /// target's new window (and its re-read from the store, when a full window lost
+    /// documents), and the frames of each distinct set of changed targets, encoded once for
+    /// every connection that receives them. Per connection remain the rules decisions on its
+    /// document targets, the lookups of its targets in the plan, and queuing the frames.
     private func fanOut(_ changes: [MaybeDocument], version: SnapshotVersion) async {
         guard !changes.isEmpty else { return }
         let started = ContinuousClock.now
@@ -303,94 +393,103 @@ actor TenantHub {
         var changeMap: [DocumentKey: MaybeDocument] = [:]
         for change in changes { changeMap[change.key] = change }
         let token = WatchToken(incarnation: incarnation, version: version).bytes
+        var plan = FanOutPlan(changes: changeMap, version: version, snapshot: .targetChange(.init(
+            state: .noChange, targetIDs: [], resumeToken: token, snapshotVersion: version)))
         let ruleSet = rules.current
         // Document targets are checked again for their document's new state; callers with the
         // same claims get the same answer for the same document, so each is decided once.
         var decided: [ReadDecisionKey: DocError?] = [:]
         for id in connections.keys.sorted() {
-            guard var watch = connections[id], !watch.targets.isEmpty else { continue }
-            if watch.connection.outbound.isFinished {
-                connections[id] = nil
-                continue
+            guard let step = await fanOutStep(of: id, plan: &plan, ruleSet: ruleSet, decided: &decided),
+                  let index = connections.index(forKey: id) else { continue }
+            // Applied in place: the connection's targets are not copied.
+            for targetID in step.removed { connections.values[index].targets[targetID] = nil }
+            step.changeSet.forEach { touched in
+                let update = plan.updates[touched.update]
+                connections.values[index].targets[touched.targetID]?.setWindow(update.window, keys: update.keys)
             }
-            var collected = ConnectionChanges()
-            var removals: [ServerMessage] = []
-            targets: for targetID in watch.targets.keys.sorted() {
-                var target = watch.targets[targetID]!
-                if let ruleSet, let key = target.documentKey, let change = changeMap[key] {
-                    // A document target stays only while the rules allow reading its new state.
-                    let auth = watch.connection.rulesAuth
-                    do {
-                        let denial: DocError?
-                        if let known = decided[ReadDecisionKey(key: key, auth: auth)] {
-                            denial = known
-                        } else {
-                            let access = AccessControl(context: rules.context(ruleSet, for: auth, logger: connectionLogger(id)),
-                                                       store: store)
-                            denial = try await access.denial(get: key, document: change.document, time: version.timestamp,
-                                                             location: "target \(target.target.path)")
-                            decided.updateValue(denial, forKey: ReadDecisionKey(key: key, auth: auth))
-                        }
-                        if let denial {
-                            watch.targets[targetID] = nil
-                            removals.append(.targetChange(.init(state: .removed, targetIDs: [targetID], cause: denial)))
-                            logger.debug("target removed: the rules deny its document's new state", metadata: [
-                                "connection": "\(id)", "target": "\(targetID)", "error": "\(denial.message)",
-                            ])
-                            continue
-                        }
-                    } catch {
-                        _ = fail(watch.connection, error)
-                        break targets
-                    }
-                }
-                let newWindow: [Document]
-                switch target.update(with: changeMap) {
-                case .unchanged:
-                    continue
-                case .window(let window):
-                    newWindow = window
-                case .needsRefill:
-                    do {
-                        newWindow = try await store.query(target.target, limit: target.limit).documents
-                    } catch {
-                        _ = fail(watch.connection, error)
-                        break targets
-                    }
-                }
-                Self.diff(old: target, new: newWindow, changes: changeMap, into: &collected)
-                target.setWindow(newWindow)
-                watch.targets[targetID] = target
+            var frames = step.changeSet.isEmpty ? [] : plan.frames(for: step.changeSet)
+            if !step.removals.isEmpty {
+                // The moved documents, the removed targets, then the snapshot.
+                frames = frames.dropLast() + step.removals.map(OutboundFrame.init) + [plan.snapshot]
             }
-            guard connections[id] != nil else { continue }
-            if !collected.isEmpty || !removals.isEmpty {
-                let snapshot = ServerMessage.targetChange(.init(
-                    state: .noChange, targetIDs: [], resumeToken: token, snapshotVersion: version))
-                watch.connection.outbound.send(collected.messages(version: version) + removals + [snapshot])
-                watch.snapshotVersion = version
-            }
-            connections[id] = watch
+            guard !frames.isEmpty else { continue }
+            connections.values[index].connection.outbound.send(frames: frames)
+            connections.values[index].snapshotVersion = version
         }
+    }
+
+    /// What a commit does to one connection, decided before anything of it changes.
+    private struct ConnectionStep {
+        /// Document targets the rules no longer allow, and their `removed` frames.
+        var removed: [Int32] = []
+        var removals: [ServerMessage] = []
+        /// The targets whose window changed.
+        var changeSet = FanOutPlan.ChangeSet()
+    }
+
+    /// One connection's part of a fan-out: the rules decisions on its document targets and its
+    /// targets' updates from the plan (reading a window again when the plan needs it). `nil`
+    /// when there is nothing to do, or the connection is gone (finished, or failed here).
+    private func fanOutStep(of id: String, plan: inout FanOutPlan, ruleSet: RuleSet?,
+                            decided: inout [ReadDecisionKey: DocError?]) async -> ConnectionStep? {
+        guard let watch = connections[id], !watch.targets.isEmpty else { return nil }
+        if watch.connection.outbound.isFinished {
+            connections[id] = nil
+            return nil
+        }
+        var step = ConnectionStep()
+        for targetID in watch.targets.keys.sorted() {
+            let target = watch.targets[targetID]!
+            if let ruleSet, let key = target.documentKey, let change = plan.changes[key] {
+                // A document target stays only while the rules allow reading its new state.
+                let auth = watch.connection.rulesAuth
+                do {
+                    let denial: DocError?
+                    if let known = decided[ReadDecisionKey(key: key, auth: auth)] {
+                        denial = known
+                    } else {
+                        let access = AccessControl(context: rules.context(ruleSet, for: auth, logger: connectionLogger(id)),
+                                                   store: store)
+                        denial = try await access.denial(get: key, document: change.document, time: plan.version.timestamp,
+                                                         location: "target \(target.target.path)")
+                        decided.updateValue(denial, forKey: ReadDecisionKey(key: key, auth: auth))
+                    }
+                    if let denial {
+                        step.removed.append(targetID)
+                        step.removals.append(.targetChange(.init(state: .removed, targetIDs: [targetID], cause: denial)))
+                        logger.debug("target removed: the rules deny its document's new state", metadata: [
+                            "connection": "\(id)", "target": "\(targetID)", "error": "\(denial.message)",
+                        ])
+                        continue
+                    }
+                } catch {
+                    _ = fail(watch.connection, error)
+                    return nil
+                }
+            }
+            switch plan.step(for: target) {
+            case .unchanged:
+                continue
+            case .updated(let update):
+                step.changeSet.append(.init(targetID: targetID, update: update))
+            case .needsRefill:
+                do {
+                    let window = try await store.query(target.target, limit: target.limit).documents
+                    step.changeSet.append(.init(targetID: targetID, update: plan.refilled(target, window: window)))
+                } catch {
+                    _ = fail(watch.connection, error)
+                    return nil
+                }
+            }
+        }
+        return step
     }
 
     /// A `get` decision within one fan-out: the document and the caller.
     struct ReadDecisionKey: Hashable {
         let key: DocumentKey
         let auth: RulesAuth
-    }
-
-    /// Records how documents moved between a target's old and new window.
-    static func diff(old: WatchedTarget, new: [Document], changes: [DocumentKey: MaybeDocument], into collected: inout ConnectionChanges) {
-        let newKeys = Set(new.map(\.key))
-        for document in new {
-            let changed = changes[document.key] != nil
-            if changed || !old.keys.contains(document.key) {
-                collected.add(document, changed: changed, to: old.id)
-            }
-        }
-        for document in old.window where !newKeys.contains(document.key) {
-            collected.remove(document.key, newState: changes[document.key], from: old.id)
-        }
     }
 
     // MARK: Targets
@@ -605,11 +704,13 @@ actor TenantHub {
         await catchUp(through: nil)
         let version = delivered
         let token = WatchToken(incarnation: incarnation, version: version).bytes
+        // The same snapshot for every connection: encoded once.
+        let snapshot = [OutboundFrame.shared(.targetChange(.init(
+            state: .noChange, targetIDs: [], resumeToken: token, snapshotVersion: version)))]
         var sent = 0
         for id in connections.keys.sorted() {
             guard var watch = connections[id], !watch.targets.isEmpty, watch.snapshotVersion < version else { continue }
-            if !watch.connection.outbound.send([.targetChange(.init(
-                state: .noChange, targetIDs: [], resumeToken: token, snapshotVersion: version))]) {
+            if !watch.connection.outbound.send(frames: snapshot) {
                 connections[id] = nil
                 continue
             }

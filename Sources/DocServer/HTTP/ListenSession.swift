@@ -6,6 +6,7 @@ internal import Foundation
 internal import DocModel
 internal import DocProtocol
 internal import HummingbirdWebSocket
+internal import NIOWebSocket
 internal import Logging
 
 /// One WebSocket connection on `/listen`: the `hello` handshake, then the two loops of a
@@ -47,9 +48,11 @@ struct ListenSession: Sendable {
                 await Self.endAtExpiry(of: auth, tolerance: verifier.expiryTolerance, connection: connection)
             }
             group.addTask {
-                for await message in connection.outbound {
+                // Each frame's encoding is written as it is: a frame shared by many connections
+                // (a commit's change to every listener of a target) is one buffer for all.
+                while let frame = await connection.outbound.nextFrame() {
                     do {
-                        try await outbound.write(.text(FrameEncoder.string(message)))
+                        try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: frame.encoded)))
                     } catch {
                         break
                     }

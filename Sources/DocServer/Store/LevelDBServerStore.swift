@@ -308,60 +308,105 @@ final class LevelDBTenantStore: TenantStore {
 
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
         // The new documents' index rows depend on nothing stored: built before taking the lock.
-        var newRows: [DocumentKey: [[UInt8]]] = [:]
-        for write in request.writes {
-            if let document = write.document { newRows[write.key] = keys.indexRows(of: document) }
-        }
+        let newRows = indexRows(of: request)
         return try current.withLock { (state: inout TenantState) throws(DocError) -> CommitResult in
-            let outcome = request.outcome
-            if let existing = try run({ try database.get(keys.outcome(outcome.batch)) }) {
+            if let existing = try run({ try database.get(keys.outcome(request.outcome.batch)) }) {
                 return .duplicate(try BatchOutcome(record: existing))
             }
             var batch = WriteBatch()
             var newState = state
-            if case .committed(let version, _) = outcome.result {
-                guard version > state.lastVersion else {
-                    throw DocError(.aborted, "commit version \(version) is not above the last version \(state.lastVersion) of tenant \(tenant)")
-                }
-                // The stored documents as read for the version check: their index rows are the
-                // ones to replace.
-                var stored: [DocumentKey: Document?] = [:]
-                for (key, expected) in request.readVersions {
-                    let document = try storedDocument(key)
-                    let current = document?.version ?? .none
-                    guard current == expected else {
-                        throw DocError(.aborted, "\(key) changed since the batch read it (version \(expected), now \(current))")
-                    }
-                    stored.updateValue(document, forKey: key)
-                }
-                for write in request.writes {
-                    let previous: Document?
-                    if let read = stored[write.key] { previous = read } else { previous = try storedDocument(write.key) }
-                    replaceIndexRows(of: previous, with: newRows[write.key] ?? [], in: &batch)
-                    stored.updateValue(write.document, forKey: write.key)
-                    if let document = write.document {
-                        batch.put(keys.document(write.key), document.binaryEncoded())
-                        batch.put(keys.groupEntry(write.key), [])
-                        batch.put(keys.changeLog(version, write.key), MaybeDocument.document(document).binaryEncoded())
-                    } else {
-                        batch.delete(keys.document(write.key))
-                        batch.delete(keys.groupEntry(write.key))
-                        batch.put(keys.changeLog(version, write.key),
-                                  MaybeDocument.noDocument(NoDocument(key: write.key, version: version)).binaryEncoded())
-                    }
-                }
-                newState.lastVersion = version
-                batch.put(keys.state, newState.record)
-            } else if !request.writes.isEmpty {
-                throw DocError(.internal, "a rejected batch cannot write documents")
-            }
-            batch.put(keys.outcome(outcome.batch), outcome.record)
-            batch.put(keys.outcomeAge(outcome.recordedAt, outcome.batch), [])
+            var written: [DocumentKey: Document?] = [:]
+            try stage(request, rows: newRows, into: &batch, state: &newState, written: &written)
             try run { try database.write(batch, options: writeOptions) }
             let previous = state.lastVersion
             state = newState
             return .stored(previousVersion: previous)
         }
+    }
+
+    /// Group commit: every request staged in order into one write batch, against the state
+    /// the requests before it leave, and written with one (synced) write.
+    func commitGroup(_ requests: [CommitRequest]) async throws(DocError) -> SnapshotVersion {
+        let rows = requests.map(indexRows(of:))
+        return try current.withLock { (state: inout TenantState) throws(DocError) -> SnapshotVersion in
+            var batch = WriteBatch()
+            var newState = state
+            var written: [DocumentKey: Document?] = [:]
+            var batches = Set<BatchKey>()
+            for (request, newRows) in zip(requests, rows) {
+                let key = request.outcome.batch
+                guard batches.insert(key).inserted, try run({ try database.get(keys.outcome(key)) }) == nil else {
+                    throw DocError(.aborted, "batch \(key) already has an outcome")
+                }
+                try stage(request, rows: newRows, into: &batch, state: &newState, written: &written)
+            }
+            if !batch.isEmpty { try run { try database.write(batch, options: writeOptions) } }
+            let previous = state.lastVersion
+            state = newState
+            return previous
+        }
+    }
+
+    /// The index rows of the documents a request writes.
+    private func indexRows(of request: CommitRequest) -> [DocumentKey: [[UInt8]]] {
+        var rows: [DocumentKey: [[UInt8]]] = [:]
+        for write in request.writes {
+            if let document = write.document { rows[write.key] = keys.indexRows(of: document) }
+        }
+        return rows
+    }
+
+    /// Checks one request against `state` and the documents written before it in the same
+    /// write batch (`written`), and adds its rows to `batch`: documents, index rows, change log
+    /// entries, the outcome and the new state. Call under the commit lock.
+    private func stage(_ request: CommitRequest, rows newRows: [DocumentKey: [[UInt8]]], into batch: inout WriteBatch,
+                       state: inout TenantState, written: inout [DocumentKey: Document?]) throws(DocError) {
+        let outcome = request.outcome
+        if case .committed(let version, _) = outcome.result {
+            guard version > state.lastVersion else {
+                throw DocError(.aborted, "commit version \(version) is not above the last version \(state.lastVersion) of tenant \(tenant)")
+            }
+            // The stored documents as read for the version check: their index rows are the
+            // ones to replace.
+            var stored: [DocumentKey: Document?] = [:]
+            for (key, expected) in request.readVersions {
+                let document = try latestDocument(key, written: written)
+                let current = document?.version ?? .none
+                guard current == expected else {
+                    throw DocError(.aborted, "\(key) changed since the batch read it (version \(expected), now \(current))")
+                }
+                stored.updateValue(document, forKey: key)
+            }
+            for write in request.writes {
+                let previous: Document?
+                if let read = stored[write.key] { previous = read } else { previous = try latestDocument(write.key, written: written) }
+                replaceIndexRows(of: previous, with: newRows[write.key] ?? [], in: &batch)
+                stored.updateValue(write.document, forKey: write.key)
+                written.updateValue(write.document, forKey: write.key)
+                if let document = write.document {
+                    batch.put(keys.document(write.key), document.binaryEncoded())
+                    batch.put(keys.groupEntry(write.key), [])
+                    batch.put(keys.changeLog(version, write.key), MaybeDocument.document(document).binaryEncoded())
+                } else {
+                    batch.delete(keys.document(write.key))
+                    batch.delete(keys.groupEntry(write.key))
+                    batch.put(keys.changeLog(version, write.key),
+                              MaybeDocument.noDocument(NoDocument(key: write.key, version: version)).binaryEncoded())
+                }
+            }
+            state.lastVersion = version
+            batch.put(keys.state, state.record)
+        } else if !request.writes.isEmpty {
+            throw DocError(.internal, "a rejected batch cannot write documents")
+        }
+        batch.put(keys.outcome(outcome.batch), outcome.record)
+        batch.put(keys.outcomeAge(outcome.recordedAt, outcome.batch), [])
+    }
+
+    /// A document as the write batch being staged leaves it: written earlier in it, or stored.
+    private func latestDocument(_ key: DocumentKey, written: [DocumentKey: Document?]) throws(DocError) -> Document? {
+        if let document = written[key] { return document }
+        return try storedDocument(key)
     }
 
     /// The stored document `key`, if any (the latest state: call under the commit lock).

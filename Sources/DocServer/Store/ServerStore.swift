@@ -33,6 +33,22 @@ extension ServerStore {
     public func commitNotices() -> AsyncStream<CommitNotice>? { nil }
 }
 
+extension TenantStore {
+    public func commitGroup(_ requests: [CommitRequest]) async throws(DocError) -> SnapshotVersion {
+        var first: SnapshotVersion?
+        for request in requests {
+            switch try await commit(request) {
+            case .stored(let previous):
+                first = first ?? previous
+            case .duplicate:
+                throw DocError(.aborted, "batch \(request.outcome.batch) already has an outcome")
+            }
+        }
+        guard let first else { return try await state().lastVersion }
+        return first
+    }
+}
+
 /// A commit to a tenant's database, heard by ``ServerStore/commitNotices()``.
 public struct CommitNotice: Sendable, Hashable {
     /// The tenant.
@@ -96,6 +112,19 @@ public protocol TenantStore: Sendable {
     /// tenant (a lock in the embedded store; the tenant's state row locked in the transaction
     /// in PostgreSQL).
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult
+
+    /// Applies several commits, in order, as one atomic transaction (group commit: one synced
+    /// write for all of them): each request's documents, change log entries, outcome and
+    /// version, checked as ``commit(_:)`` checks one, each against the state the requests
+    /// before it leave. Returns the tenant's last version just before the first request.
+    ///
+    /// Throws `aborted` with nothing stored when any request would not be stored on its own
+    /// (its batch already has an outcome, its version is not above the one before it, a
+    /// document it read changed): the caller then commits the batches one by one. The default
+    /// implementation, for stores that cannot group, calls ``commit(_:)`` for each request in
+    /// order and is not atomic: after a failure the requests before it stay stored, which is
+    /// safe because a batch processed again is answered from its stored outcome.
+    func commitGroup(_ requests: [CommitRequest]) async throws(DocError) -> SnapshotVersion
 
     /// Deletes batch outcomes recorded before `cutoff` (microseconds since the epoch); returns
     /// how many.

@@ -10,6 +10,10 @@ struct WatchedTarget: Sendable {
     let target: Target
     /// The document of a document target (``Target/isDocumentQuery``); `nil` for a query.
     let documentKey: DocumentKey?
+    /// `target`'s identity (``Target/canonicalID``, which `==` compares) and its hash,
+    /// computed once: a fan-out looks targets up by them on every commit.
+    let canonicalID: String
+    let targetHash: Int
     private(set) var window: [Document]
     private(set) var keys: Set<DocumentKey>
 
@@ -17,6 +21,8 @@ struct WatchedTarget: Sendable {
         self.id = id
         self.target = target
         self.documentKey = target.isDocumentQuery ? try? DocumentKey(path: target.path) : nil
+        self.canonicalID = target.canonicalID
+        self.targetHash = canonicalID.hashValue
         self.window = window
         self.keys = Set(window.map(\.key))
     }
@@ -48,6 +54,16 @@ struct WatchedTarget: Sendable {
         /// A full window lost documents (or one moved past its end): the window must be
         /// re-read from the store.
         case needsRefill
+    }
+
+    /// Whether `changes` can change the window: one of its documents changed, or a changed
+    /// document matches the target. (``update(with:)`` is `unchanged` exactly when not.)
+    func isTouched(by changes: [DocumentKey: MaybeDocument]) -> Bool {
+        for (key, state) in changes where pathMatches(key) {
+            if keys.contains(key) { return true }
+            if let document = state.document, target.matches(document) { return true }
+        }
+        return false
     }
 
     /// The window after the documents in `changes` took their new states.
@@ -83,5 +99,12 @@ struct WatchedTarget: Sendable {
     mutating func setWindow(_ documents: [Document]) {
         window = documents
         keys = Set(documents.map(\.key))
+    }
+
+    /// Replaces the window with one whose keys are known (`keys` must be `documents`' keys):
+    /// targets given the same new window share its storage.
+    mutating func setWindow(_ documents: [Document], keys: Set<DocumentKey>) {
+        window = documents
+        self.keys = keys
     }
 }

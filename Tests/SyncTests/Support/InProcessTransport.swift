@@ -74,7 +74,10 @@ final class InProcessTransport: FrameTransport {
 
     /// Returns when `message` may reach the server.
     func passGate(_ message: ClientMessage) async {
-        guard case .write = message else { return }
+        switch message {
+        case .write, .writeBatches: break
+        default: return
+        }
         while state.withLock({ $0.faults.holdingWrites }) { try? await Task.sleep(for: .milliseconds(5)) }
     }
 
@@ -102,6 +105,11 @@ final class InProcessTransport: FrameTransport {
             case .write(let batch):
                 state.stats.writesSent[batch.batchID, default: 0] += 1
                 state.stats.writeOrder.append(batch.batchID)
+            case .writeBatches(let frame):
+                for batch in frame.batches {
+                    state.stats.writesSent[batch.batchID, default: 0] += 1
+                    state.stats.writeOrder.append(batch.batchID)
+                }
             case .hello:
                 state.stats.connections += 1
             case .addTarget(let request):
@@ -114,7 +122,10 @@ final class InProcessTransport: FrameTransport {
 
     /// Whether to drop the connection after committing this client frame (consumes the fault).
     func shouldDrop(after message: ClientMessage) -> Bool {
-        guard case .write = message else { return false }
+        switch message {
+        case .write, .writeBatches: break
+        default: return false
+        }
         return state.withLock { state in
             guard state.faults.dropsPending > 0 else { return false }
             state.faults.dropsPending -= 1

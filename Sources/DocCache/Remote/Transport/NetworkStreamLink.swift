@@ -80,9 +80,14 @@ final class NetworkStreamLink {
 
     /// Queues a frame for the server (dropped when the stream is not open).
     func send(_ message: ClientMessage) {
+        send(frame: FrameEncoder.string(message))
+    }
+
+    /// Queues an encoded frame for the server (dropped when the stream is not open).
+    func send(frame: String) {
         guard isOpen else { return }
         cancelIdle()
-        outgoing?.yield(FrameEncoder.string(message))
+        outgoing?.yield(frame)
     }
 
     /// Closes the stream after ``idleTimeout`` unless it is used before; `onIdleClose` runs

@@ -7,10 +7,22 @@ import DocProtocol
 /// - Every batch is sent as `(clientId, batchId)` with the store's persistent client id, so a
 ///   batch sent again after a reconnect is answered with its stored outcome and never applied
 ///   twice.
-/// - `writeResult` acknowledges the oldest batch in flight (commit version, per-write update
-///   versions and transform results) and updates ``lastStreamToken``.
-/// - `writeError` closes the stream with the server's error: the remote store rejects the
-///   batch for a permanent code and sends it again after backoff for a transient one.
+/// - Batches written while the stream handles an incoming frame (the handshake's whole
+///   pipeline, the refills after a frame of results) are sent together in one `writeBatches`
+///   frame when it is done, which the server commits as a group (one synced write); a batch
+///   written on its own goes out at once as `write`. A group too large for one frame is split.
+/// - `writeResult`, and each committed answer of `writeResults`, acknowledges the oldest batch
+///   in flight (commit version, per-write update versions and transform results) and updates
+///   ``lastStreamToken``.
+/// - `writeError`, or a failed answer of `writeResults`, closes the stream with the server's
+///   error: the remote store rejects the batch for a permanent code and sends it again after
+///   backoff for a transient one (the batches after it in the frame were answered by the
+///   server, and are answered again from their stored outcomes when they are sent again).
+/// - A `writeError` for a batch that is not the oldest in flight means the server refused a
+///   `writeBatches` frame as a whole (the batches before it in the frame were not decided), and
+///   a non-fatal `error` frame while a `writeBatches` frame is unanswered that the server does
+///   not take them: the stream then sends one batch per frame and closes with a transient
+///   error, so every batch is sent again, alone, and answered for itself.
 /// - A fatal `error` frame or a dropped connection closes the stream with that error.
 ///
 /// ``stop()`` never calls the delegate. Used on the client core's actor only.
@@ -21,6 +33,14 @@ package final class NetworkWriteStream: WriteStream {
     private weak var delegate: (any WriteStreamDelegate)?
     /// Batches sent on this connection and not yet answered, oldest first.
     private var inFlight: [BatchID] = []
+    /// Batches written while an incoming frame is handled, sent together afterwards.
+    private var unsent: [MutationBatch] = []
+    private var isHandlingEvent = false
+    /// `writeBatches` frames sent on this connection and not yet answered.
+    private var groupFramesInFlight = 0
+    /// Whether several batches may share a frame (until the server refuses such a frame).
+    private var sendsGroups = true
+    private let limits = FrameLimits.default
 
     package private(set) var isHandshakeComplete = false
     package var lastStreamToken: ResumeToken = []
@@ -61,18 +81,59 @@ package final class NetworkWriteStream: WriteStream {
         guard link.isOpen, isHandshakeComplete else { return }
         inFlight.append(batch.batchID)
         activity.batchSent(batch.batchID)
-        link.send(.write(.init(
-            clientID: clientID, batchID: batch.batchID, mutations: batch.mutations,
-            streamToken: lastStreamToken.isEmpty ? nil : lastStreamToken)))
+        unsent.append(batch)
+        if !isHandlingEvent { flush() }
+    }
+
+    /// Sends the batches written since the last flush: one `write` frame for a single batch,
+    /// `writeBatches` frames for several.
+    private func flush() {
+        guard !unsent.isEmpty else { return }
+        let batches = unsent
+        unsent.removeAll()
+        guard link.isOpen else { return }
+        send(batches[...])
+    }
+
+    private func send(_ batches: ArraySlice<MutationBatch>) {
+        let token = lastStreamToken.isEmpty ? nil : lastStreamToken
+        guard batches.count > 1, sendsGroups else {
+            for batch in batches {
+                link.send(.write(.init(clientID: clientID, batchID: batch.batchID, mutations: batch.mutations, streamToken: token)))
+            }
+            return
+        }
+        if batches.count > limits.maxBatchesPerFrame {
+            send(batches.prefix(limits.maxBatchesPerFrame))
+            send(batches.dropFirst(limits.maxBatchesPerFrame))
+            return
+        }
+        let frame = FrameEncoder.string(.writeBatches(.init(
+            clientID: clientID, batches: batches.map { .init(batchID: $0.batchID, mutations: $0.mutations) }, streamToken: token)))
+        guard frame.utf8.count <= limits.maxFrameBytes else {
+            let middle = batches.startIndex + batches.count / 2
+            send(batches[..<middle])
+            send(batches[middle...])
+            return
+        }
+        groupFramesInFlight += 1
+        link.send(frame: frame)
     }
 
     private func reset() {
         isHandshakeComplete = false
         activity.batchesStopped(inFlight)
         inFlight.removeAll()
+        unsent.removeAll()
+        groupFramesInFlight = 0
     }
 
     private func handle(_ event: StreamEvent) {
+        isHandlingEvent = true
+        defer {
+            isHandlingEvent = false
+            flush()
+        }
         switch event {
         case .opened:
             activity.streamOpened(.write)
@@ -82,22 +143,45 @@ package final class NetworkWriteStream: WriteStream {
             isHandshakeComplete = true
             delegate?.writeStreamDidCompleteHandshake()
         case .received(.writeResult(let result)):
-            guard inFlight.first == result.batchID else {
-                fail(DocError(.internal,
-                    "the server answered batch \(result.batchID), but the oldest batch in flight is \(inFlight.first.map(String.init) ?? "none")"))
-                return
-            }
-            inFlight.removeFirst()
             if let token = result.streamToken { lastStreamToken = token }
-            delegate?.writeStreamDidReceiveResult(commitVersion: result.commitVersion, results: result.results)
+            acknowledge(result.batchID, commitVersion: result.commitVersion, results: result.results)
         case .received(.writeError(let answer)):
             if let token = answer.streamToken { lastStreamToken = token }
-            if answer.error.code.isTransient {
-                // Not a rejection: the server could not decide now (e.g. it is shutting down).
-                activity.streamFailed(.write, answer.error)
-                activity.batchesFailed([answer.batchID], answer.error)
+            refuse(answer.batchID, answer.error)
+        case .received(.writeResults(let frame)):
+            groupFramesInFlight = max(0, groupFramesInFlight - 1)
+            if let token = frame.streamToken { lastStreamToken = token }
+            // The committed answers up to the first failed one are acknowledged together.
+            var committed: [WriteStreamResult] = []
+            var failure: (batchID: BatchID, error: DocError)?
+            var mismatch: BatchID?
+            answers: for answer in frame.answers {
+                switch answer {
+                case .committed(let batchID, let version, let results):
+                    guard committed.count < inFlight.count, inFlight[committed.count] == batchID else {
+                        mismatch = batchID
+                        break answers
+                    }
+                    committed.append(WriteStreamResult(commitVersion: version, results: results))
+                case .failed(let batchID, let error):
+                    failure = (batchID, error)
+                    break answers
+                }
             }
-            fail(answer.error)
+            inFlight.removeFirst(committed.count)
+            if !committed.isEmpty { delegate?.writeStreamDidReceiveResults(committed) }
+            // An acknowledgement may stop the stream (an unusable result): what is left of the
+            // frame is then answered again after the reconnect.
+            guard link.isOpen else { return }
+            if let mismatch {
+                fail(DocError(.internal,
+                    "the server answered batch \(mismatch), but the oldest batch in flight is \(inFlight.first.map(String.init) ?? "none")"))
+            } else if let failure {
+                refuse(failure.batchID, failure.error)
+            }
+        case .received(.error(let frame)) where groupFramesInFlight > 0:
+            // A refused frame of several batches (a server that does not take them).
+            fallBackToSingleBatches(frame.error)
         case .received:
             // Watch messages and non-fatal errors carry nothing for the write stream.
             break
@@ -107,6 +191,42 @@ package final class NetworkWriteStream: WriteStream {
             reset()
             delegate?.writeStreamDidClose(error: error)
         }
+    }
+
+    /// The server committed `batchID`, which must be the oldest batch in flight.
+    private func acknowledge(_ batchID: BatchID, commitVersion: SnapshotVersion, results: [MutationResult]) {
+        guard inFlight.first == batchID else {
+            fail(DocError(.internal,
+                "the server answered batch \(batchID), but the oldest batch in flight is \(inFlight.first.map(String.init) ?? "none")"))
+            return
+        }
+        inFlight.removeFirst()
+        delegate?.writeStreamDidReceiveResult(commitVersion: commitVersion, results: results)
+    }
+
+    /// The server did not commit `batchID`: the stream closes with its error.
+    private func refuse(_ batchID: BatchID, _ error: DocError) {
+        if inFlight.first != batchID, inFlight.contains(batchID) {
+            // A `writeBatches` frame refused as a whole: the batches before this one were not
+            // decided.
+            fallBackToSingleBatches(error)
+            return
+        }
+        if error.code.isTransient {
+            // Not a rejection: the server could not decide now (e.g. it is shutting down).
+            activity.streamFailed(.write, error)
+            activity.batchesFailed([batchID], error)
+        }
+        fail(error)
+    }
+
+    /// The server refused a frame of several batches: from now on one batch per frame, and the
+    /// stream closes with a transient error so that every batch in flight is sent again.
+    private func fallBackToSingleBatches(_ cause: DocError) {
+        sendsGroups = false
+        let error = DocError(.unavailable, "the server refused a frame of several batches (\(cause.message)); sending one batch per frame")
+        activity.streamFailed(.write, error)
+        fail(error)
     }
 
     /// Closes the stream with `error` (the remote store decides what happens to the batch).

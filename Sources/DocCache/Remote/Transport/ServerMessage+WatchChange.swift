@@ -43,7 +43,7 @@ extension ServerMessage {
                     .none)
         case .existenceFilter(let filter):
             return (.existenceFilter(targetID: filter.targetID, count: filter.count, bloomFilter: filter.bloomFilter), .none)
-        case .welcome, .writeHandshake, .writeResult, .writeError, .error, .aggregateResult:
+        case .welcome, .writeHandshake, .writeResult, .writeError, .writeResults, .error, .aggregateResult:
             return nil
         }
     }

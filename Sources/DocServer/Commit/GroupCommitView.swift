@@ -1,0 +1,113 @@
+internal import DocModel
+internal import Synchronization
+
+/// A tenant store as a group of batches being committed together sees it: the stored data with
+/// the commits staged so far on top. The ``CommitProcessor`` of a group runs on it unchanged
+/// (its reads, its rules lookups and its `commit` all go through here), so each batch of the
+/// group is applied, authorized and deduplicated against the state the batches before it
+/// leave; ``commit(_:)`` only stages. The staged requests then go to the real store in one
+/// ``TenantStore/commitGroup(_:)`` (one transaction, one synced write).
+///
+/// Used by one group at a time, inside the tenant hub's serialization; the lock only makes it
+/// `Sendable`.
+final class GroupCommitView: TenantStore {
+    let base: any TenantStore
+    var tenant: TenantID { base.tenant }
+
+    private struct Staged {
+        var state: TenantState?
+        var requests: [CommitRequest] = []
+        var outcomes: [BatchKey: BatchOutcome] = [:]
+        /// The documents the staged requests wrote (`nil`: deleted).
+        var documents: [DocumentKey: Document?] = [:]
+    }
+
+    private let staged = Mutex(Staged())
+
+    init(base: any TenantStore) {
+        self.base = base
+    }
+
+    /// The requests staged so far, in order.
+    var requests: [CommitRequest] { staged.withLock { $0.requests } }
+
+    func state() async throws(DocError) -> TenantState {
+        if let state = staged.withLock({ $0.state }) { return state }
+        let state = try await base.state()
+        return staged.withLock { staged in
+            if staged.state == nil { staged.state = state }
+            return staged.state!
+        }
+    }
+
+    func documents(_ keys: [DocumentKey]) async throws(DocError) -> DocumentsRead {
+        let state = try await state()
+        let (known, missing) = staged.withLock { staged -> ([DocumentKey: Document?], [DocumentKey]) in
+            var known: [DocumentKey: Document?] = [:]
+            var missing: [DocumentKey] = []
+            for key in keys {
+                if let document = staged.documents[key] { known.updateValue(document, forKey: key) } else { missing.append(key) }
+            }
+            return (known, missing)
+        }
+        var found = missing.isEmpty ? [:] : try await base.documents(missing).documents
+        for (key, document) in known {
+            if let document { found[key] = document } else { found[key] = nil }
+        }
+        return DocumentsRead(version: state.lastVersion, documents: found)
+    }
+
+    func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? {
+        if let outcome = staged.withLock({ $0.outcomes[batch] }) { return outcome }
+        return try await base.outcome(of: batch)
+    }
+
+    /// Stages the request: checked as the store would (no outcome yet, a version above the
+    /// last one, the documents it read unchanged by the staged requests).
+    func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
+        let state = try await state()
+        if let stored = try await outcome(of: request.outcome.batch) { return .duplicate(stored) }
+        return try staged.withLock { (staged: inout Staged) throws(DocError) -> CommitResult in
+            let previous = staged.state?.lastVersion ?? state.lastVersion
+            if case .committed(let version, _) = request.outcome.result {
+                guard version > previous else {
+                    throw DocError(.aborted, "commit version \(version) is not above the last version \(previous) of tenant \(tenant)")
+                }
+                for (key, expected) in request.readVersions {
+                    guard let document = staged.documents[key] else { continue }
+                    let current = document?.version ?? .none
+                    guard current == expected else {
+                        throw DocError(.aborted, "\(key) changed since the batch read it (version \(expected), now \(current))")
+                    }
+                }
+                for write in request.writes { staged.documents.updateValue(write.document, forKey: write.key) }
+                staged.state?.lastVersion = version
+            }
+            staged.requests.append(request)
+            staged.outcomes[request.outcome.batch] = request.outcome
+            return .stored(previousVersion: previous)
+        }
+    }
+
+    // Not used by a commit: the stored data as it is.
+
+    func query(_ target: Target, limit: Int?) async throws(DocError) -> QueryRead {
+        try await base.query(target, limit: limit)
+    }
+
+    func changes(after version: SnapshotVersion, maxEntries: Int) async throws(DocError) -> ChangeLogRead {
+        try await base.changes(after: version, maxEntries: maxEntries)
+    }
+
+    func scan(after: DocumentKey?, limit: Int) async throws(DocError) -> [Document] {
+        try await base.scan(after: after, limit: limit)
+    }
+
+    func pruneOutcomes(recordedBefore cutoff: Int64) async throws(DocError) -> Int {
+        throw DocError(.internal, "a commit group does not prune")
+    }
+
+    func pruneChangeLog(before cutoff: SnapshotVersion) async throws(DocError) -> Int {
+        throw DocError(.internal, "a commit group does not prune")
+    }
+}

@@ -1,0 +1,106 @@
+import DocModel
+import DocProtocol
+import DocServer
+import Testing
+
+/// Group commit (``TenantStore/commitGroup(_:)`` and `writeBatches` through the core), run
+/// against every store.
+@Suite struct GroupCommitContractTests {
+    @Test(arguments: StoreKind.allCases)
+    func aGroupIsStoredInOrderEachAgainstTheOnesBeforeIt(_ kind: StoreKind) async throws {
+        let fixture = try await StoreFixture.make(kind)
+        defer { Task { await fixture.tearDown() } }
+        let store = try await fixture.tenant("acme")
+        let v = try await store.state().lastVersion.microseconds
+        let previous = try await store.commitGroup([
+            CommitRequest(outcome: C.outcome("c", 1, version: v + 1), writes: [C.put("a/1", ["color": "red"], version: v + 1)],
+                          readVersions: [C.key("a/1"): .none]),
+            // A rejection in between stores its outcome only.
+            CommitRequest(outcome: C.outcome("c", 2, version: nil), writes: []),
+            // Reads a/1 as the first request left it, and overwrites it.
+            CommitRequest(outcome: C.outcome("c", 3, version: v + 2),
+                          writes: [C.put("a/1", ["color": "blue"], version: v + 2), C.put("a/2", ["color": "red"], version: v + 2)],
+                          readVersions: [C.key("a/1"): C.v(v + 1), C.key("a/2"): .none]),
+        ])
+        #expect(previous == C.v(v))
+        #expect(try await store.state().lastVersion == C.v(v + 2))
+        for batch in 1...3 { #expect(try await store.outcome(of: BatchKey(clientID: "c", batchID: batch)) != nil) }
+        #expect(try await store.outcome(of: BatchKey(clientID: "c", batchID: 2))?.commitVersion == nil)
+        let log = try #require(try await store.changes(after: C.v(v), maxEntries: 10).entries)
+        #expect(log.map { "\($0.version.microseconds - v) \($0.key)" } == ["1 a/1", "2 a/1", "2 a/2"])
+        // The index rows follow the last write of each document.
+        let red = try await store.query(C.target(try DocModel.Query(collection: "a").filter("color", .equal, "red")), limit: nil)
+        #expect(red.documents.map(\.key) == [C.key("a/2")])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aGroupThatCannotBeStoredWholeStoresNothing(_ kind: StoreKind) async throws {
+        let fixture = try await StoreFixture.make(kind)
+        defer { Task { await fixture.tearDown() } }
+        let store = try await fixture.tenant("acme")
+        let v = try await store.state().lastVersion.microseconds
+        _ = try await store.commit(CommitRequest(outcome: C.outcome("c", 1, version: v + 1), writes: [C.put("a/1", ["n": 1], version: v + 1)]))
+        let fresh = CommitRequest(outcome: C.outcome("c", 2, version: v + 2), writes: [C.put("a/2", ["n": 2], version: v + 2)])
+        let groups: [[CommitRequest]] = [
+            // Its last batch already has an outcome.
+            [fresh, CommitRequest(outcome: C.outcome("c", 1, version: v + 3), writes: [C.put("a/3", [:], version: v + 3)])],
+            // Its last request read a/2 as absent, but the first one wrote it.
+            [fresh, CommitRequest(outcome: C.outcome("c", 3, version: v + 3), writes: [C.put("a/3", [:], version: v + 3)],
+                                  readVersions: [C.key("a/2"): .none])],
+            // Versions that do not increase.
+            [fresh, CommitRequest(outcome: C.outcome("c", 3, version: v + 2), writes: [C.put("a/3", [:], version: v + 2)])],
+        ]
+        for group in groups {
+            let error = await #expect(throws: DocError.self) { try await store.commitGroup(group) }
+            #expect(error?.code == .aborted)
+            #expect(try await store.state().lastVersion == C.v(v + 1))
+            #expect(try await store.outcome(of: BatchKey(clientID: "c", batchID: 2)) == nil)
+            #expect(try await store.documents([C.key("a/2"), C.key("a/3")]).documents.isEmpty)
+            #expect(try await store.changes(after: C.v(v + 1), maxEntries: 10).entries?.isEmpty == true)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aFrameOfBatchesCommitsAsAGroupThroughTheCore(_ kind: StoreKind) async throws {
+        let fixture = try await StoreFixture.make(kind)
+        defer { Task { await fixture.tearDown() } }
+        var configuration = ServerConfiguration()
+        configuration.clock = fixture.clock.serverClock
+        let core = DocServerCore(store: try fixture.store, configuration: configuration, logger: .discarding)
+        let connection = try await core.handshake(tenant: "acme", uid: "u1", clientID: "c1")
+        let store = try await fixture.tenant("acme")
+        let start = try await store.state().lastVersion
+        let increment = Mutation.setMerge(C.key("counters/c"), ObjectValue(), transforms: [.increment(C.field("n"), by: .integer(1))])
+        let frame = ClientMessage.WriteBatches(clientID: "c1", batches: [
+            .init(batchID: 1, mutations: [increment]),
+            .init(batchID: 2, mutations: [.update(C.key("items/missing"), fields: [C.field("n"): 1])]),
+            .init(batchID: 3, mutations: [increment, .set(C.key("items/a"), ObjectValue(["n": 3]))]),
+        ])
+        guard case .writeResults(let first) = await core.write(frame, on: connection) else {
+            Issue.record("no writeResults")
+            return
+        }
+        #expect(first.answers.map(\.batchID) == [1, 2, 3])
+        guard case .committed(_, let v1, let r1) = first.answers[0], case .failed(_, let error) = first.answers[1],
+              case .committed(_, let v3, let r3) = first.answers[2] else {
+            Issue.record("\(first.answers)")
+            return
+        }
+        #expect(error.code == .notFound)
+        #expect(start < v1 && v1 < v3)
+        #expect(r1.first?.transformResults == [.integer(1)] && r3.first?.transformResults == [.integer(2)])
+
+        // Sent again: the stored outcomes, nothing applied twice.
+        fixture.clock.advance(by: 1_000)
+        guard case .writeResults(let second) = await core.write(frame, on: connection) else {
+            Issue.record("no second writeResults")
+            return
+        }
+        #expect(second.answers == first.answers)
+        let counter = try await store.documents([C.key("counters/c")]).documents[C.key("counters/c")]
+        #expect(counter?.data["n"] == .integer(2))
+        let log = try #require(try await store.changes(after: start, maxEntries: 100).entries)
+        #expect(log.map { "\($0.version == v1 ? 1 : 3) \($0.key)" } == ["1 counters/c", "3 counters/c", "3 items/a"])
+        await core.shutdown()
+    }
+}
