@@ -86,7 +86,7 @@ public struct FrameDecoder: Sendable {
         case ClientMessage.Write.wireType:
             guard case .string(let clientID)? = object.fields["clientId"],
                   case .integer(let batchID)? = object.fields["batchId"], batchID >= 0,
-                  (try? Wire.clientID(clientID, at: "", limits: .default)) != nil
+                  (try? Wire.clientID(clientID, at: "", limits: limits)) != nil
             else { return nil }
             return .batch(clientID: clientID, batchID: Int(batchID))
         case ClientMessage.AddTarget.wireType:

@@ -127,6 +127,26 @@ import Testing
         #expect(try await server.stored("items/other") == nil)
     }
 
+    /// A batch that fails (not a rejection: it is sent again) stops its frame: the batches after
+    /// it are answered `unavailable` and not applied, so none of them commits before it.
+    @Test func aBatchThatFailsStopsTheBatchesAfterItInTheFrame() async throws {
+        let server = TestServer()
+        let owner = try await server.connect(uid: "u1", client: "shared")
+        await server.write(owner, batch: 1, [T.set("items/a", ["n": 1])])
+        // Another user on the same client id: re-sending batch 1 fails (it is u1's).
+        let other = try await server.connect(uid: "u2", client: "shared")
+        let answers = try await writeBatches(server, other, [
+            (1, [T.set("items/a", ["n": 1])]),
+            (2, [T.set("items/b", ["n": 2])]),
+            (3, [T.set("items/c", ["n": 3])]),
+        ])
+        #expect(Self.error(answers[0])?.code == .permissionDenied)
+        #expect(Self.error(answers[1])?.code == .unavailable)
+        #expect(Self.error(answers[2])?.code == .unavailable)
+        #expect(try await server.stored("items/b") == nil)
+        #expect(try await server.stored("items/c") == nil)
+    }
+
     @Test func anotherClientIDIsRefusedForEveryBatchAndNothingChanges() async throws {
         let server = TestServer()
         let c = try await server.connect()

@@ -4,7 +4,7 @@ import DocServer
 import Testing
 
 /// A commit fanned out to listeners on real sockets: the bytes each one receives. Listeners of
-/// the same target get the same frames (encoded once on the server), listeners with other
+/// the same target get byte-identical frames (that the server encodes them once is FanOutTests'), listeners with other
 /// target ids their own, and every frame is exactly what ``FrameEncoder`` writes for its
 /// message (docs/protocol.md).
 @Suite("Fan-out frames over WebSocket", .serialized)

@@ -35,8 +35,15 @@ struct BloomFilterSyncTests {
         return harness.transport.stats
     }
 
-    @Test func aResumedListenerDropsExactlyTheDeletedDocumentsWithoutAReQuery() async throws {
-        try await SyncHarness.run(configuration: ServerConfiguration(changeLogRetentionMicros: 0)) { harness in
+    /// Runs ``goOfflineWhileTasksChange`` with a listener of `tasks` (limit 100) on the field
+    /// device, brings the device back, waits until the listener shows the server's remaining
+    /// tasks, then calls `check` with the harness, the field store, the listener's snapshots and
+    /// the transport's counters from just before the device came back.
+    private func resumeAfterTasksChanged(
+        _ configuration: ServerConfiguration,
+        check: (SyncHarness, DocumentStore, Recorder<QuerySnapshot>, InProcessTransport.Stats) async throws -> Void
+    ) async throws {
+        try await SyncHarness.run(configuration: configuration) { harness in
             let office = try await harness.openStore(device: "office", user: "office")
             let field = try await harness.openStore(device: "field", user: "field")
             let events = Recorder<QuerySnapshot>()
@@ -50,6 +57,12 @@ struct BloomFilterSyncTests {
             #expect(await eventually {
                 events.last.map { $0.ids.sorted() == Self.remaining && !$0.metadata.isFromCache } ?? false
             })
+            try await check(harness, field, events, before)
+        }
+    }
+
+    @Test func aResumedListenerDropsExactlyTheDeletedDocumentsWithoutAReQuery() async throws {
+        try await resumeAfterTasksChanged(ServerConfiguration(changeLogRetentionMicros: 0)) { harness, field, events, before in
             let last = try #require(events.last)
             #expect(last.documents.first { $0.documentID == "t1" }?.get("n") == .integer(-1))
 
@@ -75,20 +88,7 @@ struct BloomFilterSyncTests {
         // count cannot match.
         var configuration = ServerConfiguration(changeLogRetentionMicros: 0)
         configuration.bloomFilterFalsePositiveRate = 0.99
-        try await SyncHarness.run(configuration: configuration) { harness in
-            let office = try await harness.openStore(device: "office", user: "office")
-            let field = try await harness.openStore(device: "field", user: "field")
-            let events = Recorder<QuerySnapshot>()
-            let listener = try await field.collection("tasks").limit(to: 100).addSnapshotListener(includeMetadataChanges: true) {
-                events.record($0)
-            }
-            defer { listener.remove() }
-            let before = try await goOfflineWhileTasksChange(harness, office: office, field: field, events: events)
-
-            try await field.enableNetwork()
-            #expect(await eventually {
-                events.last.map { $0.ids.sorted() == Self.remaining && !$0.metadata.isFromCache } ?? false
-            })
+        try await resumeAfterTasksChanged(configuration) { harness, field, _, before in
             var expected = ExistenceFilterCounts()
             expected.mismatches = 1
             expected.bloomFilterFalsePositives = 1

@@ -285,24 +285,10 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
     }
 
     package func applySuccessfulWrite(_ result: MutationBatchResult) {
-        let batchID = result.batch.batchID
-        // Reverted while in flight: the batch is gone locally; watch brings the server's state.
-        if revertedInFlight.remove(batchID) != nil { return }
-        notifyUser(batchID, .success(result.commitVersion))
-        triggerPendingWritesCallbacks(upTo: batchID)
-        do {
-            emitNewSnapshots(changes: try localStore.acknowledgeBatch(result), remoteEvent: nil)
-        } catch {
-            reportInternal(error, while: "recording the server's acknowledgement of write batch \(batchID)")
-        }
-        onBatchSettled?(batchID)
+        applySuccessfulWrites([result])
     }
 
     package func applySuccessfulWrites(_ results: [MutationBatchResult]) {
-        guard results.count > 1 else {
-            if let result = results.first { applySuccessfulWrite(result) }
-            return
-        }
         // Reverted while in flight: the batch is gone locally; watch brings the server's state.
         let acknowledged = results.filter { revertedInFlight.remove($0.batch.batchID) == nil }
         guard let last = acknowledged.last?.batch.batchID else { return }
@@ -311,7 +297,8 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
         do {
             emitNewSnapshots(changes: try localStore.acknowledgeBatches(acknowledged), remoteEvent: nil)
         } catch {
-            reportInternal(error, while: "recording the server's acknowledgement of write batches up to \(last)")
+            let batches = acknowledged.count == 1 ? "write batch \(last)" : "write batches \(acknowledged[0].batch.batchID)…\(last)"
+            reportInternal(error, while: "recording the server's acknowledgement of \(batches)")
         }
         for result in acknowledged { onBatchSettled?(result.batch.batchID) }
     }

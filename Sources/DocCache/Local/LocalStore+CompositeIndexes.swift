@@ -20,7 +20,7 @@ extension LocalStore {
         let cache = persistence.compositeIndexes
         guard cache.declared.contains(where: { !$0.isComplete }) else { return false }
         let (indexes, remaining) = try persistence.run("Backfill composite indexes") { txn throws(DocError) in
-            try cache.backfill(maxDocuments: maxDocuments, in: txn)
+            try cache.backfill(maxDocuments: maxDocuments, from: persistence.remoteDocuments, in: txn)
         }
         cache.commitDeclared(indexes)
         return remaining

@@ -122,17 +122,14 @@ package final class LocalStore {
     /// The server committed the oldest pending batch: apply its result to the remote
     /// documents, drop it from the queue and recompute the local view.
     package func acknowledgeBatch(_ result: MutationBatchResult) throws(DocError) -> [DocumentKey: MaybeDocument?] {
-        try persistence.run("Acknowledge batch") { txn throws(DocError) in
-            try acknowledge(result, in: txn)
-            return try localViews(result.batch.keys, in: txn)
-        }
+        try acknowledgeBatches([result])
     }
 
     /// ``acknowledgeBatch(_:)`` for several batches the server committed, oldest first (one
     /// frame of results), in one transaction. Returns the new local views of all their
     /// documents.
     package func acknowledgeBatches(_ results: [MutationBatchResult]) throws(DocError) -> [DocumentKey: MaybeDocument?] {
-        try persistence.run("Acknowledge batches") { txn throws(DocError) in
+        try persistence.run("Acknowledge batch") { txn throws(DocError) in
             var keys = Set<DocumentKey>()
             for result in results {
                 try acknowledge(result, in: txn)

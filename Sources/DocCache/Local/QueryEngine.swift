@@ -167,14 +167,7 @@ struct IndexPlan {
         field = first.field
         descending = first.isDescending
         // Bounds only from top-level conjunctions (an OR may match other ranges).
-        let conjunction: [FieldFilter] = target.filters.flatMap { filter -> [FieldFilter] in
-            switch filter {
-            case .field(let f): return [f]
-            case .composite(let c) where c.isFlatConjunction: return c.flattenedFilters
-            case .composite: return []
-            }
-        }
-        for filter in conjunction where filter.field == field {
+        for filter in Self.conjunction(of: target) where filter.field == field {
             switch filter.op {
             case .equal:
                 lower = Self.tighterLower(lower, IndexBound(value: filter.value, inclusive: true))
@@ -189,6 +182,18 @@ struct IndexPlan {
                 upper = Self.tighterUpper(upper, IndexBound(value: filter.value, inclusive: true))
             default:
                 continue
+            }
+        }
+    }
+
+    /// The field filters every match of `target` satisfies: its top-level filters and the
+    /// members of its flat `and` composites (an `or` may match elsewhere, so it gives none).
+    static func conjunction(of target: Target) -> [FieldFilter] {
+        target.filters.flatMap { filter -> [FieldFilter] in
+            switch filter {
+            case .field(let f): return [f]
+            case .composite(let c) where c.isFlatConjunction: return c.flattenedFilters
+            case .composite: return []
             }
         }
     }
@@ -227,20 +232,12 @@ struct CompositeIndexPlan {
         let orders = target.orderBys.dropLast()
         guard !orders.contains(where: { $0.field.isDocumentID }) else { return nil }
         var equalities: [FieldPath: Value] = [:]
-        for filter in target.filters {
-            switch filter {
-            case .field(let f) where f.op == .equal:
-                equalities[f.field] = f.value
-            case .composite(let c) where c.isFlatConjunction:
-                for f in c.flattenedFilters where f.op == .equal { equalities[f.field] = f.value }
-            default:
-                continue
-            }
-        }
+        for filter in IndexPlan.conjunction(of: target) where filter.op == .equal { equalities[filter.field] = filter.value }
         var best: CompositeIndexPlan?
         for index in indexes {
+            // Only an index with more leading equalities than the best so far can replace it.
             let leadingCount = index.fields.count - orders.count
-            guard leadingCount >= 0, leadingCount >= (best?.leading.count ?? 0) else { continue }
+            guard leadingCount >= 0, leadingCount > (best?.leading.count ?? -1) else { continue }
             var leading: [Value] = []
             for field in index.fields.prefix(leadingCount) {
                 guard let value = equalities[field.path] else { break }
@@ -253,7 +250,6 @@ struct CompositeIndexPlan {
             guard zip(trailing, orders).allSatisfy({ field, order in
                 field.path == order.field && (field.direction != order.direction) == reverse
             }) else { continue }
-            if let current = best, current.leading.count == leadingCount { continue }
             best = CompositeIndexPlan(index: index, leading: leading, reverse: reverse)
         }
         guard let best else { return nil }

@@ -158,7 +158,9 @@ package final class CompositeIndexCache {
     ///
     /// Rows are written from each document as stored now, so documents written between two
     /// calls are right either way (their writes maintained the row already).
-    func backfill(maxDocuments: Int, in txn: PersistenceTransaction) throws(DocError) -> (indexes: [StoredCompositeIndex], remaining: Bool) {
+    func backfill(
+        maxDocuments: Int, from remoteDocuments: RemoteDocumentCache, in txn: PersistenceTransaction
+    ) throws(DocError) -> (indexes: [StoredCompositeIndex], remaining: Bool) {
         var indexes = state.compositeIndexes
         guard let position = indexes.firstIndex(where: { !$0.isComplete }) else { return (indexes, false) }
         let index = indexes[position].index
@@ -175,9 +177,9 @@ package final class CompositeIndexCache {
         }
         if let failure = txn.failure { throw failure }
         for key in documents {
-            guard let raw = try txn.get(KeySchema.remoteDocument(key)) else { continue }
-            let (document, _) = try DocumentRecord.decode(raw, record: RemoteDocumentCache.recordName)
-            if let found = document.document, let row = Self.row(for: found, in: index) { txn.put(row, []) }
+            if let found = try remoteDocuments.get(key, in: txn)?.document, let row = Self.row(for: found, in: index) {
+                txn.put(row, [])
+            }
         }
         if processed < maxDocuments {
             indexes[position].isComplete = true

@@ -59,8 +59,6 @@ package protocol WriteStream: PersistentStream {
 package protocol WriteStreamDelegate: AnyObject {
     func writeStreamDidOpen()
     func writeStreamDidCompleteHandshake()
-    /// The oldest outstanding batch was committed.
-    func writeStreamDidReceiveResult(commitVersion: SnapshotVersion, results: [MutationResult])
     /// The oldest outstanding batches were committed, in order (one frame of results).
     func writeStreamDidReceiveResults(_ results: [WriteStreamResult])
     func writeStreamDidClose(error: DocError?)
@@ -78,7 +76,8 @@ package struct WriteStreamResult: Sendable {
 }
 
 extension WriteStreamDelegate {
-    package func writeStreamDidReceiveResults(_ results: [WriteStreamResult]) {
-        for result in results { writeStreamDidReceiveResult(commitVersion: result.commitVersion, results: result.results) }
+    /// The oldest outstanding batch was committed: a frame of one result.
+    package func writeStreamDidReceiveResult(commitVersion: SnapshotVersion, results: [MutationResult]) {
+        writeStreamDidReceiveResults([WriteStreamResult(commitVersion: commitVersion, results: results)])
     }
 }

@@ -440,36 +440,12 @@ package final class RemoteStore {
         }
     }
 
-    fileprivate func writeStreamDidReceiveResult(commitVersion: SnapshotVersion, results: [MutationResult]) {
+    /// The oldest batches of the pipeline were committed (one `writeResult`, or one frame of
+    /// results): they are acknowledged together (one local transaction), then the pipeline is
+    /// topped up once.
+    fileprivate func writeStreamDidReceiveResults(_ answers: [WriteStreamResult]) {
         // A committed write proves the stream healthy (a completed handshake does not: the
         // writes themselves may be what fails).
-        writeConnection.streamDidReceiveResponse()
-        guard let batch = writePipeline.first else {
-            logger.warning("the server acknowledged a write, but none is outstanding")
-            return
-        }
-        let result: MutationBatchResult
-        do {
-            result = try MutationBatchResult(
-                batch: batch, commitVersion: commitVersion, mutationResults: results,
-                streamToken: writeStream.lastStreamToken)
-        } catch {
-            // The batch was committed but the answer is unusable: reconnect and send it again
-            // to get the stored outcome (see `writeStreamDidCompleteHandshake`).
-            logger.warning("invalid write result: \(error)")
-            writeStream.stop()
-            writeStreamDidClose(error: DocError(.internal, "invalid write result: \(error.message)"))
-            return
-        }
-        writePipeline.removeFirst()
-        syncer?.applySuccessfulWrite(result)
-        // A slot of the pipeline is free again.
-        fillWritePipeline()
-    }
-
-    /// The oldest batches of the pipeline were committed (one frame of results): they are
-    /// acknowledged together (one local transaction), then the pipeline is topped up once.
-    fileprivate func writeStreamDidReceiveResults(_ answers: [WriteStreamResult]) {
         writeConnection.streamDidReceiveResponse()
         var acknowledged: [MutationBatchResult] = []
         acknowledged.reserveCapacity(answers.count)
@@ -492,7 +468,8 @@ package final class RemoteStore {
         writePipeline.removeFirst(acknowledged.count)
         if !acknowledged.isEmpty { syncer?.applySuccessfulWrites(acknowledged) }
         if let failure {
-            // As for a single result: reconnect and send the batch again for its stored outcome.
+            // The batch was committed but the answer is unusable: reconnect and send it again
+            // to get the stored outcome (see `writeStreamDidCompleteHandshake`).
             logger.warning("invalid write result: \(failure)")
             writeStream.stop()
             writeStreamDidClose(error: DocError(.internal, "invalid write result: \(failure.message)"))
@@ -590,10 +567,6 @@ private final class Callbacks: WatchStreamDelegate, WriteStreamDelegate {
     func writeStreamDidOpen() { owner?.writeStreamDidOpen() }
 
     func writeStreamDidCompleteHandshake() { owner?.writeStreamDidCompleteHandshake() }
-
-    func writeStreamDidReceiveResult(commitVersion: SnapshotVersion, results: [MutationResult]) {
-        owner?.writeStreamDidReceiveResult(commitVersion: commitVersion, results: results)
-    }
 
     func writeStreamDidReceiveResults(_ results: [WriteStreamResult]) { owner?.writeStreamDidReceiveResults(results) }
 

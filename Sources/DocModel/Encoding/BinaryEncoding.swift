@@ -406,7 +406,11 @@ struct BinaryReader {
     }
 
     mutating func string() throws(DocError) -> String {
-        let n = try length("string length")
+        try string(length: try length("string length"))
+    }
+
+    /// The string of `n` bytes at the read position (its length already read).
+    private mutating func string(length n: Int) throws(DocError) -> String {
         guard let s = UTF8Check.string(bytes[pos..<(pos + n)]) else { throw fail("invalid UTF-8 in a string") }
         pos += n
         return s
@@ -494,7 +498,7 @@ struct BinaryReader {
             let keyLength = try length("string length")
             let keyBytes = bytes[pos..<(pos + keyLength)]
             if projection.contains(keyBytes) {
-                let k = try string(skippingLength: keyLength)
+                let k = try string(length: keyLength)
                 out[k] = try value(depth: 1)
             } else {
                 pos += keyLength
@@ -502,13 +506,6 @@ struct BinaryReader {
             }
         }
         return out
-    }
-
-    /// Skips a string whose length prefix was already read.
-    private mutating func string(skippingLength n: Int) throws(DocError) -> String {
-        guard let s = UTF8Check.string(bytes[pos..<(pos + n)]) else { throw fail("invalid UTF-8 in a string") }
-        pos += n
-        return s
     }
 
     /// Moves past one value, checking its structure (tags, lengths, depth) only.

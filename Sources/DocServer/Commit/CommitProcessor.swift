@@ -63,6 +63,11 @@ public struct CommitProcessor: Sendable {
         self.logger = logger
     }
 
+    /// The same processor on another view of the tenant's store (a commit group's).
+    func on(_ store: any TenantStore) -> CommitProcessor {
+        CommitProcessor(store: store, clock: clock, maxWritesPerBatch: maxWritesPerBatch, attachments: attachments, logger: logger)
+    }
+
     /// What a processed batch came to.
     public struct Processed: Sendable {
         /// The outcome to report to the client.

@@ -51,9 +51,7 @@ final class GroupCommitView: TenantStore {
             return (known, missing)
         }
         var found = missing.isEmpty ? [:] : try await base.documents(missing).documents
-        for (key, document) in known {
-            if let document { found[key] = document } else { found[key] = nil }
-        }
+        for (key, document) in known { found[key] = document }
         return DocumentsRead(version: state.lastVersion, documents: found)
     }
 
@@ -62,24 +60,14 @@ final class GroupCommitView: TenantStore {
         return try await base.outcome(of: batch)
     }
 
-    /// Stages the request: checked as the store would (no outcome yet, a version above the
-    /// last one, the documents it read unchanged by the staged requests).
+    /// Stages the request. The processor has just read its outcome (none) through this view,
+    /// and nothing else commits in the tenant meanwhile (the hub serializes its commits); the
+    /// store checks everything again when it stores the group (``TenantStore/commitGroup(_:)``).
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
         let state = try await state()
-        if let stored = try await outcome(of: request.outcome.batch) { return .duplicate(stored) }
-        return try staged.withLock { (staged: inout Staged) throws(DocError) -> CommitResult in
-            let previous = staged.state?.lastVersion ?? state.lastVersion
+        return staged.withLock { staged in
+            let previous = state.lastVersion
             if case .committed(let version, _) = request.outcome.result {
-                guard version > previous else {
-                    throw DocError(.aborted, "commit version \(version) is not above the last version \(previous) of tenant \(tenant)")
-                }
-                for (key, expected) in request.readVersions {
-                    guard let document = staged.documents[key] else { continue }
-                    let current = document?.version ?? .none
-                    guard current == expected else {
-                        throw DocError(.aborted, "\(key) changed since the batch read it (version \(expected), now \(current))")
-                    }
-                }
                 for write in request.writes { staged.documents.updateValue(write.document, forKey: write.key) }
                 staged.state?.lastVersion = version
             }

@@ -13,7 +13,7 @@ internal import Synchronization
 /// let hello = try FrameDecoder().decodeClientMessage(firstFrame)       // must be `hello`
 /// let auth = try await verifier.verify(hello.token)                    // tenant, uid, claims
 /// let connection = try await core.handshake(hello, auth: auth)
-/// async let sending: Void = { for await message in connection.outbound { try await socket.send(FrameEncoder.string(message)) } }()
+/// async let sending: Void = { while let frame = await connection.outbound.nextFrame() { try await socket.send(frame.encoded) } }()
 /// for try await frame in socket.inbound { await core.receive(frame: frame, on: connection) }
 /// await core.close(connection)
 /// ```
@@ -402,14 +402,15 @@ public final class DocServerCore: Sendable {
         } else {
             (answers, token) = await commitGroup(frame.batches, on: connection)
         }
-        for answer in answers {
+        for (batch, answer) in zip(frame.batches, answers) {
             var code: DocError.Code?
             if case .failed(_, let error) = answer {
                 code = error.code
                 if frame.clientID != connection.clientID { metrics.rejected(error.code) }
             }
-            AccessLog.log(connection.accessLogger, op: "commit", code: code, started: started,
-                          ["batch": .stringConvertible(BatchKey(clientID: frame.clientID, batchID: answer.batchID))])
+            var metadata: Logger.Metadata = ["batch": .stringConvertible(BatchKey(clientID: frame.clientID, batchID: answer.batchID))]
+            if let requestID = Self.requestID(of: Self.requestKeys(of: batch.mutations)) { metadata["request_id"] = .string(requestID) }
+            AccessLog.log(connection.accessLogger, op: "commit", code: code, started: started, metadata)
         }
         let message = ServerMessage.writeResults(.init(clientID: frame.clientID, answers: answers, streamToken: token))
         connection.outbound.send([message])
@@ -432,37 +433,46 @@ public final class DocServerCore: Sendable {
             metrics.rejected(error.code)
             return (batches.map { .failed(batchID: $0.batchID, error: error) }, nil)
         }
-        // The request documents each batch writes: their processing is logged with their id.
-        let requestKeys = batches.map { batch in
-            batch.mutations.contains { RequestDocument.isRequest($0.key) }
-                ? batch.mutations.map(\.key).filter(RequestDocument.isRequest) : []
-        }
+        let requestKeys = batches.map { Self.requestKeys(of: $0.mutations) }
         let grouped = zip(batches, requestKeys).map { batch, keys in
             TenantHub.GroupedBatch(key: BatchKey(clientID: connection.clientID, batchID: batch.batchID), mutations: batch.mutations,
-                                   requestID: keys.isEmpty ? nil : keys.map(\.description).joined(separator: ","))
+                                   requestID: Self.requestID(of: keys))
         }
         let results = await hub.commitGroup(grouped, auth: connection.rulesAuth, connection: connection.id)
         let token = await hub.streamToken()
-        var answers: [ServerMessage.WriteResults.Answer] = []
-        answers.reserveCapacity(batches.count)
-        for (i, result) in results.enumerated() {
-            let batchID = grouped[i].key.batchID
-            switch result {
-            case .success(let outcome):
-                switch outcome.result {
-                case .committed(let version, let mutationResults):
-                    if !requestKeys[i].isEmpty {
-                        scheduleRequests(requestKeys[i], tenant: connection.tenant, hub: hub, origin: grouped[i].key)
-                    }
-                    answers.append(.committed(batchID: batchID, commitVersion: version, results: mutationResults))
-                case .rejected(let error):
-                    answers.append(.failed(batchID: batchID, error: error))
-                }
-            case .failure(let error):
-                answers.append(.failed(batchID: batchID, error: error))
-            }
+        let answers = results.indices.map { i in
+            answer(results[i], for: grouped[i].key, requestKeys: requestKeys[i], tenant: connection.tenant, hub: hub)
         }
         return (answers, token)
+    }
+
+    /// The request documents a batch writes (their processing is logged with their id).
+    private static func requestKeys(of mutations: [Mutation]) -> [DocumentKey] {
+        mutations.contains { RequestDocument.isRequest($0.key) } ? mutations.map(\.key).filter(RequestDocument.isRequest) : []
+    }
+
+    /// The id a batch's request documents are logged with, if it writes any.
+    private static func requestID(of requestKeys: [DocumentKey]) -> String? {
+        requestKeys.isEmpty ? nil : requestKeys.map(\.description).joined(separator: ",")
+    }
+
+    /// The answer to a batch the hub processed; a committed batch's request documents are
+    /// scheduled for processing.
+    private func answer(
+        _ result: Result<BatchOutcome, DocError>, for key: BatchKey, requestKeys: [DocumentKey], tenant: TenantID, hub: TenantHub
+    ) -> ServerMessage.WriteResults.Answer {
+        switch result {
+        case .success(let outcome):
+            switch outcome.result {
+            case .committed(let version, let results):
+                if !requestKeys.isEmpty { scheduleRequests(requestKeys, tenant: tenant, hub: hub, origin: key) }
+                return .committed(batchID: key.batchID, commitVersion: version, results: results)
+            case .rejected(let error):
+                return .failed(batchID: key.batchID, error: error)
+            }
+        case .failure(let error):
+            return .failed(batchID: key.batchID, error: error)
+        }
     }
 
     /// Commits a batch outside any connection (for request/response transports and tools) for
@@ -495,10 +505,8 @@ public final class DocServerCore: Sendable {
     private func commit(tenant: TenantID, auth: RulesAuth, clientID: String, batchID: Int, mutations: [Mutation],
                         connection: ServerConnection?) async -> ServerMessage {
         let started = ContinuousClock.now
-        // The request documents the batch writes: their processing is logged with their id.
-        let requestKeys = mutations.contains { RequestDocument.isRequest($0.key) }
-            ? mutations.map(\.key).filter(RequestDocument.isRequest) : []
-        let requestID = requestKeys.isEmpty ? nil : requestKeys.map(\.description).joined(separator: ",")
+        let requestKeys = Self.requestKeys(of: mutations)
+        let requestID = Self.requestID(of: requestKeys)
         let answer = await commitAnswer(tenant: tenant, auth: auth, clientID: clientID, batchID: batchID, mutations: mutations,
                                         connection: connection, requestKeys: requestKeys, requestID: requestID)
         let code: DocError.Code?
@@ -532,17 +540,11 @@ public final class DocServerCore: Sendable {
         }
         let result = await hub.commit(key, mutations: mutations, auth: auth, connection: connection?.id, requestID: requestID)
         let token = await hub.streamToken()
-        switch result {
-        case .success(let outcome):
-            switch outcome.result {
-            case .committed(let version, let results):
-                if !requestKeys.isEmpty { scheduleRequests(requestKeys, tenant: tenant, hub: hub, origin: key) }
-                return .writeResult(.init(clientID: clientID, batchID: batchID, commitVersion: version, results: results,
-                                          streamToken: token))
-            case .rejected(let error):
-                return .writeError(.init(clientID: clientID, batchID: batchID, error: error, streamToken: token))
-            }
-        case .failure(let error):
+        switch answer(result, for: key, requestKeys: requestKeys, tenant: tenant, hub: hub) {
+        case .committed(_, let version, let results):
+            return .writeResult(.init(clientID: clientID, batchID: batchID, commitVersion: version, results: results,
+                                      streamToken: token))
+        case .failed(_, let error):
             return .writeError(.init(clientID: clientID, batchID: batchID, error: error, streamToken: token))
         }
     }

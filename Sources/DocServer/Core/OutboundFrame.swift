@@ -1,20 +1,19 @@
 public import DocProtocol
 public import NIOCore
-internal import Synchronization
 
 /// One frame on its way to a connection: the message and, for a frame that goes to many
 /// connections at once (a commit's change to every listener of the same target), one encoding
 /// they all share.
 ///
 /// The bytes are what ``FrameEncoder`` writes for the message; a shared frame is encoded once,
-/// by the first connection that sends it, and every connection then writes the same
-/// `ByteBuffer` storage (a `ByteBuffer` is copied on write only, and sending never writes to it).
+/// when it is made, and every connection then writes the same `ByteBuffer` storage (a
+/// `ByteBuffer` is copied on write only, and sending never writes to it).
 public struct OutboundFrame: Sendable {
     private enum Storage: Sendable {
         /// Encoded when sent, for this connection alone.
         case own(ServerMessage)
-        /// One reference for every connection: queuing the frame copies no message.
-        case shared(SharedFrame)
+        /// Encoded once when made; every connection given the frame writes this buffer.
+        case shared(ServerMessage, ByteBuffer)
     }
 
     private let storage: Storage
@@ -24,9 +23,10 @@ public struct OutboundFrame: Sendable {
         storage = .own(message)
     }
 
-    /// A frame that several connections send: encoded at most once, whichever sends it first.
+    /// A frame that several connections send: encoded here, once (by the hub, which makes
+    /// few of them per commit), so the connections' send loops only write it.
     public static func shared(_ message: ServerMessage) -> OutboundFrame {
-        OutboundFrame(storage: .shared(SharedFrame(message)))
+        OutboundFrame(storage: .shared(message, encode(message)))
     }
 
     private init(storage: Storage) {
@@ -36,13 +36,12 @@ public struct OutboundFrame: Sendable {
     /// The message the frame carries.
     public var message: ServerMessage {
         switch storage {
-        case .own(let message): return message
-        case .shared(let frame): return frame.message
+        case .own(let message), .shared(let message, _): return message
         }
     }
 
     /// Whether every connection given this frame writes the same encoding.
-    public var isShared: Bool {
+    var isShared: Bool {
         if case .shared = storage { return true }
         return false
     }
@@ -50,33 +49,12 @@ public struct OutboundFrame: Sendable {
     /// The frame's bytes: the message's UTF-8 JSON, byte for byte what ``FrameEncoder`` writes.
     public var encoded: ByteBuffer {
         switch storage {
-        case .own(let message): return SharedFrame.encode(message)
-        case .shared(let frame): return frame.encoded
-        }
-    }
-}
-
-/// A shared frame's message and its encoding, made once. The lock is held while encoding, so a
-/// second connection asking at that moment waits for the first one's bytes instead of encoding
-/// them again.
-private final class SharedFrame: Sendable {
-    let message: ServerMessage
-    private let encoding = Mutex<ByteBuffer?>(nil)
-
-    init(_ message: ServerMessage) {
-        self.message = message
-    }
-
-    var encoded: ByteBuffer {
-        encoding.withLock { buffer in
-            if let buffer { return buffer }
-            let encoded = Self.encode(message)
-            buffer = encoded
-            return encoded
+        case .own(let message): return Self.encode(message)
+        case .shared(_, let buffer): return buffer
         }
     }
 
-    static func encode(_ message: ServerMessage) -> ByteBuffer {
+    private static func encode(_ message: ServerMessage) -> ByteBuffer {
         ByteBuffer(bytes: FrameEncoder.encode(message))
     }
 }

@@ -190,20 +190,27 @@ actor TenantHub {
         defer { release() }
         let started = ContinuousClock.now
         let view = GroupCommitView(base: store)
-        let grouped = CommitProcessor(
-            store: view, clock: configuration.clock, maxWritesPerBatch: configuration.frameLimits.maxWritesPerBatch,
-            attachments: configuration.attachments?.store, logger: logger)
+        let grouped = processor.on(view)
         var loggers: [Logger] = []
         var processed: [Result<CommitProcessor.Processed, DocError>] = []
+        var firstFailure: DocError?
         for batch in batches {
             let logger = batchLogger(batch.key, connection: connection, requestID: batch.requestID)
             loggers.append(logger)
+            // After a batch that failed (a transient failure: it is sent again), the later ones
+            // are not attempted, so that none of them commits before it.
+            if let failed = firstFailure {
+                processed.append(.failure(DocError(
+                    .unavailable, "not attempted: an earlier batch of the frame failed (\(failed.code)); send it again")))
+                continue
+            }
             do {
                 processed.append(.success(try await grouped.process(
                     batch: batch.key, mutations: batch.mutations, uid: auth.uid, access: rules.context(for: auth, logger: logger),
                     logger: logger)))
             } catch {
                 processed.append(.failure(error))
+                firstFailure = error
             }
         }
         if !view.requests.isEmpty {
@@ -385,7 +392,8 @@ actor TenantHub {
     /// target's new window (and its re-read from the store, when a full window lost
     /// documents), and the frames of each distinct set of changed targets, encoded once for
     /// every connection that receives them. Per connection remain the rules decisions on its
-    /// document targets, the lookups of its targets in the plan, and queuing the frames.
+    /// document targets, the lookups of its targets in the plan (a target without an equal
+    /// already worked out walks the changes itself), and queuing the frames.
     private func fanOut(_ changes: [MaybeDocument], version: SnapshotVersion) async {
         guard !changes.isEmpty else { return }
         let started = ContinuousClock.now
@@ -414,7 +422,11 @@ actor TenantHub {
                 frames = frames.dropLast() + step.removals.map(OutboundFrame.init) + [plan.snapshot]
             }
             guard !frames.isEmpty else { continue }
-            connections.values[index].connection.outbound.send(frames: frames)
+            // A connection the frames overflowed is cut off: gone now, as the tick does.
+            guard connections.values[index].connection.outbound.send(frames: frames) else {
+                connections.remove(at: index)
+                continue
+            }
             connections.values[index].snapshotVersion = version
         }
     }
@@ -704,12 +716,15 @@ actor TenantHub {
         await catchUp(through: nil)
         let version = delivered
         let token = WatchToken(incarnation: incarnation, version: version).bytes
-        // The same snapshot for every connection: encoded once.
-        let snapshot = [OutboundFrame.shared(.targetChange(.init(
-            state: .noChange, targetIDs: [], resumeToken: token, snapshotVersion: version)))]
+        // The same snapshot for every connection: encoded once, when a connection needs it.
+        var snapshot: [OutboundFrame] = []
         var sent = 0
         for id in connections.keys.sorted() {
             guard var watch = connections[id], !watch.targets.isEmpty, watch.snapshotVersion < version else { continue }
+            if snapshot.isEmpty {
+                snapshot = [OutboundFrame.shared(.targetChange(.init(
+                    state: .noChange, targetIDs: [], resumeToken: token, snapshotVersion: version)))]
+            }
             if !watch.connection.outbound.send(frames: snapshot) {
                 connections[id] = nil
                 continue

@@ -77,7 +77,8 @@ struct FanOutPlan {
 
     /// How the commit affects `target`, computed once for equal targets with equal windows.
     mutating func step(for target: WatchedTarget) -> Step {
-        guard target.isTouched(by: changes) else { return .unchanged }
+        // An equal target with the same window was touched alike: only touched ones are
+        // recorded, so a hit skips the target's own walk over the changes.
         if let known = update(of: target) { return .updated(known) }
         switch target.update(with: changes) {
         case .unchanged: return .unchanged

@@ -56,16 +56,6 @@ struct WatchedTarget: Sendable {
         case needsRefill
     }
 
-    /// Whether `changes` can change the window: one of its documents changed, or a changed
-    /// document matches the target. (``update(with:)`` is `unchanged` exactly when not.)
-    func isTouched(by changes: [DocumentKey: MaybeDocument]) -> Bool {
-        for (key, state) in changes where pathMatches(key) {
-            if keys.contains(key) { return true }
-            if let document = state.document, target.matches(document) { return true }
-        }
-        return false
-    }
-
     /// The window after the documents in `changes` took their new states.
     func update(with changes: [DocumentKey: MaybeDocument]) -> Update {
         var touched = false
@@ -104,6 +94,7 @@ struct WatchedTarget: Sendable {
     /// Replaces the window with one whose keys are known (`keys` must be `documents`' keys):
     /// targets given the same new window share its storage.
     mutating func setWindow(_ documents: [Document], keys: Set<DocumentKey>) {
+        assert(keys.count == documents.count, "the keys of another window")
         window = documents
         self.keys = keys
     }
