@@ -13,8 +13,10 @@ import Foundation
 /// directory). Also reports the throughput, requests applied per second over the timed phase,
 /// as a second line (`requests-throughput`, unit `per_s`). Fails when a transfer is not
 /// applied, or when afterwards the balances do not add up or the ledger has not one entry per
-/// transfer.
-func requests(transfers: Int, clients: Int = 10, accounts: Int = 100) async throws -> Result {
+/// transfer. `DOCBENCH_REQUEST_CLIENTS` overrides the number of clients (1: the latency of one
+/// request with nothing else going on).
+func requests(transfers: Int, accounts: Int = 100) async throws -> Result {
+    let clients = ProcessInfo.processInfo.environment["DOCBENCH_REQUEST_CLIENTS"].flatMap(Int.init).map { max(1, $0) } ?? 10
     var configuration = ServerConfiguration()
     let rulesPath = "Rules/firestore.rules"
     if FileManager.default.fileExists(atPath: rulesPath) {

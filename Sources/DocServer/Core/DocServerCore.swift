@@ -551,10 +551,13 @@ public final class DocServerCore: Sendable {
 
     // MARK: Request documents
 
-    /// The processor's view of a tenant: the hub's reads and commits (authored by the server).
+    /// The processor's view of a tenant: the hub's commits (authored by the server), and reads
+    /// straight from the store, without waiting for the hub's turn: a read is one consistent
+    /// snapshot, and the commit verifies every document the processor read.
     func requestAccess(_ hub: TenantHub) -> RequestStoreAccess {
-        RequestStoreAccess(
-            read: { keys throws(DocError) in try await hub.documents(keys, auth: nil) },
+        let store = hub.store
+        return RequestStoreAccess(
+            read: { keys throws(DocError) in try await store.documents(keys) },
             commit: { key, mutations, requestID in
                 await hub.commitAsServer(key, mutations: mutations, author: RequestDocument.serverAuthor, requestID: requestID)
             },

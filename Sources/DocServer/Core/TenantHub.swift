@@ -131,16 +131,23 @@ actor TenantHub {
     /// `connection` it came on and the `requestID` of the request documents it writes.
     func commit(_ key: BatchKey, mutations: [Mutation], auth: RulesAuth, connection: String? = nil,
                 requestID: String? = nil) async -> Result<BatchOutcome, DocError> {
-        let logger = batchLogger(key, connection: connection, requestID: requestID)
-        return await commit(key, mutations: mutations, uid: auth.uid, access: rules.context(for: auth, logger: logger),
-                            logger: logger, fromClient: true)
+        await submit(CommitUnit(batches: [GroupedBatch(key: key, mutations: mutations, requestID: requestID)],
+                                author: .client(auth, connection: connection)))[0]
     }
 
     /// Commits a batch the server itself makes (request processing): exactly once, not
     /// subject to the rules, fanned out like any other.
     func commitAsServer(_ key: BatchKey, mutations: [Mutation], author: String, requestID: String? = nil) async -> Result<BatchOutcome, DocError> {
-        await commit(key, mutations: mutations, uid: author, access: nil,
-                     logger: batchLogger(key, connection: nil, requestID: requestID), fromClient: false)
+        await submit(CommitUnit(batches: [GroupedBatch(key: key, mutations: mutations, requestID: requestID)],
+                                author: .server(uid: author)))[0]
+    }
+
+    /// Commits the batches of one client frame, each on its own and in order, exactly as
+    /// ``commit(_:mutations:auth:connection:requestID:)`` would: one answer per batch. After a
+    /// batch that fails (a transient failure: the client sends it again), the frame's later
+    /// batches are not attempted, so that none of them commits before it.
+    func commitGroup(_ batches: [GroupedBatch], auth: RulesAuth, connection: String?) async -> [Result<BatchOutcome, DocError>] {
+        await submit(CommitUnit(batches: batches, author: .client(auth, connection: connection)))
     }
 
     /// The hub's logger with a batch's `batch`, `connection` and `request_id`.
@@ -152,25 +159,7 @@ actor TenantHub {
         return logger
     }
 
-    private func commit(_ key: BatchKey, mutations: [Mutation], uid: String, access: AccessContext?, logger: Logger,
-                        fromClient: Bool) async -> Result<BatchOutcome, DocError> {
-        await acquire()
-        defer { release() }
-        let started = ContinuousClock.now
-        do {
-            let processed = try await processor.process(
-                batch: key, mutations: mutations, uid: uid, access: access, logger: logger)
-            await finish(processed, fromClient: fromClient, started: started)
-            return .success(processed.outcome)
-        } catch {
-            logger.warning("batch failed", metadata: ["error": "\(error)"])
-            if fromClient { metrics.rejected(error.code) }
-            metrics.storeFailed(metrics.storeErrorsCommit, error)
-            return .failure(error)
-        }
-    }
-
-    /// One batch of a group commit (``commitGroup(_:auth:connection:)``).
+    /// One batch of a group commit.
     struct GroupedBatch: Sendable {
         var key: BatchKey
         var mutations: [Mutation]
@@ -178,44 +167,147 @@ actor TenantHub {
         var requestID: String?
     }
 
-    /// Commits the batches of one client frame as a group: each on its own, in order, exactly
-    /// as ``commit(_:mutations:auth:connection:requestID:)`` would (its stored outcome, rules,
-    /// preconditions, commit version, change log entries; a rejection or a failure stays with
-    /// its batch), each seeing the batches before it, but all in one store transaction with one
-    /// synced write (``GroupCommitView``, ``TenantStore/commitGroup(_:)``). If that transaction
-    /// fails, the batches are committed one by one on fresh reads (those it did store are then
-    /// answered from their outcomes). Fans the commits out in order. One answer per batch.
-    func commitGroup(_ batches: [GroupedBatch], auth: RulesAuth, connection: String?) async -> [Result<BatchOutcome, DocError>] {
+    /// Who writes a ``CommitUnit``.
+    enum Author: Sendable {
+        /// A client, authorized under the rules for `auth`, on `connection` (if any).
+        case client(RulesAuth, connection: String?)
+        /// The server itself (request processing), as `uid`: the rules do not apply.
+        case server(uid: String)
+
+        var uid: String {
+            switch self {
+            case .client(let auth, _): auth.uid
+            case .server(let uid): uid
+            }
+        }
+
+        var connection: String? {
+            if case .client(_, let connection) = self { connection } else { nil }
+        }
+
+        var isClient: Bool {
+            if case .client = self { true } else { false }
+        }
+    }
+
+    /// What one caller commits: a single batch or the batches of one frame, in order.
+    struct CommitUnit: Sendable {
+        var batches: [GroupedBatch]
+        var author: Author
+    }
+
+    /// A unit waiting for the next group, and where its answers go.
+    private struct QueuedUnit {
+        var unit: CommitUnit
+        var continuation: CheckedContinuation<[Result<BatchOutcome, DocError>], Never>
+    }
+
+    /// Units that arrived while a group's leader waits for the hub (``submit(_:)``).
+    private var queuedUnits: [QueuedUnit] = []
+    /// Whether a caller holds the lead of the next group and waits for the hub.
+    private var leaderWaiting = false
+    /// How many units wait for the next group, its leader included.
+    var waitingUnitCount: Int { queuedUnits.count + (leaderWaiting ? 1 : 0) }
+
+    /// Commits a unit, together with every unit that arrives while it waits for the tenant's
+    /// serialization (group commit across connections): the first caller to arrive leads the
+    /// group; when the hub is free it commits all the waiting units in one store transaction
+    /// (``commitUnits(_:)``) and hands each caller its answers. A unit arriving later leads the
+    /// next group. With no contention a group is one unit, committed as before.
+    private func submit(_ unit: CommitUnit) async -> [Result<BatchOutcome, DocError>] {
+        if leaderWaiting {
+            return await withCheckedContinuation { queuedUnits.append(QueuedUnit(unit: unit, continuation: $0)) }
+        }
+        leaderWaiting = true
         await acquire()
-        defer { release() }
+        leaderWaiting = false
+        let followers = queuedUnits
+        queuedUnits = []
+        let answers = await commitUnits([unit] + followers.map(\.unit))
+        release()
+        for (follower, answers) in zip(followers, answers.dropFirst()) { follower.continuation.resume(returning: answers) }
+        return answers[0]
+    }
+
+    /// Commits units, inside the serialization: a single batch alone (``commitAlone(_:of:)``),
+    /// several as one group (``commitTogether(_:)``). One list of answers per unit.
+    private func commitUnits(_ units: [CommitUnit]) async -> [[Result<BatchOutcome, DocError>]] {
+        if units.count == 1, units[0].batches.count == 1 {
+            return [[await commitAlone(units[0].batches[0], of: units[0].author)]]
+        }
+        return await commitTogether(units)
+    }
+
+    /// The rules context of a batch, or nil for the server's own batches.
+    private func access(for author: Author, logger: Logger) -> AccessContext? {
+        if case .client(let auth, _) = author { rules.context(for: auth, logger: logger) } else { nil }
+    }
+
+    /// Commits one batch on its own (its own store commit).
+    private func commitAlone(_ batch: GroupedBatch, of author: Author) async -> Result<BatchOutcome, DocError> {
+        let logger = batchLogger(batch.key, connection: author.connection, requestID: batch.requestID)
+        let started = ContinuousClock.now
+        do {
+            let processed = try await processor.process(
+                batch: batch.key, mutations: batch.mutations, uid: author.uid, access: access(for: author, logger: logger), logger: logger)
+            if processed.recorded { metrics.storeCommits.increment() }
+            await finish(processed, fromClient: author.isClient, started: started)
+            return .success(processed.outcome)
+        } catch {
+            failed(error, author: author, logger: logger)
+            return .failure(error)
+        }
+    }
+
+    /// Records a batch that failed.
+    private func failed(_ error: DocError, author: Author, logger: Logger) {
+        logger.warning("batch failed", metadata: ["error": "\(error)"])
+        if author.isClient { metrics.rejected(error.code) }
+        metrics.storeFailed(metrics.storeErrorsCommit, error)
+    }
+
+    /// Commits the units' batches as one group: each batch on its own, in order, exactly as
+    /// ``commitAlone(_:of:)`` would (its stored outcome, its author's rules, preconditions,
+    /// commit version, change log entries; a rejection or a failure stays with its batch), each
+    /// seeing the batches before it, but all in one store transaction with one synced write
+    /// (``GroupCommitView``, ``TenantStore/commitGroup(_:)``). After a batch that fails, the
+    /// later batches of its unit are not attempted; other units go on. If the transaction
+    /// fails, the batches are committed one by one on fresh reads (those it did store are then
+    /// answered from their outcomes). Fans the commits out in order.
+    private func commitTogether(_ units: [CommitUnit]) async -> [[Result<BatchOutcome, DocError>]] {
         let started = ContinuousClock.now
         let view = GroupCommitView(base: store)
         let grouped = processor.on(view)
-        var loggers: [Logger] = []
+        // The group's batches in order, each with its unit and logger.
+        var batches: [(batch: GroupedBatch, unit: Int, logger: Logger)] = []
+        for (u, unit) in units.enumerated() {
+            for batch in unit.batches {
+                batches.append((batch, u, batchLogger(batch.key, connection: unit.author.connection, requestID: batch.requestID)))
+            }
+        }
         var processed: [Result<CommitProcessor.Processed, DocError>] = []
-        var firstFailure: DocError?
-        for batch in batches {
-            let logger = batchLogger(batch.key, connection: connection, requestID: batch.requestID)
-            loggers.append(logger)
-            // After a batch that failed (a transient failure: it is sent again), the later ones
-            // are not attempted, so that none of them commits before it.
-            if let failed = firstFailure {
+        processed.reserveCapacity(batches.count)
+        var unitFailures: [Int: DocError] = [:]
+        for (batch, u, logger) in batches {
+            let author = units[u].author
+            if let failure = unitFailures[u] {
                 processed.append(.failure(DocError(
-                    .unavailable, "not attempted: an earlier batch of the frame failed (\(failed.code)); send it again")))
+                    .unavailable, "not attempted: an earlier batch of the frame failed (\(failure.code)); send it again")))
                 continue
             }
             do {
                 processed.append(.success(try await grouped.process(
-                    batch: batch.key, mutations: batch.mutations, uid: auth.uid, access: rules.context(for: auth, logger: logger),
+                    batch: batch.key, mutations: batch.mutations, uid: author.uid, access: access(for: author, logger: logger),
                     logger: logger)))
             } catch {
                 processed.append(.failure(error))
-                firstFailure = error
+                unitFailures[u] = error
             }
         }
         if !view.requests.isEmpty {
             do {
                 let previous = try await store.commitGroup(view.requests)
+                metrics.storeCommits.increment()
                 // Another instance may have committed since the group read the tenant's state:
                 // then the first commit is delivered from the change log.
                 if let first = processed.firstIndex(where: { (try? $0.get())?.applied == true }),
@@ -227,29 +319,29 @@ actor TenantHub {
                 logger.info("group commit failed: committing its batches one by one", metadata: [
                     "batches": "\(batches.count)", "error": "\(error)",
                 ])
-                for (i, batch) in batches.enumerated() where (try? processed[i].get())?.recorded == true {
+                for (i, (batch, u, logger)) in batches.enumerated() where (try? processed[i].get())?.recorded == true {
+                    let author = units[u].author
                     do {
                         processed[i] = .success(try await processor.process(
-                            batch: batch.key, mutations: batch.mutations, uid: auth.uid,
-                            access: rules.context(for: auth, logger: loggers[i]), logger: loggers[i]))
+                            batch: batch.key, mutations: batch.mutations, uid: author.uid,
+                            access: access(for: author, logger: logger), logger: logger))
+                        if (try? processed[i].get())?.recorded == true { metrics.storeCommits.increment() }
                     } catch {
                         processed[i] = .failure(error)
                     }
                 }
             }
         }
-        var answers: [Result<BatchOutcome, DocError>] = []
-        answers.reserveCapacity(batches.count)
+        var answers = units.map { _ in [Result<BatchOutcome, DocError>]() }
         for (i, result) in processed.enumerated() {
+            let (_, u, logger) = batches[i]
             switch result {
             case .success(let processed):
-                await finish(processed, fromClient: true, started: started)
-                answers.append(.success(processed.outcome))
+                await finish(processed, fromClient: units[u].author.isClient, started: started)
+                answers[u].append(.success(processed.outcome))
             case .failure(let error):
-                loggers[i].warning("batch failed", metadata: ["error": "\(error)"])
-                metrics.rejected(error.code)
-                metrics.storeFailed(metrics.storeErrorsCommit, error)
-                answers.append(.failure(error))
+                failed(error, author: units[u].author, logger: logger)
+                answers[u].append(.failure(error))
             }
         }
         return answers

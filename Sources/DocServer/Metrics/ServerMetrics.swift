@@ -31,6 +31,9 @@ final class ServerMetrics: Sendable {
     /// (`source="request"`).
     let clientCommits: Counter
     let requestCommits: Counter
+    /// Store transactions that recorded batch outcomes: one per batch committed on its own,
+    /// one per group commit.
+    let storeCommits: Counter
     /// A committed batch's processing in its tenant's turn: rules, preconditions, the store's
     /// atomic commit (not the wait for the turn, not the fan-out).
     let commitDuration: DurationHistogram
@@ -92,6 +95,9 @@ final class ServerMetrics: Sendable {
                                 "Write batches committed (applied now; re-sent batches answered from their outcome are not counted).")
         clientCommits = registry.makeCounter(descriptor: commits, labels: [("source", "client")])
         requestCommits = registry.makeCounter(descriptor: commits, labels: [("source", "request")])
+        storeCommits = registry.makeCounter(descriptor: Self.name(
+            "store_commits", "total",
+            "Store transactions that recorded batch outcomes (one per batch committed alone, one per group commit)."))
         commitDuration = registry.makeDurationHistogram(
             descriptor: Self.name("commit_duration", "seconds",
                                   "Processing of a committed batch in its tenant's turn: rules, preconditions, the store's atomic commit."),

@@ -26,21 +26,29 @@ struct RequestStoreAccess: Sendable {
 ///   `requests` with `status == "pending"` when a tenant is opened (after a crash) and on
 ///   the server's tick.
 ///
-/// Within a process, one request of a tenant is processed at a time (in arrival order): the
+/// Within a process, a tenant's requests are processed in turns, in arrival order: the
 /// requests of a tenant usually touch the same few documents (accounts, invoices), and run
-/// side by side they would mostly invalidate each other's reads. Across server instances
-/// sharing a database they still race; a request whose reads changed is run again after a
-/// short random pause, so racing processors fall out of step.
+/// side by side they would mostly invalidate each other's reads. The requests that wait while
+/// a turn runs are taken together at the next turn (up to ``maxGroupSize``) and committed as
+/// a group, in one store commit (see `RequestGroup.swift`); a lone request is processed on
+/// its own. Across server instances sharing a database they still race; a request whose reads
+/// changed is run again after a short random pause, so racing processors fall out of step.
 actor RequestProcessor {
     let registry: RequestRegistry
     let logger: Logger
     let metrics: ServerMetrics
-    private var inFlight: Set<String> = []
-    /// Per tenant: whether a request is being processed, and who waits for the turn.
+    /// Per tenant: the requests waiting for a turn, in arrival order.
+    private var queues: [String: [Ticket]] = [:]
+    /// The requests queued or being processed, by tenant and key: a caller asking for one of
+    /// them again waits for the same outcome instead of adding it twice.
+    private var tickets: [String: Ticket] = [:]
+    /// Per tenant: whether a turn is running, and who waits for the next one.
     private var turns: [String: [CheckedContinuation<Void, Never>]] = [:]
     /// How often a request is re-run after its reads changed under it, before it is rejected
     /// with `aborted`.
     static let maxAttempts = 16
+    /// The most requests a turn takes together as one group (one commit).
+    static let maxGroupSize = 64
 
     init(registry: RequestRegistry, logger: Logger, metrics: ServerMetrics) {
         self.registry = registry
@@ -64,23 +72,74 @@ actor RequestProcessor {
         }
     }
 
-    /// Processes the pending requests among `keys` (others are skipped); `origin` is the batch
-    /// that wrote them (nil: found by a sweep). Returns how many were finalized by this call.
-    @discardableResult
-    func process(_ keys: [DocumentKey], tenant: String, access: RequestStoreAccess, origin: BatchKey? = nil) async -> Int {
-        var finalized = 0
-        for key in keys where RequestDocument.isRequest(key) {
-            let flight = tenant + "/" + key.description
-            guard inFlight.insert(flight).inserted else { continue }
-            defer { inFlight.remove(flight) }
-            await takeTurn(tenant)
-            defer { endTurn(tenant) }
-            if await processOne(key, tenant: tenant, access: access, origin: origin) { finalized += 1 }
+    /// A request waiting for its tenant's turn and, once a turn processed it, whether that
+    /// finalized it. Used on the processor only.
+    final class Ticket {
+        let key: DocumentKey
+        /// `tenant/key`: the ticket's entry in `tickets`.
+        let flight: String
+        /// The batch that wrote the request (nil: found by a sweep).
+        let origin: BatchKey?
+        let access: RequestStoreAccess
+        /// Nil until processed; then whether the processing finalized the request.
+        var finalized: Bool?
+
+        init(key: DocumentKey, flight: String, origin: BatchKey?, access: RequestStoreAccess) {
+            self.key = key
+            self.flight = flight
+            self.origin = origin
+            self.access = access
         }
-        return finalized
     }
 
-    /// Waits until no other request of `tenant` is being processed here.
+    /// Processes the pending requests among `keys` (others are skipped); `origin` is the batch
+    /// that wrote them (nil: found by a sweep). Returns how many of them were finalized while
+    /// this call waited: by its own turns, or in a group another caller's turn processed. A key
+    /// already queued by another caller is not queued again: this call waits for its outcome.
+    @discardableResult
+    func process(_ keys: [DocumentKey], tenant: String, access: RequestStoreAccess, origin: BatchKey? = nil) async -> Int {
+        var mine: [Ticket] = []
+        for key in keys where RequestDocument.isRequest(key) {
+            let flight = tenant + "/" + key.description
+            if let queued = tickets[flight] {
+                if !mine.contains(where: { $0 === queued }) { mine.append(queued) }
+                continue
+            }
+            let ticket = Ticket(key: key, flight: flight, origin: origin, access: access)
+            tickets[flight] = ticket
+            queues[tenant, default: []].append(ticket)
+            mine.append(ticket)
+        }
+        // Each turn processes the oldest waiting requests of the tenant: this caller's come
+        // up, in its own turn or in another caller's.
+        while mine.contains(where: { $0.finalized == nil }) {
+            await takeTurn(tenant)
+            if mine.contains(where: { $0.finalized == nil }) { await processNext(tenant) }
+            endTurn(tenant)
+        }
+        return mine.count { $0.finalized == true }
+    }
+
+    /// One turn: takes the oldest waiting requests of `tenant` (up to ``maxGroupSize``) and
+    /// processes them — alone when there is one, else as a group; those a group leaves for
+    /// later go back to the front of the queue.
+    private func processNext(_ tenant: String) async {
+        guard var queue = queues[tenant], !queue.isEmpty else { return }
+        let taken = Array(queue.prefix(Self.maxGroupSize))
+        queue.removeFirst(taken.count)
+        queues[tenant] = queue.isEmpty ? nil : queue
+        var deferred: [Ticket] = []
+        if taken.count == 1 {
+            let ticket = taken[0]
+            ticket.finalized = await processOne(ticket.key, tenant: tenant, access: ticket.access, origin: ticket.origin)
+        } else {
+            deferred = await processGroup(taken, tenant: tenant)
+        }
+        if !deferred.isEmpty { queues[tenant] = deferred + (queues[tenant] ?? []) }
+        for ticket in taken where ticket.finalized != nil { tickets[ticket.flight] = nil }
+    }
+
+    /// Waits until no turn of `tenant` is running here.
     private func takeTurn(_ tenant: String) async {
         if turns[tenant] == nil {
             turns[tenant] = []
@@ -112,13 +171,21 @@ actor RequestProcessor {
         }
     }
 
-    /// One request, start to end. Returns whether this call finalized it.
-    private func processOne(_ key: DocumentKey, tenant: String, access: RequestStoreAccess, origin: BatchKey?) async -> Bool {
+    /// The trace of one request's processing, with its logger.
+    func trace(_ key: DocumentKey, tenant: String, origin: BatchKey?, started: ContinuousClock.Instant = .now) -> Trace {
         var logger = logger
         logger[metadataKey: "tenant"] = .string(tenant)
         logger[metadataKey: "request_id"] = .string(key.description)
         if let origin { logger[metadataKey: "request_batch"] = "\(origin)" }
-        let trace = Trace(logger: logger, requestID: key.description, started: .now)
+        return Trace(logger: logger, requestID: key.description, started: started)
+    }
+
+    /// One request, start to end (`started`: when its processing began, if before this call —
+    /// a group that fell back). Returns whether this call finalized it.
+    func processOne(_ key: DocumentKey, tenant: String, access: RequestStoreAccess, origin: BatchKey?,
+                    started: ContinuousClock.Instant = .now) async -> Bool {
+        let trace = trace(key, tenant: tenant, origin: origin, started: started)
+        let logger = trace.logger
         logger.debug("processing request")
         for attempt in 1...Self.maxAttempts {
             let step: Step
@@ -152,8 +219,8 @@ actor RequestProcessor {
         do {
             guard let request = try await pendingRequest(key, access: access, trace: trace) else { return false }
             let error = DocError(.aborted, "the request's documents kept changing while it was processed; create a new request to retry")
-            let finalized = try await finalize(request, .reject(error), reads: [:], access: access, attempt: Self.maxAttempts + 1,
-                                               trace: trace) == .finalized("rejected")
+            let finalized = try await finalize(request, .reject(error, keepsReads: false), reads: [:], access: access,
+                                               attempt: Self.maxAttempts + 1, trace: trace) == .finalized("rejected")
             if finalized { logger.info("request processed", metadata: ["status": "rejected", "error": "\(error.code)"]) }
             return finalized
         } catch {
@@ -170,6 +237,20 @@ actor RequestProcessor {
         case retry
     }
 
+    /// What processing decided for a request, before its commit.
+    enum Verdict {
+        /// Apply the handler's writes (converted and checked) and record `result`.
+        case apply([Mutation], result: Value)
+        /// Reject it with this error. `keepsReads`: the decision rests on the documents read
+        /// (a stale base, the handler's own rejection), so the commit still verifies them.
+        case reject(DocError, keepsReads: Bool)
+
+        /// The request's new `status`.
+        var status: String {
+            if case .apply = self { "applied" } else { "rejected" }
+        }
+    }
+
     private func pendingRequest(_ key: DocumentKey, access: RequestStoreAccess, trace: Trace) async throws(DocError) -> RequestDocument? {
         guard let document = try await access.read([key]).documents[key], !document.isTombstone else { return nil }
         guard case .string("pending")? = document.data.fields["status"] else { return nil }
@@ -180,33 +261,43 @@ actor RequestProcessor {
             var stub = RequestDocument.stub(document)
             stub.status = "pending"
             trace.logger.info("malformed request: rejecting it", metadata: ["error": "\(error)"])
-            _ = try await finalize(stub, .reject(error), reads: [:], access: access, attempt: 0, trace: trace)
+            _ = try await finalize(stub, .reject(error, keepsReads: false), reads: [:], access: access, attempt: 0, trace: trace)
             return nil
         }
     }
 
     private func run(_ key: DocumentKey, tenant: String, access: RequestStoreAccess, attempt: Int, trace: Trace) async throws(DocError) -> Step {
         guard let request = try await pendingRequest(key, access: access, trace: trace) else { return .notPending }
+        let reader = RequestReader { key throws(DocError) in try await access.read([key]).documents[key] }
+        let verdict = try await evaluate(request, key: key, tenant: tenant, reader: reader, trace: trace)
+        return try await finalize(request, verdict, reads: reader.recorded, access: access, attempt: attempt, trace: trace)
+    }
+
+    /// Decides a pending request: finds its type's handler, checks its base versions against
+    /// what `reader` sees (a document in `changed` — written by an earlier request of its group
+    /// — counts as changed whatever its version), runs the handler and checks and converts its
+    /// writes. Throws only transient failures; every other problem is a rejection.
+    func evaluate(_ request: RequestDocument, key: DocumentKey, tenant: String, reader: RequestReader,
+                  changed: Set<DocumentKey> = [], trace: Trace) async throws(DocError) -> Verdict {
         let handler = registry.handler(for: request.type)
         trace.type = handler == nil ? "unknown" : request.type
         guard let handler else {
             let known = registry.types
             let error = DocError(.invalidArgument, "unknown request type \"\(request.type)\"; this server handles \(known.isEmpty ? "no request types" : known.joined(separator: ", "))",
                                  at: "\(key).type")
-            return try await finalize(request, .reject(error), reads: [:], access: access, attempt: attempt, trace: trace)
+            return .reject(error, keepsReads: false)
         }
-        let reader = RequestReader { key throws(DocError) in try await access.read([key]).documents[key] }
         // Base versions: what the user saw must still be current.
         var stale: [String] = []
         for (baseKey, version) in request.base.sorted(by: { $0.key < $1.key }) {
             let current = try await reader.read(baseKey)
-            if (current?.version ?? .none) != version { stale.append(baseKey.description) }
+            if changed.contains(baseKey) || (current?.version ?? .none) != version { stale.append(baseKey.description) }
         }
         if !stale.isEmpty {
             let error = DocError(.failedPrecondition, "stale: \(stale.joined(separator: ", ")) changed since the request was made",
                                  at: "\(key).base")
             trace.logger.debug("stale base", metadata: ["stale": "\(stale.joined(separator: ","))"])
-            return try await finalize(request, .reject(error), reads: reader.recorded, access: access, attempt: attempt, trace: trace)
+            return .reject(error, keepsReads: true)
         }
         let decision: RequestDecision
         do {
@@ -215,75 +306,105 @@ actor RequestProcessor {
             if !CommitProcessor.isPermanent(error.code) { throw error }
             decision = .reject(error)
         }
-        if case .apply(let writes, _) = decision {
+        switch decision {
+        case .reject(let error):
+            return .reject(error, keepsReads: true)
+        case .apply(let writes, let result):
+            var mutations: [Mutation] = []
             for write in writes {
                 let writeKey: DocumentKey
                 do { writeKey = try DocumentKey(write.path) } catch {
-                    return try await finalize(request, .reject(DocError(.internal, "the handler wrote to an invalid path: \(error.message)")),
-                                              reads: [:], access: access, attempt: attempt, trace: trace)
+                    return .reject(DocError(.internal, "the handler wrote to an invalid path: \(error.message)"), keepsReads: false)
                 }
                 guard handler.allows(writeKey), !RequestDocument.isRequest(writeKey) else {
                     let error = DocError(.permissionDenied, "the \(request.type) handler may not write \(writeKey) (its scope: \(handler.scope.sorted().joined(separator: ", ")))")
-                    return try await finalize(request, .reject(error), reads: [:], access: access, attempt: attempt, trace: trace)
+                    return .reject(error, keepsReads: false)
+                }
+                do { mutations.append(try Self.mutation(for: write)) } catch {
+                    return .reject(DocError(.internal, "the handler's write to \(writeKey) is invalid: \(error.message)"), keepsReads: false)
+                }
+            }
+            return .apply(mutations, result: result)
+        }
+    }
+
+    /// Commits the verdict: verifications of every read (when it rests on them), the handler's
+    /// writes (when applying) and the request's new state, atomically.
+    private func finalize(_ request: RequestDocument, _ verdict: Verdict, reads: [DocumentKey: SnapshotVersion?],
+                          access: RequestStoreAccess, attempt: Int, trace: Trace) async throws(DocError) -> Step {
+        let requestKey = try request.documentKey
+        var mutations: [Mutation] = []
+        switch verdict {
+        case .apply(let writes, _):
+            for (key, version) in reads.sorted(by: { $0.key < $1.key }) where key != requestKey {
+                mutations.append(Self.verification(key, version))
+            }
+            mutations += writes
+        case .reject(_, let keepsReads):
+            if keepsReads {
+                for (key, version) in reads.sorted(by: { $0.key < $1.key }) where key != requestKey {
+                    mutations.append(Self.verification(key, version))
                 }
             }
         }
-        return try await finalize(request, decision, reads: reader.recorded, access: access, attempt: attempt, trace: trace)
-    }
-
-    /// Commits the decision: verifications of every read, the handler's writes (when
-    /// applying) and the request's new state, atomically.
-    private func finalize(_ request: RequestDocument, _ decision: RequestDecision, reads: [DocumentKey: SnapshotVersion?],
-                          access: RequestStoreAccess, attempt: Int, trace: Trace) async throws(DocError) -> Step {
-        let requestKey = try DocumentKey(RequestDocument.collection + "/" + request.id)
-        var mutations: [Mutation] = []
-        for (key, version) in reads.sorted(by: { $0.key < $1.key }) where key != requestKey {
-            mutations.append(.verify(key, version.map { .updateTime($0) } ?? .exists(false)))
-        }
-        var fields: [String: Value]
-        let status: String
-        switch decision {
-        case .apply(let writes, let result):
-            for write in writes { mutations.append(try Self.mutation(for: write)) }
-            status = "applied"
-            fields = ["status": .string(status), "result": result, "error": .null]
-        case .reject(let error):
-            mutations = mutations.filter { if case .verify = $0.kind { true } else { false } }
-            status = "rejected"
-            var errorFields: [String: Value] = ["code": .string(error.code.name), "message": .string(error.message)]
-            if let location = error.location { errorFields["location"] = .string(location) }
-            fields = ["status": .string(status), "result": .null, "error": .map(errorFields)]
-        }
-        var data = ObjectValue()
-        for (name, value) in fields { data.fields[name] = value }
-        var paths: [FieldPath] = []
-        for name in fields.keys { paths.append(try FieldPath(segments: [name])) }
-        mutations.append(Mutation(
-            key: requestKey, kind: .patch(data, FieldMask(paths)),
-            fieldTransforms: [.serverTimestamp(try FieldPath(segments: ["processedAt"]))],
-            precondition: .updateTime(request.version)))
+        mutations.append(try Self.statusPatch(request, verdict))
+        let status = verdict.status
         let batch = BatchKey(clientID: "request:" + request.id, batchID: attempt * 2 + (status == "applied" ? 0 : 1))
         switch await access.commit(batch, mutations, trace.requestID) {
         case .success(let outcome):
             switch outcome.result {
             case .committed:
-                // The type as `run` labelled it; a malformed request finalized before that is labelled here.
-                let typeMetrics = metrics.requests(type: trace.type ?? (registry.handler(for: request.type) == nil ? "unknown" : request.type))
-                (status == "applied" ? typeMetrics.applied : typeMetrics.rejected).increment()
-                typeMetrics.duration.record(trace.started.duration(to: .now))
-                trace.logger.debug("request outcome written", metadata: ["status": .string(status), "batch": "\(batch)"])
+                recordFinalized(request, status: status, batch: batch, trace: trace)
                 return .finalized(status)
             case .rejected(let error) where error.code == .failedPrecondition:
                 return .retry   // something read (or the request itself) changed: look again
             case .rejected(let error):
                 guard status == "applied" else { throw error }
                 // The handler's writes are invalid (too large, bad values): reject the request.
-                return try await finalize(request, .reject(DocError(error.code, "the \(request.type) handler's writes were refused: \(error.message)")),
+                return try await finalize(request, .reject(DocError(error.code, "the \(request.type) handler's writes were refused: \(error.message)"), keepsReads: true),
                                           reads: reads, access: access, attempt: attempt, trace: trace)
             }
         case .failure(let error):
             throw error
         }
+    }
+
+    /// Counts a request whose outcome was committed in the metrics (by `trace.type`, as
+    /// `evaluate` labelled it; a malformed request finalized before that is labelled here) and
+    /// logs the commit.
+    func recordFinalized(_ request: RequestDocument, status: String, batch: BatchKey, trace: Trace) {
+        let typeMetrics = metrics.requests(type: trace.type ?? (registry.handler(for: request.type) == nil ? "unknown" : request.type))
+        (status == "applied" ? typeMetrics.applied : typeMetrics.rejected).increment()
+        typeMetrics.duration.record(trace.started.duration(to: .now))
+        trace.logger.debug("request outcome written", metadata: ["status": .string(status), "batch": "\(batch)"])
+    }
+
+    /// The check that a document read is unchanged at commit: still at `version`, or still
+    /// absent (nil).
+    static func verification(_ key: DocumentKey, _ version: SnapshotVersion?) -> Mutation {
+        .verify(key, version.map { .updateTime($0) } ?? .exists(false))
+    }
+
+    /// The request's final state: a patch of `status`, `result` / `error` and `processedAt`
+    /// (the commit time), on condition that the request is still the version that was read.
+    static func statusPatch(_ request: RequestDocument, _ verdict: Verdict) throws(DocError) -> Mutation {
+        var fields: [String: Value]
+        switch verdict {
+        case .apply(_, let result):
+            fields = ["status": .string(verdict.status), "result": result, "error": .null]
+        case .reject(let error, _):
+            var errorFields: [String: Value] = ["code": .string(error.code.name), "message": .string(error.message)]
+            if let location = error.location { errorFields["location"] = .string(location) }
+            fields = ["status": .string(verdict.status), "result": .null, "error": .map(errorFields)]
+        }
+        var data = ObjectValue()
+        for (name, value) in fields { data.fields[name] = value }
+        var paths: [FieldPath] = []
+        for name in fields.keys { paths.append(try FieldPath(segments: [name])) }
+        return Mutation(
+            key: try request.documentKey, kind: .patch(data, FieldMask(paths)),
+            fieldTransforms: [.serverTimestamp(try FieldPath(segments: ["processedAt"]))],
+            precondition: .updateTime(request.version))
     }
 
     static func mutation(for write: RequestWrite) throws(DocError) -> Mutation {
@@ -301,6 +422,11 @@ actor RequestProcessor {
 }
 
 extension RequestDocument {
+    /// The request's document key (`requests/{id}`).
+    var documentKey: DocumentKey {
+        get throws(DocError) { try DocumentKey(Self.collection + "/" + id) }
+    }
+
     /// A request document that could not be read, with enough to record its rejection.
     static func stub(_ document: Document) -> RequestDocument {
         RequestDocument(id: document.key.documentID, type: "", params: [:], base: [:], createdBy: nil, status: "",

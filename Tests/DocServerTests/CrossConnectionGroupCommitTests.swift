@@ -1,0 +1,247 @@
+import DocModel
+import DocProtocol
+import Synchronization
+import Testing
+@testable import DocServer
+
+/// Group commit across connections: commits of different connections (and the server's own)
+/// that wait for a tenant's hub at the same time are stored in one store transaction, each
+/// still on its own — its author's rules, its outcome, its commit version in arrival order —
+/// and a failing batch only stops the later batches of its own frame.
+@Suite struct CrossConnectionGroupCommitTests {
+    /// A core over a store whose first single commit waits until the test opens the gate (so
+    /// the hub stays busy while other commits arrive), which records the batches of every group
+    /// it stores, and whose outcome reads fail for chosen batches.
+    final class GatedServer: Sendable {
+        let server = TestServer()
+        let gate = CommitGate()
+        let core: DocServerCore
+
+        init() {
+            var configuration = ServerConfiguration()
+            configuration.clock = server.clock.serverClock
+            core = DocServerCore(store: GatedStore(base: server.store, gate: gate), configuration: configuration, logger: .discarding)
+        }
+
+        func connect(uid: String, client: String) async throws -> ServerConnection {
+            let connection = try await core.handshake(tenant: "acme", uid: uid, clientID: client)
+            _ = connection.outbound.drain()
+            return connection
+        }
+
+        /// Waits until `count` commits wait behind the hub's current one.
+        func waitForQueuedCommits(_ count: Int) async throws {
+            let hub = try await core.hub(for: TenantID("acme"))
+            for _ in 0..<20_000 {
+                if await hub.waitingUnitCount >= count { return }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            Issue.record("\(count) commits never queued behind the busy hub")
+        }
+    }
+
+    static func version(_ message: ServerMessage) -> SnapshotVersion? { message.writeResult?.commitVersion }
+
+    @Test func commitsOfDifferentConnectionsThatWaitTogetherAreStoredTogetherInArrivalOrder() async throws {
+        let gated = GatedServer()
+        let ann = try await gated.connect(uid: "ann", client: "ann-phone")
+        let bob = try await gated.connect(uid: "bob", client: "bob-phone")
+        let cy = try await gated.connect(uid: "cy", client: "cy-phone")
+
+        // Ann's commit takes the hub and waits inside the store.
+        let first = Task { await gated.core.write(.init(clientID: ann.clientID, batchID: 1, mutations: [T.set("notes/a", ["n": 1])]), on: ann) }
+        await gated.gate.waitUntilEntered()
+        // Bob's batch, then Cy's frame of two batches, wait for the hub.
+        let second = Task { await gated.core.write(.init(clientID: bob.clientID, batchID: 1, mutations: [T.set("notes/b", ["n": 2])]), on: bob) }
+        try await gated.waitForQueuedCommits(1)
+        let third = Task {
+            await gated.core.write(ClientMessage.WriteBatches(clientID: cy.clientID, batches: [
+                .init(batchID: 1, mutations: [T.set("notes/c", ["n": 3])]),
+                .init(batchID: 2, mutations: [T.increment("notes/b")]),
+            ]), on: cy)
+        }
+        try await gated.waitForQueuedCommits(2)
+        #expect(gated.gate.groups.isEmpty, "nothing is stored as a group while the hub is busy")
+        gated.gate.open()
+
+        let annVersion = try #require(Self.version(await first.value))
+        let bobVersion = try #require(Self.version(await second.value))
+        guard case .writeResults(let results) = await third.value else {
+            Issue.record("Cy's frame was not answered with writeResults")
+            return
+        }
+        let cyVersions = results.answers.compactMap { answer -> SnapshotVersion? in
+            if case .committed(_, let version, _) = answer { version } else { nil }
+        }
+        #expect(cyVersions.count == 2, "both of Cy's batches commit: \(results.answers)")
+        #expect([annVersion, bobVersion] + cyVersions == ([annVersion, bobVersion] + cyVersions).sorted() && Set(cyVersions).count == 2,
+                "commit versions follow arrival order")
+        #expect(gated.gate.groups == [[
+            BatchKey(clientID: bob.clientID, batchID: 1), BatchKey(clientID: cy.clientID, batchID: 1), BatchKey(clientID: cy.clientID, batchID: 2),
+        ]], "the waiting commits were stored as one group, in arrival order")
+        // Cy's increment saw Bob's document of the same group.
+        let stored = try await gated.server.tenantStore("acme").documents([T.key("notes/b")]).documents[T.key("notes/b")]
+        #expect(stored?.data["n"] == .integer(3))
+    }
+
+    @Test func aFailingBatchStopsTheRestOfItsFrameButNotTheOtherConnections() async throws {
+        let gated = GatedServer()
+        let ann = try await gated.connect(uid: "ann", client: "ann-phone")
+        let bob = try await gated.connect(uid: "bob", client: "bob-phone")
+        let cy = try await gated.connect(uid: "cy", client: "cy-phone")
+        gated.gate.failOutcomeReads(of: BatchKey(clientID: cy.clientID, batchID: 1))
+
+        let first = Task { await gated.core.write(.init(clientID: ann.clientID, batchID: 1, mutations: [T.set("notes/a", ["n": 1])]), on: ann) }
+        await gated.gate.waitUntilEntered()
+        let cyFrame = Task {
+            await gated.core.write(ClientMessage.WriteBatches(clientID: cy.clientID, batches: [
+                .init(batchID: 1, mutations: [T.set("notes/c1", ["n": 1])]),
+                .init(batchID: 2, mutations: [T.set("notes/c2", ["n": 2])]),
+            ]), on: cy)
+        }
+        try await gated.waitForQueuedCommits(1)
+        let bobWrite = Task { await gated.core.write(.init(clientID: bob.clientID, batchID: 1, mutations: [T.set("notes/b", ["n": 2])]), on: bob) }
+        try await gated.waitForQueuedCommits(2)
+        gated.gate.open()
+
+        #expect(Self.version(await first.value) != nil)
+        #expect(Self.version(await bobWrite.value) != nil, "Bob's batch commits although a batch before it in the group failed")
+        guard case .writeResults(let results) = await cyFrame.value else {
+            Issue.record("Cy's frame was not answered with writeResults")
+            return
+        }
+        let codes = results.answers.map { answer -> DocError.Code? in
+            if case .failed(_, let error) = answer { error.code } else { nil }
+        }
+        #expect(codes == [.unavailable, .unavailable], "the failing batch and the one after it in its frame: \(results.answers)")
+        let stored = try await gated.server.tenantStore("acme").documents([T.key("notes/c1"), T.key("notes/c2"), T.key("notes/b")]).documents
+        #expect(stored[T.key("notes/c1")] == nil && stored[T.key("notes/c2")] == nil, "nothing of Cy's frame is stored")
+        #expect(stored[T.key("notes/b")] != nil)
+        #expect(gated.gate.groups == [[BatchKey(clientID: bob.clientID, batchID: 1)]])
+    }
+
+    @Test func aLoneCommitIsNotStoredAsAGroup() async throws {
+        let gated = GatedServer()
+        gated.gate.open()
+        let ann = try await gated.connect(uid: "ann", client: "ann-phone")
+        for i in 1...3 {
+            let answer = await gated.core.write(.init(clientID: ann.clientID, batchID: i, mutations: [T.set("notes/a\(i)", ["n": 1])]), on: ann)
+            #expect(Self.version(answer) != nil)
+        }
+        #expect(gated.gate.groups.isEmpty)
+    }
+}
+
+/// The test's control over ``GatedStore``.
+final class CommitGate: Sendable {
+    private struct State {
+        var armed = true
+        var opened = false
+        var waiting: CheckedContinuation<Void, Never>?
+        var entered: CheckedContinuation<Void, Never>?
+        var hasEntered = false
+        var groups: [[BatchKey]] = []
+        var failing: Set<BatchKey> = []
+    }
+
+    private let state = Mutex(State())
+
+    /// The batch keys of every group stored, in order.
+    var groups: [[BatchKey]] { state.withLock { $0.groups } }
+
+    /// Reading `batch`'s outcome fails (`unavailable`) from now on.
+    func failOutcomeReads(of batch: BatchKey) { state.withLock { _ = $0.failing.insert(batch) } }
+
+    func fails(_ batch: BatchKey) -> Bool { state.withLock { $0.failing.contains(batch) } }
+
+    func record(_ group: [BatchKey]) { state.withLock { $0.groups.append(group) } }
+
+    /// Lets the held commit (and every later one) through.
+    func open() {
+        let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.opened = true
+            defer { state.waiting = nil }
+            return state.waiting
+        }
+        waiting?.resume()
+    }
+
+    /// Returns once the first commit waits at the gate.
+    func waitUntilEntered() async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.hasEntered { return true }
+                state.entered = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    /// Called by the store's single commit: the first one waits until ``open()``.
+    func pass() async {
+        let hold = state.withLock { state -> Bool in
+            defer { state.armed = false }
+            return state.armed && !state.opened
+        }
+        guard hold else { return }
+        await withCheckedContinuation { continuation in
+            let (resumeNow, entered) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+                state.hasEntered = true
+                defer { state.entered = nil }
+                if state.opened { return (true, state.entered) }
+                state.waiting = continuation
+                return (false, state.entered)
+            }
+            entered?.resume()
+            if resumeNow { continuation.resume() }
+        }
+    }
+}
+
+/// A LevelDB store with a ``CommitGate`` in front of its tenants' commits.
+final class GatedStore: ServerStore {
+    let base: LevelDBServerStore
+    let gate: CommitGate
+
+    init(base: LevelDBServerStore, gate: CommitGate) {
+        self.base = base
+        self.gate = gate
+    }
+
+    func tenant(_ tenant: TenantID) async throws(DocError) -> any TenantStore {
+        GatedTenantStore(base: try await base.tenant(tenant), gate: gate)
+    }
+
+    func tenantIDs() async throws(DocError) -> [TenantID] { try await base.tenantIDs() }
+    func checkHealth() async throws(DocError) { try await base.checkHealth() }
+    func close() async {}
+}
+
+struct GatedTenantStore: TenantStore {
+    let base: any TenantStore
+    let gate: CommitGate
+
+    var tenant: TenantID { base.tenant }
+    func state() async throws(DocError) -> TenantState { try await base.state() }
+    func documents(_ keys: [DocumentKey]) async throws(DocError) -> DocumentsRead { try await base.documents(keys) }
+    func query(_ target: Target, limit: Int?) async throws(DocError) -> QueryRead { try await base.query(target, limit: limit) }
+    func changes(after version: SnapshotVersion, maxEntries: Int) async throws(DocError) -> ChangeLogRead {
+        try await base.changes(after: version, maxEntries: maxEntries)
+    }
+    func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? {
+        if gate.fails(batch) { throw DocError(.unavailable, "outcome read of \(batch) fails (test)") }
+        return try await base.outcome(of: batch)
+    }
+    func scan(after: DocumentKey?, limit: Int) async throws(DocError) -> [Document] { try await base.scan(after: after, limit: limit) }
+    func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
+        await gate.pass()
+        return try await base.commit(request)
+    }
+    func commitGroup(_ requests: [CommitRequest]) async throws(DocError) -> SnapshotVersion {
+        gate.record(requests.map(\.outcome.batch))
+        return try await base.commitGroup(requests)
+    }
+    func pruneOutcomes(recordedBefore cutoff: Int64) async throws(DocError) -> Int { try await base.pruneOutcomes(recordedBefore: cutoff) }
+    func pruneChangeLog(before cutoff: SnapshotVersion) async throws(DocError) -> Int { try await base.pruneChangeLog(before: cutoff) }
+}
