@@ -73,7 +73,8 @@ public final class DocServerCore: Sendable {
         self.accessLogger = accessLogger ?? Logger(label: AccessLog.label, factory: { _ in logger.handler })
         self.metrics = ServerMetrics()
         self.decoder = FrameDecoder(limits: configuration.frameLimits)
-        self.requestProcessor = RequestProcessor(registry: requests, logger: logger, metrics: metrics)
+        self.requestProcessor = RequestProcessor(registry: requests, maxWritesPerCommit: configuration.frameLimits.maxWritesPerBatch,
+                                                 logger: logger, metrics: metrics)
         self.ruleHolder = RulesHolder(configuration.rules, explainDenials: configuration.explainDenials)
     }
 

@@ -29,7 +29,7 @@ extension RequestProcessor {
 
     /// Processes the waiting requests `tickets` of `tenant` (arrival order, at least two) as a
     /// group. Every ticket is resolved except those left for a later turn — the requests
-    /// from the first one that would take the commit over ``DocumentLimits/maxWritesPerBatch``
+    /// from the first one that would take the commit over ``RequestProcessor/maxWritesPerCommit``
     /// mutations on — which are returned, in order.
     func processGroup(_ tickets: [Ticket], tenant: String) async -> [Ticket] {
         let started = ContinuousClock.now
@@ -80,7 +80,7 @@ extension RequestProcessor {
             var requestWrites: [Mutation] = []
             if case .apply(let converted, _) = verdict { requestWrites = converted }
             let size = view.verificationCount + writes.count + requestWrites.count + patches.count + 1
-            if !members.isEmpty && size > DocumentLimits.maxWritesPerBatch {
+            if !members.isEmpty && size > maxWritesPerCommit {
                 // Over the write limit of one commit: this request and the rest wait for the next turn.
                 view.rollBack(to: mark)
                 deferred = Array(tickets[index...])

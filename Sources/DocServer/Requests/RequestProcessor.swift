@@ -49,9 +49,12 @@ actor RequestProcessor {
     static let maxAttempts = 16
     /// The most requests a turn takes together as one group (one commit).
     static let maxGroupSize = 64
+    /// The most mutations one commit may hold (the hub's limit; a group's verifications count).
+    let maxWritesPerCommit: Int
 
-    init(registry: RequestRegistry, logger: Logger, metrics: ServerMetrics) {
+    init(registry: RequestRegistry, maxWritesPerCommit: Int = DocumentLimits.maxWritesPerBatch, logger: Logger, metrics: ServerMetrics) {
         self.registry = registry
+        self.maxWritesPerCommit = maxWritesPerCommit
         self.logger = logger
         self.metrics = metrics
     }
