@@ -12,6 +12,14 @@ import Testing
 struct GroupCommitSyncTests {
     static func set(_ path: String, _ fields: [String: Value]) -> Mutation { .set(try! DocumentKey(path), ObjectValue(fields)) }
 
+    /// The value of an unlabelled counter in the server's metrics exposition.
+    static func counter(_ name: String, of server: LiveServer) async -> Double? {
+        for line in await server.core.metricsText().split(separator: "\n") where line.hasPrefix(name + " ") {
+            return Double(line.dropFirst(name.count + 1))
+        }
+        return nil
+    }
+
     @Test func aFrameOfBatchesIsAnsweredPerBatchAndABadOneChangesNothing() async throws {
         let server = try await LiveServer()
         defer { server.removeData() }
@@ -61,6 +69,8 @@ struct GroupCommitSyncTests {
         _ = try await alice.document("orders/o1").updateData(["total": 20]).committed   // bob's version is now stale
         let tenant = try await server.core.store.tenant(TenantID("acme"))
         let start = try await tenant.state().lastVersion
+        let outcomesBefore = try #require(await Self.counter("doccache_batch_outcomes_recorded_total", of: server))
+        let storeCommitsBefore = try #require(await Self.counter("doccache_store_commits_total", of: server))
 
         try await bob.disableNetwork()
         var handles: [WriteHandle] = []
@@ -80,6 +90,11 @@ struct GroupCommitSyncTests {
         for handle in handles { versions.append(try await handle.committed) }
         #expect(zip(versions, versions.dropFirst()).allSatisfy { $0 < $1 }, "committed in queue order")
         #expect(await bob.pendingWriteCount == 0)
+        // The 81 batches were stored in groups: fewer store transactions than outcomes.
+        let outcomes = try #require(await Self.counter("doccache_batch_outcomes_recorded_total", of: server)) - outcomesBefore
+        let storeCommits = try #require(await Self.counter("doccache_store_commits_total", of: server)) - storeCommitsBefore
+        #expect(outcomes == 81)
+        #expect(storeCommits > 0 && storeCommits < outcomes / 2, "\(storeCommits) store commits for \(outcomes) batches")
 
         // Every item once on the server; the order untouched by the rejected batch.
         guard case .complete(let changes, _) = try await tenant.changes(after: start, maxEntries: 1_000) else {
