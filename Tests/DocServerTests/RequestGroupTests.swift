@@ -16,17 +16,9 @@ import Testing
 struct RequestGroupTests {
     // MARK: Helpers
 
-    func server() -> TestServer {
-        let server = TestServer()
-        server.core.requests.registerExamples()
-        return server
-    }
+    func server() -> TestServer { RequestTests.server() }
 
-    func document(_ server: TestServer, _ path: String) async throws -> Document? {
-        let connection = try await server.connect(client: "reader-\(UUID().uuidString)")
-        defer { Task { await server.core.close(connection) } }
-        return try await server.core.documents([T.key(path)], on: connection).first
-    }
+    func document(_ server: TestServer, _ path: String) async throws -> Document? { try await RequestTests.document(server, path) }
 
     /// The request once it is no longer pending (records an issue if it stays pending).
     func settled(_ server: TestServer, _ id: String) async throws -> Document {

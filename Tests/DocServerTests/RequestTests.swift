@@ -22,36 +22,36 @@ struct RequestTests {
         ["from": .string("accounts/\(from)"), "to": .string("accounts/\(to)"), "amount": .integer(amount)]
     }
 
-    func server() -> TestServer {
+    static func server() -> TestServer {
         let server = TestServer()
         server.core.requests.registerExamples()
         return server
     }
 
-    func document(_ server: TestServer, _ path: String) async throws -> Document? {
+    static func document(_ server: TestServer, _ path: String) async throws -> Document? {
         let connection = try await server.connect(client: "reader-\(UUID().uuidString)")
         defer { Task { await server.core.close(connection) } }
         return try await server.core.documents([T.key(path)], on: connection).first
     }
 
     func status(_ server: TestServer, _ id: String) async throws -> String? {
-        guard case .string(let status)? = try await document(server, "requests/\(id)")?.data["status"] else { return nil }
+        guard case .string(let status)? = try await Self.document(server, "requests/\(id)")?.data["status"] else { return nil }
         return status
     }
 
     func settled(_ server: TestServer, _ id: String) async throws -> Document {
         let done = await eventually { (try? await status(server, id)).map { $0 != "pending" } ?? false }
         #expect(done, "request \(id) was never processed")
-        return try await document(server, "requests/\(id)")!
+        return try await Self.document(server, "requests/\(id)")!
     }
 
     func balance(_ server: TestServer, _ id: String) async throws -> Int64? {
-        guard case .integer(let balance)? = try await document(server, "accounts/\(id)")?.data["balance"] else { return nil }
+        guard case .integer(let balance)? = try await Self.document(server, "accounts/\(id)")?.data["balance"] else { return nil }
         return balance
     }
 
     @Test func aTransferMovesMoneyAndWritesALedgerEntry() async throws {
-        let server = server()
+        let server = Self.server()
         let c = try await server.connect()
         await server.write(c, batch: 1, [Self.account("a", 1_000), Self.account("b", 50)])
         await server.write(c, batch: 2, [Self.request("r1", type: "transfer", params: Self.transfer("a", "b", 300))])
@@ -61,13 +61,13 @@ struct RequestTests {
         guard case .timestamp? = request.data["processedAt"] else { Issue.record("no processedAt"); return }
         #expect(try await balance(server, "a") == 700)
         #expect(try await balance(server, "b") == 350)
-        let ledger = try await document(server, "ledger/r1")
+        let ledger = try await Self.document(server, "ledger/r1")
         #expect(ledger?.data["amount"] == 300)
         #expect(ledger?.data["requestId"] == "r1")
     }
 
     @Test func rejectionsChangeNothingButTheRequest() async throws {
-        let server = server()
+        let server = Self.server()
         let c = try await server.connect()
         await server.write(c, batch: 1, [Self.account("a", 100), Self.account("b", 0)])
         let cases: [(String, Mutation, DocError.Code, String)] = [
@@ -90,11 +90,11 @@ struct RequestTests {
         }
         #expect(try await balance(server, "a") == 100)
         #expect(try await balance(server, "b") == 0)
-        #expect(try await document(server, "ledger/poor") == nil)
+        #expect(try await Self.document(server, "ledger/poor") == nil)
     }
 
     @Test func aStaleBaseIsRejectedAndRacingRequestsApplyOnce() async throws {
-        let server = server()
+        let server = Self.server()
         let c = try await server.connect()
         guard case .writeResult(let seeded) = await server.write(c, batch: 1, [Self.account("a", 1_000), Self.account("b", 0)]) else {
             Issue.record("seed failed"); return
@@ -122,7 +122,7 @@ struct RequestTests {
     }
 
     @Test func setTaxRateRecomputesTheInvoice() async throws {
-        let server = server()
+        let server = Self.server()
         let c = try await server.connect()
         let lines: Value = .array([.map(["net": 1_000]), .map(["net": 2_345])])
         await server.write(c, batch: 1, [T.set("invoices/i1", ["lines": lines, "taxRateBasisPoints": 0, "tax": 0, "total": 3_345])])
@@ -130,7 +130,7 @@ struct RequestTests {
                                                         params: ["invoice": "invoices/i1", "taxRateBasisPoints": 1_900])])
         let request = try await settled(server, "tax1")
         #expect(request.data["status"] == "applied")
-        let invoice = try await document(server, "invoices/i1")
+        let invoice = try await Self.document(server, "invoices/i1")
         // 1000 × 19 % = 190; 2345 × 19 % = 445.55 → 446.
         #expect(invoice?.data["tax"] == 636)
         #expect(invoice?.data["total"] == 3_981)
@@ -144,7 +144,7 @@ struct RequestTests {
     }
 
     @Test func aHandlerCannotWriteOutsideItsScope() async throws {
-        let server = server()
+        let server = Self.server()
         server.core.requests.register("sneaky", scope: ["notes"]) { _ in
             .apply([.set("accounts/a", ["balance": 1_000_000])], result: .null)
         }
