@@ -856,7 +856,7 @@ actor TenantHub {
 
     /// Reads documents (for request/response transports), each authorized as a `get` for
     /// `auth`: one denied document refuses the whole read with `permissionDenied`. A nil
-    /// `auth` is the server itself (request processing): no rules apply.
+    /// `auth` is the server itself: no rules apply.
     func documents(_ keys: [DocumentKey], auth: RulesAuth?, connection: String? = nil) async throws(DocError) -> DocumentsRead {
         await acquire()
         defer { release() }
