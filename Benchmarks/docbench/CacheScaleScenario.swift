@@ -4,12 +4,14 @@ import Foundation
 
 /// The number of cached documents of `cache-query`, `cold-open` and `cache-rss`:
 /// `DOCBENCH_CACHE_DOCUMENTS`, default 100,000 (the scale table of docs/performance.md runs
-/// 10,000, 100,000 and 1,000,000).
-func cacheDocumentCount() -> Int {
-    if let text = ProcessInfo.processInfo.environment["DOCBENCH_CACHE_DOCUMENTS"], let count = Int(text), count >= 1_000 {
-        return count
+/// 10,000, 100,000 and 1,000,000). Throws `invalidArgument` for a value that is not a whole
+/// number of at least 1,000.
+func cacheDocumentCount() throws(DocError) -> Int {
+    guard let text = ProcessInfo.processInfo.environment["DOCBENCH_CACHE_DOCUMENTS"] else { return 100_000 }
+    guard let count = Int(text), count >= 1_000 else {
+        throw DocError(.invalidArgument, "DOCBENCH_CACHE_DOCUMENTS must be a whole number of at least 1000, not \"\(text)\"")
     }
-    return 100_000
+    return count
 }
 
 /// The composite index the bounded category query needs (declared as the GRDB peer's schema
@@ -27,7 +29,7 @@ func categoryScoreIndex() throws -> CompositeIndex {
 func cacheRSS(runs: Int) async throws -> Result {
     let dir = temporaryDirectory("cache-rss")
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let store = try await populatedStore(dir, count: cacheDocumentCount(), pendingWrites: 1_000, indexes: [try categoryScoreIndex()])
+    let store = try await populatedStore(dir, count: try cacheDocumentCount(), pendingWrites: 1_000, indexes: [try categoryScoreIndex()])
     await store.close()
     var resident: [Double] = []
     var peak: [Double] = []

@@ -163,12 +163,12 @@ let scenarios: [Scenario] = [
         await store.close()
         return Result(samples: samples, peer: nil, peerSamples: nil)
     },
-    Scenario(name: "cache-query", summary: "bounded query (filter + orderBy + limit 50) over 100,000 cached documents", defaultN: 200) { n in
+    Scenario(name: "cache-query", summary: "bounded query (filter + orderBy + limit 50) over 100,000 cached documents (or DOCBENCH_CACHE_DOCUMENTS)", defaultN: 200) { n in
         let dir = temporaryDirectory("cache-query")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // The index the query needs, declared before the data arrives (as the GRDB peer's
         // schema declares its own).
-        let store = try await populatedStore(dir, count: cacheDocumentCount(), indexes: [try categoryScoreIndex()])
+        let store = try await populatedStore(dir, count: try cacheDocumentCount(), indexes: [try categoryScoreIndex()])
         let clock = ContinuousClock()
         var samples: [Double] = []
         for i in 0..<n {
@@ -182,10 +182,10 @@ let scenarios: [Scenario] = [
         await store.close()
         return Result(samples: samples, peer: nil, peerSamples: nil)
     },
-    Scenario(name: "cold-open", summary: "open a store of 100,000 documents + 1,000 pending writes, first snapshot of a bounded query", defaultN: 10) { n in
+    Scenario(name: "cold-open", summary: "open a store of 100,000 documents (or DOCBENCH_CACHE_DOCUMENTS) + 1,000 pending writes, first snapshot of a bounded query", defaultN: 10) { n in
         let dir = temporaryDirectory("cold-open")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let seeded = try await populatedStore(dir, count: cacheDocumentCount(), pendingWrites: 1_000)
+        let seeded = try await populatedStore(dir, count: try cacheDocumentCount(), pendingWrites: 1_000)
         await seeded.close()
         var samples: [Double] = []
         for _ in 0..<n {
@@ -203,7 +203,7 @@ let scenarios: [Scenario] = [
         }
         return Result(samples: samples, peer: nil, peerSamples: nil)
     },
-    Scenario(name: "cache-rss", summary: "resident memory (MB) of a fresh process with 100,000 cached documents (DOCBENCH_CACHE_DOCUMENTS) and 10 bounded listeners; n = runs", defaultN: 3) { n in
+    Scenario(name: "cache-rss", summary: "resident memory (MB) of a fresh process with 100,000 cached documents (or DOCBENCH_CACHE_DOCUMENTS) and 10 bounded listeners; n = runs", defaultN: 3) { n in
         try await cacheRSS(runs: n)
     },
     Scenario(name: "fanout", summary: "1,000 WebSocket listeners on one document: commit to the last notification, loopback", defaultN: 50) { n in

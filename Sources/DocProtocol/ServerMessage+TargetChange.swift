@@ -183,9 +183,9 @@ extension ServerMessage.ExistenceFilter {
     /// ``databaseName`` (a connection serves one tenant, so names need not tell tenants
     /// apart).
     public static func documentName(of key: DocumentKey, database: String = databaseName) -> String {
-        database + "/documents/" + key.description
+        ResourceName.of(key.path, database: database)
     }
 
-    /// The database part of the names in bloom filters: `projects/doccache/databases/(default)`.
-    public static let databaseName = "projects/doccache/databases/(default)"
+    /// The database part of the names in bloom filters (``ResourceName/defaultDatabase``).
+    public static let databaseName = ResourceName.defaultDatabase
 }

@@ -218,22 +218,14 @@ final class GatedStore: ServerStore {
     func close() async {}
 }
 
-struct GatedTenantStore: TenantStore {
+struct GatedTenantStore: ForwardingTenantStore {
     let base: any TenantStore
     let gate: CommitGate
 
-    var tenant: TenantID { base.tenant }
-    func state() async throws(DocError) -> TenantState { try await base.state() }
-    func documents(_ keys: [DocumentKey]) async throws(DocError) -> DocumentsRead { try await base.documents(keys) }
-    func query(_ target: Target, limit: Int?) async throws(DocError) -> QueryRead { try await base.query(target, limit: limit) }
-    func changes(after version: SnapshotVersion, maxEntries: Int) async throws(DocError) -> ChangeLogRead {
-        try await base.changes(after: version, maxEntries: maxEntries)
-    }
     func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? {
         if gate.fails(batch) { throw DocError(.unavailable, "outcome read of \(batch) fails (test)") }
         return try await base.outcome(of: batch)
     }
-    func scan(after: DocumentKey?, limit: Int) async throws(DocError) -> [Document] { try await base.scan(after: after, limit: limit) }
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
         await gate.pass()
         return try await base.commit(request)
@@ -242,6 +234,4 @@ struct GatedTenantStore: TenantStore {
         gate.record(requests.map(\.outcome.batch))
         return try await base.commitGroup(requests)
     }
-    func pruneOutcomes(recordedBefore cutoff: Int64) async throws(DocError) -> Int { try await base.pruneOutcomes(recordedBefore: cutoff) }
-    func pruneChangeLog(before cutoff: SnapshotVersion) async throws(DocError) -> Int { try await base.pruneChangeLog(before: cutoff) }
 }

@@ -210,19 +210,10 @@ final class NoticingStore: ServerStore {
     }
 }
 
-struct NoticingTenantStore: TenantStore {
+struct NoticingTenantStore: ForwardingTenantStore {
     let base: any TenantStore
     let notices: AsyncStream<CommitNotice>.Continuation
 
-    var tenant: TenantID { base.tenant }
-    func state() async throws(DocError) -> TenantState { try await base.state() }
-    func documents(_ keys: [DocumentKey]) async throws(DocError) -> DocumentsRead { try await base.documents(keys) }
-    func query(_ target: Target, limit: Int?) async throws(DocError) -> QueryRead { try await base.query(target, limit: limit) }
-    func changes(after version: SnapshotVersion, maxEntries: Int) async throws(DocError) -> ChangeLogRead {
-        try await base.changes(after: version, maxEntries: maxEntries)
-    }
-    func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? { try await base.outcome(of: batch) }
-    func scan(after: DocumentKey?, limit: Int) async throws(DocError) -> [Document] { try await base.scan(after: after, limit: limit) }
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
         let result = try await base.commit(request)
         if case .stored = result, let version = request.outcome.commitVersion {
@@ -230,6 +221,4 @@ struct NoticingTenantStore: TenantStore {
         }
         return result
     }
-    func pruneOutcomes(recordedBefore cutoff: Int64) async throws(DocError) -> Int { try await base.pruneOutcomes(recordedBefore: cutoff) }
-    func pruneChangeLog(before cutoff: SnapshotVersion) async throws(DocError) -> Int { try await base.pruneChangeLog(before: cutoff) }
 }

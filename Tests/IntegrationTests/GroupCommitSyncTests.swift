@@ -14,10 +14,7 @@ struct GroupCommitSyncTests {
 
     /// The value of an unlabelled counter in the server's metrics exposition.
     static func counter(_ name: String, of server: LiveServer) async -> Double? {
-        for line in await server.core.metricsText().split(separator: "\n") where line.hasPrefix(name + " ") {
-            return Double(line.dropFirst(name.count + 1))
-        }
-        return nil
+        Samples(await server.core.metricsText()).value(name, [:])
     }
 
     @Test func aFrameOfBatchesIsAnsweredPerBatchAndABadOneChangesNothing() async throws {

@@ -152,6 +152,9 @@ struct FailedWriteTests {
             }
             #expect(limit?.code == .invalidArgument)
             #expect(tooBig.count == 0)
+            // Retrying with that (empty) batch is refused, and changes nothing.
+            let empty = await #expect(throws: DocError.self) { try await bob.retryFailedWrite(id, with: tooBig) }
+            #expect(empty?.code == .invalidArgument)
             #expect(try await bob.failedWrites().map(\.id) == [id], "a refused retry keeps the failed write")
             // notes/n1 was never read here: after the rejection the store read it from the
             // server, so the conflict view knows it does not exist.

@@ -23,15 +23,7 @@ public struct DocumentQuery: Sendable {
 
     // The builders, `getDocuments(source:)`, the listeners: QueryBuilder.swift.
 
-    /// Runs the query once.
-    ///
-    /// - `.server`: a fresh result from the server (a one-off listen that waits until the
-    ///   server marks it current). The server only runs bounded listens, so the query needs a
-    ///   limit within ``StoreSettings/maxListenLimit`` (else `invalidArgument`); `unavailable`
-    ///   while offline.
-    /// - `.cache`: the cache only, at once; any query.
-    /// - `.default`: the server while the store is online and the query is bounded, the cache
-    ///   otherwise.
+    /// Runs the query once (``QueryBuilder/getDocuments(source:)`` says what each source does).
     func runOnce(source: Source) async throws(DocError) -> QuerySnapshot {
         let fromServer: Bool
         switch source {

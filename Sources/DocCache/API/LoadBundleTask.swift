@@ -50,40 +50,22 @@ public struct LoadBundleTaskProgress: Sendable, Hashable, CustomStringConvertibl
 /// every update made so far, so one asked for late misses nothing, and ends after the last.
 public final class LoadBundleTask: Sendable {
     private struct State {
-        var updates: [LoadBundleTaskProgress] = []
-        var observers: [Int: AsyncStream<LoadBundleTaskProgress>.Continuation] = [:]
-        var nextID = 0
         var outcome: Result<LoadBundleTaskProgress, DocError>?
         var waiters: [CheckedContinuation<Result<LoadBundleTaskProgress, DocError>, Never>] = []
     }
 
     private let state = Mutex(State())
+    /// Every progress update so far, replayed to each new stream.
+    private let updates = EventBroadcast<LoadBundleTaskProgress>(replayingAll: ())
 
     init() {}
 
     /// The latest progress; `nil` until the bundle's metadata has been read.
-    public var progress: LoadBundleTaskProgress? { state.withLock { $0.updates.last } }
+    public var progress: LoadBundleTaskProgress? { updates.latest }
 
     /// Every progress update, from the first (replayed to a stream asked for late) to the
     /// final `success` or `error`, after which the stream ends.
-    public func progressUpdates() -> AsyncStream<LoadBundleTaskProgress> {
-        let (stream, continuation) = AsyncStream.makeStream(of: LoadBundleTaskProgress.self)
-        let id = state.withLock { state -> Int? in
-            for update in state.updates { continuation.yield(update) }
-            guard state.outcome == nil else { return nil }
-            state.nextID += 1
-            state.observers[state.nextID] = continuation
-            return state.nextID
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
-        }
-        return stream
-    }
+    public func progressUpdates() -> AsyncStream<LoadBundleTaskProgress> { updates.stream() }
 
     /// The final progress (`success`), once the bundle is loaded; throws the reason it was
     /// refused (`invalidArgument` for a malformed bundle, naming the element and its byte
@@ -104,35 +86,24 @@ public final class LoadBundleTask: Sendable {
 
     // MARK: - Reporting (the loader)
 
-    /// Reports progress while running.
+    /// Reports progress while running (nothing once the task has finished).
     func update(_ progress: LoadBundleTaskProgress) {
-        let observers = state.withLock { state -> [AsyncStream<LoadBundleTaskProgress>.Continuation] in
-            guard state.outcome == nil else { return [] }
-            state.updates.append(progress)
-            return Array(state.observers.values)
-        }
-        for observer in observers { observer.yield(progress) }
+        updates.yield(progress)
     }
 
     /// Ends the task: `final` is reported as the last progress, and ``value`` returns it or
     /// throws `error`.
     func finish(_ final: LoadBundleTaskProgress, error: DocError? = nil) {
-        let (observers, waiters, outcome) = state.withLock { state -> ([AsyncStream<LoadBundleTaskProgress>.Continuation], [CheckedContinuation<Result<LoadBundleTaskProgress, DocError>, Never>], Result<LoadBundleTaskProgress, DocError>?) in
-            guard state.outcome == nil else { return ([], [], nil) }
-            let outcome: Result<LoadBundleTaskProgress, DocError> = error.map { .failure($0) } ?? .success(final)
+        let outcome: Result<LoadBundleTaskProgress, DocError> = error.map { .failure($0) } ?? .success(final)
+        let waiters = state.withLock { state -> [CheckedContinuation<Result<LoadBundleTaskProgress, DocError>, Never>]? in
+            guard state.outcome == nil else { return nil }
             state.outcome = outcome
-            state.updates.append(final)
-            defer {
-                state.observers = [:]
-                state.waiters = []
-            }
-            return (Array(state.observers.values), state.waiters, outcome)
+            defer { state.waiters = [] }
+            return state.waiters
         }
-        guard let outcome else { return }
-        for observer in observers {
-            observer.yield(final)
-            observer.finish()
-        }
+        guard let waiters else { return }
+        updates.yield(final)
+        updates.finish()
         for waiter in waiters { waiter.resume(returning: outcome) }
     }
 }

@@ -120,7 +120,15 @@ extension QueryBuilder {
 
     // MARK: - Reads and listeners
 
-    /// Runs the query once; see ``DocumentQuery/getDocuments(source:)``.
+    /// Runs the query once.
+    ///
+    /// - `.server`: a fresh result from the server (a one-off listen that waits until the
+    ///   server marks it current). The server only runs bounded listens, so the query needs a
+    ///   limit within ``StoreSettings/maxListenLimit`` (else `invalidArgument`); `unavailable`
+    ///   while offline.
+    /// - `.cache`: the cache only, at once; any query.
+    /// - `.default`: the server while the store is online and the query is bounded, the cache
+    ///   otherwise.
     public func getDocuments(source: Source = .default) async throws(DocError) -> QuerySnapshot {
         try await baseQuery.runOnce(source: source)
     }

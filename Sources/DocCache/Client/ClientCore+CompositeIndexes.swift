@@ -48,13 +48,24 @@ extension ClientCore {
     /// The number of composite-index rows stored (tests).
     package func compositeIndexRowCount() throws(DocError) -> Int {
         try checkOpen()
-        return try persistence.run("Count composite index rows") { txn throws(DocError) in
-            var n = 0
-            for table in [KeySchema.Table.compositeIndex, .compositeUnindexed] {
-                for _ in txn.scan(prefix: table.prefix) { n += 1 }
-            }
-            if let failure = txn.failure { throw failure }
-            return n
+        return try persistence.run("Count composite index rows") { txn throws(DocError) in try Self.compositeIndexRows(in: txn).count }
+    }
+
+    /// Deletes every composite-index row but keeps the declarations as they are (tests: a
+    /// query the index serves then shows that it reads the index).
+    package func deleteCompositeIndexRows() throws(DocError) {
+        try checkOpen()
+        try persistence.run("Delete composite index rows") { txn throws(DocError) in
+            for row in try Self.compositeIndexRows(in: txn) { txn.delete(row) }
         }
+    }
+
+    private static func compositeIndexRows(in txn: PersistenceTransaction) throws(DocError) -> [[UInt8]] {
+        var rows: [[UInt8]] = []
+        for table in [KeySchema.Table.compositeIndex, .compositeUnindexed] {
+            for entry in txn.scan(prefix: table.prefix) { rows.append(entry.key) }
+        }
+        if let failure = txn.failure { throw failure }
+        return rows
     }
 }

@@ -6,42 +6,74 @@ internal import Synchronization
 /// Observers register synchronously, so an observer that asks for the stream before it
 /// starts a write sees that write's event: no registration hop can let an event slip by. A
 /// broadcast made with ``init(replayingLatest:)`` starts every new stream with the latest
-/// value, so a state stream always begins with the state as it is now.
+/// value, so a state stream always begins with the state as it is now; one made with
+/// ``init(replayingAll:)`` starts it with every event so far (a task's progress).
 /// Each observer's stream buffers without bound; events are small and rare. Events are
 /// yielded by one owner at a time (the store's actor), so every observer sees them in order.
 package final class EventBroadcast<Element: Sendable>: Sendable {
+    /// What a new stream is given first.
+    private enum Replay {
+        case nothing
+        case latest(Element)
+        case all([Element])
+
+        var events: [Element] {
+            switch self {
+            case .nothing: []
+            case .latest(let event): [event]
+            case .all(let events): events
+            }
+        }
+
+        mutating func record(_ event: Element) {
+            switch self {
+            case .nothing: break
+            case .latest: self = .latest(event)
+            case .all(var events):
+                self = .nothing   // not a second copy while appending
+                events.append(event)
+                self = .all(events)
+            }
+        }
+    }
+
     private struct State {
         var nextID = 0
         var observers: [Int: AsyncStream<Element>.Continuation] = [:]
         var finished = false
-        /// The latest event, kept only by a broadcast that replays it to new streams (`nil`
-        /// for one that does not).
-        var latest: Element?
+        var replay: Replay
     }
 
     private let state: Mutex<State>
 
     /// A broadcast of events: a stream sees the events yielded after it was made.
     package init() {
-        state = Mutex(State())
+        state = Mutex(State(replay: .nothing))
     }
 
     /// A broadcast of a state's values: a stream first sees the latest value (`initial` until
     /// the first ``yield(_:)``), then every later one.
     package init(replayingLatest initial: Element) {
-        state = Mutex(State(latest: initial))
+        state = Mutex(State(replay: .latest(initial)))
     }
 
-    /// The latest value of a replaying broadcast (`nil` for one that does not replay).
-    package var latest: Element? { state.withLock { $0.latest } }
+    /// A broadcast that keeps its events: a stream first sees every event yielded so far,
+    /// then every later one.
+    package init(replayingAll: Void) {
+        state = Mutex(State(replay: .all([])))
+    }
 
-    /// A new observer's stream: the latest value when replaying, then every event yielded
-    /// from now on, until ``finish()``. After `finish()` the stream holds only the latest
-    /// value (when replaying) and ends.
+    /// The latest value of a replaying broadcast (`nil` for one that does not replay, or
+    /// one that replays all and has none yet).
+    package var latest: Element? { state.withLock { $0.replay.events.last } }
+
+    /// A new observer's stream: what the broadcast replays, then every event yielded from now
+    /// on, until ``finish()``. After `finish()` the stream holds only what is replayed and
+    /// ends.
     package func stream() -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
         let id = state.withLock { state -> Int? in
-            if let latest = state.latest { continuation.yield(latest) }
+            for event in state.replay.events { continuation.yield(event) }
             guard !state.finished else { return nil }
             state.nextID += 1
             state.observers[state.nextID] = continuation
@@ -57,12 +89,12 @@ package final class EventBroadcast<Element: Sendable>: Sendable {
         return stream
     }
 
-    /// Delivers `event` to every current observer (and keeps it as the latest value when
-    /// replaying). Nothing happens after ``finish()``.
+    /// Delivers `event` to every current observer (and keeps it when replaying). Nothing
+    /// happens after ``finish()``.
     package func yield(_ event: Element) {
         let observers = state.withLock { state -> [AsyncStream<Element>.Continuation] in
             guard !state.finished else { return [] }
-            if state.latest != nil { state.latest = event }
+            state.replay.record(event)
             return Array(state.observers.values)
         }
         for continuation in observers { continuation.yield(event) }

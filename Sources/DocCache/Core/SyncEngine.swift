@@ -284,10 +284,6 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
         }
     }
 
-    package func applySuccessfulWrite(_ result: MutationBatchResult) {
-        applySuccessfulWrites([result])
-    }
-
     package func applySuccessfulWrites(_ results: [MutationBatchResult]) {
         // Reverted while in flight: the batch is gone locally; watch brings the server's state.
         let acknowledged = results.filter { revertedInFlight.remove($0.batch.batchID) == nil }

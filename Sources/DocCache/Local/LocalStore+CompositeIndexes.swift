@@ -19,10 +19,10 @@ extension LocalStore {
     package func backfillCompositeIndexes(maxDocuments: Int) throws(DocError) -> Bool {
         let cache = persistence.compositeIndexes
         guard cache.declared.contains(where: { !$0.isComplete }) else { return false }
-        let (indexes, remaining) = try persistence.run("Backfill composite indexes") { txn throws(DocError) in
+        let (indexes, cursor, remaining) = try persistence.run("Backfill composite indexes") { txn throws(DocError) in
             try cache.backfill(maxDocuments: maxDocuments, from: persistence.remoteDocuments, in: txn)
         }
-        cache.commitDeclared(indexes)
+        cache.commitDeclared(indexes, cursor: cursor)
         return remaining
     }
 }

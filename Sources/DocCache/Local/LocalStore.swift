@@ -119,15 +119,10 @@ package final class LocalStore {
         }
     }
 
-    /// The server committed the oldest pending batch: apply its result to the remote
-    /// documents, drop it from the queue and recompute the local view.
-    package func acknowledgeBatch(_ result: MutationBatchResult) throws(DocError) -> [DocumentKey: MaybeDocument?] {
-        try acknowledgeBatches([result])
-    }
-
-    /// ``acknowledgeBatch(_:)`` for several batches the server committed, oldest first (one
-    /// frame of results), in one transaction. Returns the new local views of all their
-    /// documents.
+    /// The server committed the oldest pending batches, oldest first (one `writeResult`, or one
+    /// frame of results): applies their results to the remote documents, drops them from the
+    /// queue and recomputes the local views, in one transaction. Returns the new local views
+    /// of all their documents.
     package func acknowledgeBatches(_ results: [MutationBatchResult]) throws(DocError) -> [DocumentKey: MaybeDocument?] {
         try persistence.run("Acknowledge batch") { txn throws(DocError) in
             var keys = Set<DocumentKey>()

@@ -144,25 +144,34 @@ package final class CompositeIndexCache {
         return result
     }
 
-    /// Makes `indexes` (from ``declare(_:in:)`` or ``backfill(maxDocuments:in:)``) the ones
-    /// the store maintains and plans with; call after their transaction committed.
-    func commitDeclared(_ indexes: [StoredCompositeIndex]) {
+    /// Where a backfill step leaves an index: the last document it gave a row (nil: none left).
+    struct BackfillCursor {
+        var indexID: String
+        var position: [UInt8]?
+    }
+
+    /// Makes `indexes` (from ``declare(_:in:)`` or ``backfill(maxDocuments:from:in:)``) the
+    /// ones the store maintains and plans with, and moves a backfill's cursor; call after their
+    /// transaction committed (a step that did not commit leaves the cursor where it was).
+    func commitDeclared(_ indexes: [StoredCompositeIndex], cursor: BackfillCursor? = nil) {
         state.compositeIndexes = indexes
+        if let cursor { state.backfillCursors[cursor.indexID] = cursor.position }
         state.backfillCursors = state.backfillCursors.filter { id, _ in indexes.contains { $0.index.id == id } }
     }
 
     /// Gives up to `maxDocuments` cached documents their rows in the first incomplete index,
     /// continuing where the previous call stopped; marks the index complete when every
-    /// document has its row. Returns the indexes as they are once the transaction commits
-    /// (pass them to ``commitDeclared(_:)``) and whether an incomplete index remains.
+    /// document has its row. Returns the indexes and the index's cursor as they are once the
+    /// transaction commits (pass them to ``commitDeclared(_:cursor:)``) and whether an
+    /// incomplete index remains.
     ///
     /// Rows are written from each document as stored now, so documents written between two
     /// calls are right either way (their writes maintained the row already).
     func backfill(
         maxDocuments: Int, from remoteDocuments: RemoteDocumentCache, in txn: PersistenceTransaction
-    ) throws(DocError) -> (indexes: [StoredCompositeIndex], remaining: Bool) {
+    ) throws(DocError) -> (indexes: [StoredCompositeIndex], cursor: BackfillCursor?, remaining: Bool) {
         var indexes = state.compositeIndexes
-        guard let position = indexes.firstIndex(where: { !$0.isComplete }) else { return (indexes, false) }
+        guard let position = indexes.firstIndex(where: { !$0.isComplete }) else { return (indexes, nil, false) }
         let index = indexes[position].index
         let groupPrefix = KeySchema.collectionGroupPrefix(index.collectionGroup)
         let start = state.backfillCursors[index.id].map { $0 + [0x00] } ?? groupPrefix
@@ -181,14 +190,13 @@ package final class CompositeIndexCache {
                 txn.put(row, [])
             }
         }
+        var cursor = BackfillCursor(indexID: index.id, position: last)
         if processed < maxDocuments {
             indexes[position].isComplete = true
             txn.put(KeySchema.compositeIndexDefinition(index.id), Self.encode(indexes[position]))
-            state.backfillCursors[index.id] = nil
-        } else if let last {
-            state.backfillCursors[index.id] = last
+            cursor.position = nil
         }
-        return (indexes, indexes.contains { !$0.isComplete })
+        return (indexes, cursor, indexes.contains { !$0.isComplete })
     }
 
     // MARK: Records

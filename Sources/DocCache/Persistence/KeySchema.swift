@@ -68,7 +68,8 @@ internal import DocModel
 //  0x60  bundles                 string(bundle id)                     bundle record: format, zigzag
 //                                                                      create time µs, varint version,
 //                                                                      varint total documents, zigzag
-//                                                                      total bytes (BundleCache.swift)
+//                                                                      total bytes, string bundle id
+//                                                                      (BundleCache.swift)
 //  0x61  named queries           string(name)                          named-query record: format, the
 //                                                                      namedQuery element's JSON body
 //

@@ -10,9 +10,8 @@ package protocol RemoteSyncer: AnyObject {
     /// The server removed a target with an error (e.g. permission denied); the remote store
     /// no longer listens to it.
     func rejectListen(targetID: TargetID, error: DocError)
-    /// The server committed the oldest outstanding batch.
-    func applySuccessfulWrite(_ result: MutationBatchResult)
-    /// The server committed the oldest outstanding batches, in order (one frame of results).
+    /// The server committed the oldest outstanding batches, in order (one `writeResult`, or
+    /// one frame of results).
     func applySuccessfulWrites(_ results: [MutationBatchResult])
     /// The server rejected a batch with a permanent error; it will not be sent again.
     func rejectFailedWrite(batchID: BatchID, error: DocError)
@@ -20,10 +19,4 @@ package protocol RemoteSyncer: AnyObject {
     func handleOnlineStateChange(_ state: OnlineState)
     /// The documents the sync engine has in the target (its view of the server's results).
     func remoteKeys(for targetID: TargetID) -> Set<DocumentKey>
-}
-
-extension RemoteSyncer {
-    package func applySuccessfulWrites(_ results: [MutationBatchResult]) {
-        for result in results { applySuccessfulWrite(result) }
-    }
 }

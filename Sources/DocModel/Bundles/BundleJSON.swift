@@ -279,10 +279,7 @@ enum BundleJSON {
 
     /// Base64, standard or URL-safe, padded or not (Protobuf's JSON reader accepts all four).
     static func bytes(_ node: Node) throws(DocError) -> [UInt8] {
-        let text = try node.string()
-        var normalized = text.replacing("-", with: "+").replacing("_", with: "/")
-        while normalized.utf8.count % 4 != 0 { normalized += "=" }
-        switch Base64.decode(normalized) {
+        switch Base64.decodeURLSafe(try node.string()) {
         case .success(let bytes): return bytes
         case .failure(let error): throw node.fail("not base64: \(error.message)")
         }

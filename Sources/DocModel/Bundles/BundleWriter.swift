@@ -15,7 +15,7 @@
 /// ```
 public struct BundleWriter: Sendable {
     /// The database part of the resource names written when none is given.
-    public static let defaultDatabase = "projects/doccache/databases/(default)"
+    public static let defaultDatabase = ResourceName.defaultDatabase
 
     public var id: String
     public var createTime: SnapshotVersion
@@ -88,11 +88,7 @@ public struct BundleWriter: Sendable {
     /// `{"<kind>": <body>}`.
     private func element(_ kind: String, _ body: (inout JSONWriter) -> Void) -> [UInt8] {
         var w = JSONWriter()
-        w.open(UInt8(ascii: "{"))
-        w.item(first: true)
-        w.key(kind)
-        body(&w)
-        w.close(UInt8(ascii: "}"), empty: false)
+        withoutActuallyEscaping(body) { Self.members(&w, [(kind, $0)]) }
         return w.bytes
     }
 
@@ -110,24 +106,27 @@ public struct BundleWriter: Sendable {
         w.close(UInt8(ascii: "}"), empty: members.isEmpty)
     }
 
-    static func name(_ path: ResourcePath, database: String) -> String {
-        path.isEmpty ? database + "/documents" : database + "/documents/" + path.canonicalString
+    /// Writes an array of `items`, each written by `body`.
+    static func array<Items: Collection>(_ w: inout JSONWriter, _ items: Items, _ body: (inout JSONWriter, Items.Element) -> Void) {
+        w.open(UInt8(ascii: "["))
+        for (i, item) in items.enumerated() {
+            w.item(first: i == 0)
+            body(&w, item)
+        }
+        w.close(UInt8(ascii: "]"), empty: items.isEmpty)
     }
 
     static func write(_ metadata: BundledDocumentMetadata, database: String, to w: inout JSONWriter) {
         var members: [(String, (inout JSONWriter) -> Void)] = [
-            ("name", { $0.writeString(name(metadata.key.path, database: database)) }),
+            ("name", { $0.writeString(ResourceName.of(metadata.key.path, database: database)) }),
             ("readTime", { $0.writeString(metadata.readTime.timestamp.rfc3339) }),
             ("exists", { $0.writeBool(metadata.exists) }),
         ]
         if !metadata.queries.isEmpty {
             members.append(("queries", { w in
-                w.open(UInt8(ascii: "["))
-                for (i, q) in metadata.queries.enumerated() {
-                    w.item(first: i == 0)
+                array(&w, metadata.queries) { w, q in
                     w.writeString(q)
                 }
-                w.close(UInt8(ascii: "]"), empty: false)
             }))
         }
         Self.members(&w, members)
@@ -135,7 +134,7 @@ public struct BundleWriter: Sendable {
 
     static func write(_ document: Document, database: String, to w: inout JSONWriter) {
         var fields: [(String, (inout JSONWriter) -> Void)] = [
-            ("name", { $0.writeString(name(document.key.path, database: database)) }),
+            ("name", { $0.writeString(ResourceName.of(document.key.path, database: database)) }),
             ("fields", { writeFields(document.data.fields, database: database, to: &$0) }),
         ]
         if document.createTime != .none {
@@ -158,12 +157,9 @@ public struct BundleWriter: Sendable {
         let collectionID = query.collectionGroup ?? query.path.lastSegment ?? ""
         var structured: [(String, (inout JSONWriter) -> Void)] = [
             ("from", { w in
-                w.open(UInt8(ascii: "["))
-                w.item(first: true)
                 var source: [(String, (inout JSONWriter) -> Void)] = [("collectionId", { $0.writeString(collectionID) })]
                 if query.collectionGroup != nil { source.append(("allDescendants", { $0.writeBool(true) })) }
-                members(&w, source)
-                w.close(UInt8(ascii: "]"), empty: false)
+                array(&w, [source]) { w, source in members(&w, source) }
             }),
         ]
         if !query.filters.isEmpty {
@@ -172,15 +168,12 @@ public struct BundleWriter: Sendable {
         }
         if !query.explicitOrderBys.isEmpty {
             structured.append(("orderBy", { w in
-                w.open(UInt8(ascii: "["))
-                for (i, orderBy) in query.explicitOrderBys.enumerated() {
-                    w.item(first: i == 0)
+                array(&w, query.explicitOrderBys) { w, orderBy in
                     members(&w, [
                         ("field", { writeFieldReference(orderBy.field, to: &$0) }),
                         ("direction", { $0.writeString(orderBy.isDescending ? "DESCENDING" : "ASCENDING") }),
                     ])
                 }
-                w.close(UInt8(ascii: "]"), empty: false)
             }))
         }
         for (key, bound, before) in [("startAt", query.startAt, query.startAt?.inclusive == true),
@@ -189,12 +182,9 @@ public struct BundleWriter: Sendable {
             structured.append((key, { w in
                 members(&w, [
                     ("values", { w in
-                        w.open(UInt8(ascii: "["))
-                        for (i, v) in bound.position.enumerated() {
-                            w.item(first: i == 0)
+                        array(&w, bound.position) { w, v in
                             writeValue(v, database: database, to: &w)
                         }
-                        w.close(UInt8(ascii: "]"), empty: bound.position.isEmpty)
                     }),
                     ("before", { $0.writeBool(before) }),
                 ])
@@ -204,7 +194,7 @@ public struct BundleWriter: Sendable {
             structured.append(("limit", { $0.writeInteger(Int64(limit)) }))
         }
         var bundled: [(String, (inout JSONWriter) -> Void)] = [
-            ("parent", { $0.writeString(name(parent, database: database)) }),
+            ("parent", { $0.writeString(ResourceName.of(parent, database: database)) }),
             ("structuredQuery", { members(&$0, structured) }),
             ("limitType", { $0.writeString(query.limit != nil && query.limitType == .last ? "LAST" : "FIRST") }),
         ]
@@ -245,12 +235,9 @@ public struct BundleWriter: Sendable {
                 members(&w, [
                     ("op", { $0.writeString(c.op == .and ? "AND" : "OR") }),
                     ("filters", { w in
-                        w.open(UInt8(ascii: "["))
-                        for (i, member) in c.filters.enumerated() {
-                            w.item(first: i == 0)
+                        array(&w, c.filters) { w, member in
                             writeFilter(member, database: database, to: &w)
                         }
-                        w.close(UInt8(ascii: "]"), empty: c.filters.isEmpty)
                     }),
                 ])
             })])
@@ -270,11 +257,7 @@ public struct BundleWriter: Sendable {
 
     static func writeValue(_ value: Value, database: String, to w: inout JSONWriter) {
         func one(_ kind: String, _ body: (inout JSONWriter) -> Void) {
-            w.open(UInt8(ascii: "{"))
-            w.item(first: true)
-            w.key(kind)
-            body(&w)
-            w.close(UInt8(ascii: "}"), empty: false)
+            withoutActuallyEscaping(body) { members(&w, [(kind, $0)]) }
         }
         switch value {
         case .null: one("nullValue") { $0.writeNull() }
@@ -287,7 +270,7 @@ public struct BundleWriter: Sendable {
         case .timestamp(let t): one("timestampValue") { $0.writeString(t.rfc3339) }
         case .string(let s): one("stringValue") { $0.writeString(s) }
         case .bytes(let b): one("bytesValue") { $0.writeString(Base64.encode(b)) }
-        case .reference(let key): one("referenceValue") { $0.writeString(name(key.path, database: database)) }
+        case .reference(let key): one("referenceValue") { $0.writeString(ResourceName.of(key.path, database: database)) }
         case .attachment(let id): one(BundleJSON.attachmentValue) { $0.writeString(id.hex) }
         case .geoPoint(let g):
             one("geoPointValue") { w in
@@ -300,12 +283,9 @@ public struct BundleWriter: Sendable {
                     return
                 }
                 members(&w, [("values", { w in
-                    w.open(UInt8(ascii: "["))
-                    for (i, v) in values.enumerated() {
-                        w.item(first: i == 0)
+                    array(&w, values) { w, v in
                         writeValue(v, database: database, to: &w)
                     }
-                    w.close(UInt8(ascii: "]"), empty: false)
                 })])
             }
         case .map(let fields):

@@ -25,9 +25,6 @@ public indirect enum JSONWriteField: Sendable, Hashable {
     case arrayRemove([Value])
     case delete
 
-    /// The transform names.
-    public static let transformNames: Set<String> = JSONEscape.transforms
-
     /// Parses a JSON object of write data.
     ///
     /// - Throws: `invalidArgument` with the position (`line L, column C`) for text that is not

@@ -73,18 +73,18 @@ public struct CompositeIndex: Sendable, Hashable, CustomStringConvertible {
         }
         self.collectionGroup = collectionGroup
         self.fields = fields
+        var id = collectionGroup + "("
+        for (i, field) in fields.enumerated() {
+            if i > 0 { id += "," }
+            id += field.path.canonicalString + " " + field.direction.rawValue
+        }
+        self.id = id + ")"
     }
 
     /// The index's identity in storage: the collection id and the fields with their
-    /// directions (two declarations of the same index have the same id).
-    public var id: String {
-        var text = collectionGroup + "("
-        for (i, field) in fields.enumerated() {
-            if i > 0 { text += "," }
-            text += field.path.canonicalString + " " + field.direction.rawValue
-        }
-        return text + ")"
-    }
+    /// directions (two declarations of the same index have the same id). Made once: the
+    /// cache looks it up with every document it stores.
+    public let id: String
 
     /// The direction of the document id that ends every entry: the last field's, which is
     /// also the direction of a query's implicit order by document id.

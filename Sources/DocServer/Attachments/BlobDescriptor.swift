@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-internal import Glibc
-#elseif canImport(Musl)
-internal import Musl
-#elseif canImport(Darwin)
-internal import Darwin
-#endif
 internal import Synchronization
 
 /// An open file of ``FileBlobStore`` (a reader's or a writer's), closed exactly once: by
@@ -26,12 +19,6 @@ final class BlobDescriptor: Sendable {
     /// Closes the file; later calls do nothing.
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        #if canImport(Glibc)
-        _ = Glibc.close(fd)
-        #elseif canImport(Musl)
-        _ = Musl.close(fd)
-        #else
-        _ = Darwin.close(fd)
-        #endif
+        POSIXFile.close(fd)
     }
 }

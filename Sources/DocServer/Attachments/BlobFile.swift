@@ -22,13 +22,7 @@ enum BlobFile {
 
     /// Creates `path` and its missing parents (mode 0700).
     static func makeDirectories(_ path: String) throws(DocError) {
-        var current = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            current += "/" + component
-            if mkdir(current, 0o700) != 0 && errno != EEXIST {
-                throw failure("create the directory", current)
-            }
-        }
+        if let (directory, code) = POSIXFile.makeDirectories(path) { throw failure("create the directory", directory, errno: code) }
     }
 
     /// Opens `path` for writing (created with mode 0600 when `create`).
@@ -67,19 +61,7 @@ enum BlobFile {
 
     /// Writes all of `bytes` at `offset`.
     static func write(_ bytes: ByteBuffer, to fd: Int32, at offset: Int64, path: String) throws(DocError) {
-        let code: Int32? = bytes.withUnsafeReadableBytes { raw -> Int32? in
-            var done = 0
-            while done < raw.count {
-                let n = pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset) + off_t(done))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                done += n
-            }
-            return nil
-        }
-        if let code { throw failure("write", path, errno: code) }
+        if let code = bytes.withUnsafeReadableBytes({ POSIXFile.writeAll($0, to: fd, at: offset) }) { throw failure("write", path, errno: code) }
     }
 
     /// Up to `count` bytes at `offset` (fewer only at the end of the file; empty past it).
@@ -166,7 +148,7 @@ enum BlobFile {
 
     /// The names in the directory `path` (without `.` and `..`); empty when it does not exist.
     static func list(_ path: String) throws(DocError) -> [String] {
-        guard let names = directoryNames(path) else {
+        guard let names = POSIXFile.names(in: path) else {
             if errno == ENOENT { return [] }
             throw failure("list", path)
         }

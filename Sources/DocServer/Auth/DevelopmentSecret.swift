@@ -94,7 +94,7 @@ public struct DevelopmentSecret: Sendable, CustomStringConvertible, CustomDebugS
             if let contents = try readFile(path) {
                 return DevelopmentSecret(path: path, bytes: try parse(contents, path: path), wasCreated: false)
             }
-            try createDirectories(parent(of: path), for: path)
+            try createDirectories(POSIXFile.parent(of: path), for: path)
             let secret = randomBytes(generatedByteCount)
             let text = Array((Data(secret).base64EncodedString() + "\n").utf8)
             if try createExclusively(path, contents: text) {
@@ -115,7 +115,7 @@ public struct DevelopmentSecret: Sendable, CustomStringConvertible, CustomDebugS
     /// The secret bytes in a file's contents: base64 (standard or URL-safe, padding
     /// optional), surrounding whitespace ignored.
     static func parse(_ contents: [UInt8], path: String) throws(DocError) -> [UInt8] {
-        let text = AuthText.trimmed(String(decoding: contents, as: UTF8.self))
+        let text = String(decoding: contents, as: UTF8.self).trimmingSpaces
         guard !text.isEmpty else {
             throw DocError(.failedPrecondition,
                            "the development secret file \(path) is empty; delete it to have a new "
@@ -169,15 +169,6 @@ public struct DevelopmentSecret: Sendable, CustomStringConvertible, CustomDebugS
         directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
 
-    /// The directory part of `path` (`.` for a bare file name, `/` for a file in the root).
-    static func parent(of path: String) -> String {
-        var trimmed = Substring(path)
-        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
-        if slash == trimmed.startIndex { return "/" }
-        return String(trimmed[..<slash])
-    }
-
     // MARK: File system
 
     /// The file's bytes, or `nil` when it does not exist.
@@ -217,7 +208,7 @@ public struct DevelopmentSecret: Sendable, CustomStringConvertible, CustomDebugS
         guard code == ENOENT else {
             throw fileError("cannot use the directory \(directory) for the development secret \(file)", code)
         }
-        let up = parent(of: directory)
+        let up = POSIXFile.parent(of: directory)
         if up != directory { try createDirectories(up, for: file) }
         if mkdir(directory, 0o700) == 0 {
             // The umask may have removed bits; the owner needs all three.
@@ -232,7 +223,7 @@ public struct DevelopmentSecret: Sendable, CustomStringConvertible, CustomDebugS
     /// The contents go to a temporary file first, which is then hard-linked to `path`: the
     /// file appears complete or not at all, and an existing file is never replaced.
     private static func createExclusively(_ path: String, contents: [UInt8]) throws(DocError) -> Bool {
-        let directory = parent(of: path)
+        let directory = POSIXFile.parent(of: path)
         let nonce = randomBytes(8).map { String($0, radix: 16) }.joined()
         let temporary = join(directory, ".dev-secret.\(getpid()).\(nonce).tmp")
         try writeNewFile(temporary, contents: contents, finalPath: path)

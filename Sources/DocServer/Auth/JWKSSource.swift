@@ -98,8 +98,8 @@ public enum JWKSSource: Sendable, Hashable, CustomStringConvertible {
     static func maxAge(inCacheControl value: String) -> Duration? {
         for directive in value.split(separator: ",") {
             let parts = directive.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, AuthText.trimmed(parts[0]).lowercased() == "max-age",
-                  let seconds = Int64(AuthText.trimmed(parts[1])), seconds >= 0 else { continue }
+            guard parts.count == 2, parts[0].trimmingSpaces.lowercased() == "max-age",
+                  let seconds = Int64(parts[1].trimmingSpaces), seconds >= 0 else { continue }
             return .seconds(seconds)
         }
         return nil

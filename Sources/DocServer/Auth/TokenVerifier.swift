@@ -73,9 +73,14 @@ public struct TokenVerifier: Sendable {
         }
     }
 
-    /// How long after its token's `exp` a connection may stay open: the identity provider's
-    /// clock skew (a token is accepted that long after `exp`), zero without a provider.
-    public var expiryTolerance: Duration { provider?.provider.clockSkew ?? .zero }
+    /// How long after the `exp` of `bearer` (a token ``verify(_:)`` accepted) a connection may
+    /// stay open: for the identity provider's tokens its clock skew (they are accepted that
+    /// long after `exp`), for HS256 tokens none (checked without skew).
+    public func expiryTolerance(of bearer: String) -> Duration {
+        guard let provider, let token = try? Self.extractToken(bearer), let header = try? TokenHeader(token: token),
+              ProviderKeySet.algorithms.contains(header.alg) else { return .zero }
+        return provider.provider.clockSkew
+    }
 
     /// Verifies a bearer token and returns who it authenticates.
     ///
@@ -140,7 +145,7 @@ public struct TokenVerifier: Sendable {
 
     /// The token inside a bearer value: `Bearer <token>` or the bare token.
     static func extractToken(_ bearer: String) throws(DocError) -> String {
-        let trimmed = AuthText.trimmed(bearer)
+        let trimmed = bearer.trimmingSpaces
         guard !trimmed.isEmpty else {
             throw DocError(.unauthenticated, "missing token: sign in, or pass a bearer token")
         }
@@ -156,7 +161,7 @@ public struct TokenVerifier: Sendable {
                                "unsupported authorization scheme \(AuthClaims.quoted(String(scheme))); "
                                    + "use 'Bearer <token>'")
             }
-            let token = AuthText.trimmed(parts[1])
+            let token = parts[1].trimmingSpaces
             guard !token.isEmpty else {
                 throw DocError(.unauthenticated, "missing token after 'Bearer'")
             }
@@ -197,17 +202,6 @@ enum AuthHS256Keys {
 
     static func make(validSecret secret: [UInt8]) async -> JWTKeyCollection {
         await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
-    }
-}
-
-/// Small text helpers for the auth code.
-enum AuthText {
-    /// `text` without leading and trailing ASCII spaces, tabs, CRs and LFs.
-    static func trimmed(_ text: some StringProtocol) -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
-        guard let first = text.firstIndex(where: { !isSpace($0) }),
-              let last = text.lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(text[first...last])
     }
 }
 

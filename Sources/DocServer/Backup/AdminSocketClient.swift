@@ -40,7 +40,7 @@ enum AdminSocketClient {
         }
         guard result == 0 else {
             let code = errno
-            closeSocket(fd)
+            POSIXFile.close(fd)
             throw DocError(.unavailable, "cannot connect to \(path): \(String(cString: strerror(code)))")
         }
         return fd
@@ -52,7 +52,7 @@ enum AdminSocketClient {
     ///   that is not a doccache admin socket or a 503, the server's own message for any other
     ///   status, the file's error when writing fails.
     static func get(_ target: String, on socket: Int32, socketPath: String, into fd: Int32, filePath: String) throws(DocError) -> Int64 {
-        defer { closeSocket(socket) }
+        defer { POSIXFile.close(socket) }
         let request = "GET \(target) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
         try BackupFiles.write(Array(request.utf8), to: socket, path: socketPath)
         var reader = SocketReader(fd: socket, path: socketPath)
@@ -85,16 +85,6 @@ enum AdminSocketClient {
             written += Int64(part.count)
         }
         return written
-    }
-
-    static func closeSocket(_ fd: Int32) {
-        #if canImport(Darwin)
-        _ = Darwin.close(fd)
-        #elseif canImport(Musl)
-        _ = Musl.close(fd)
-        #else
-        _ = Glibc.close(fd)
-        #endif
     }
 
     private static func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
@@ -195,14 +185,5 @@ enum AdminSocketClient {
                 }
             }
         }
-    }
-}
-
-fileprivate extension StringProtocol {
-    /// The text without leading and trailing spaces and tabs.
-    var trimmingSpaces: String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(self[first...last])
     }
 }

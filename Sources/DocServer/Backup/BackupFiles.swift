@@ -40,16 +40,8 @@ enum BackupFiles {
 
     /// The names in the directory at `path` (without `.` and `..`).
     static func entries(_ path: String) throws(DocError) -> [String] {
-        guard let names = directoryNames(path) else { throw failure("list", path) }
+        guard let names = POSIXFile.names(in: path) else { throw failure("list", path) }
         return names
-    }
-
-    /// The directory part of `path` (`.` for a bare name).
-    static func parent(of path: String) -> String {
-        var trimmed = path
-        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed.removeLast() }
-        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
-        return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
     }
 
     /// The last component of `path`.
@@ -61,13 +53,7 @@ enum BackupFiles {
 
     /// Creates `path` and its missing parents (mode 0700).
     static func makeDirectories(_ path: String) throws(DocError) {
-        var current = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            current += "/" + component
-            if mkdir(current, 0o700) != 0 && errno != EEXIST {
-                throw failure("create the directory", current)
-            }
-        }
+        if let (directory, code) = POSIXFile.makeDirectories(path) { throw failure("create the directory", directory, errno: code) }
     }
 
     /// Creates (or truncates) `path` for writing, mode 0600.
@@ -86,25 +72,7 @@ enum BackupFiles {
 
     /// Writes all of `bytes` to `fd`.
     static func write(_ bytes: [UInt8], to fd: Int32, path: String) throws(DocError) {
-        let code: Int32? = bytes.withUnsafeBytes { raw -> Int32? in
-            var done = 0
-            while done < raw.count {
-                #if canImport(Darwin)
-                let n = Darwin.write(fd, raw.baseAddress! + done, raw.count - done)
-                #elseif canImport(Musl)
-                let n = Musl.write(fd, raw.baseAddress! + done, raw.count - done)
-                #else
-                let n = Glibc.write(fd, raw.baseAddress! + done, raw.count - done)
-                #endif
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                done += n
-            }
-            return nil
-        }
-        if let code { throw failure("write", path, errno: code) }
+        if let code = bytes.withUnsafeBytes({ POSIXFile.writeAll($0, to: fd) }) { throw failure("write", path, errno: code) }
     }
 
     /// Reads up to `count` bytes from `fd`; empty at the end of the file.
@@ -139,7 +107,7 @@ enum BackupFiles {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
         _ = fsync(fd)
-        close(fd)
+        POSIXFile.close(fd)
     }
 
     /// Renames `from` to `to` (replacing a file, or an empty directory, at `to`).

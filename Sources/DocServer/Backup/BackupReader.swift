@@ -68,13 +68,7 @@ final class BackupReader {
     func close() {
         guard isOpen else { return }
         isOpen = false
-        #if canImport(Darwin)
-        _ = Darwin.close(fd)
-        #elseif canImport(Musl)
-        _ = Musl.close(fd)
-        #else
-        _ = Glibc.close(fd)
-        #endif
+        POSIXFile.close(fd)
     }
 
     /// The next key and value, or `nil` after the trailer was read and checked.

@@ -51,7 +51,7 @@ public enum LevelDBBackup {
         case .other: throw DocError(.invalidArgument, "--out \(file) is not a regular file")
         case .missing, .file: break
         }
-        let folder = BackupFiles.parent(of: file)
+        let folder = POSIXFile.parent(of: file)
         guard BackupFiles.kind(folder) == .directory else {
             throw DocError(.notFound, "the directory of --out \(file) does not exist: create \(folder) first")
         }

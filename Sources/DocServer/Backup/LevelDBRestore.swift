@@ -47,7 +47,7 @@ public enum LevelDBRestore {
                            "the backup \(file) has store layout \(layout); this server reads layouts \(LevelDBIndexMigration.fromVersion) and \(LevelDBServerStore.formatVersion): restore it with the docctl that made it, or a newer one")
         }
 
-        let parent = BackupFiles.parent(of: directory)
+        let parent = POSIXFile.parent(of: directory)
         try BackupFiles.makeDirectories(parent)
         let temporary = parent + "/." + BackupFiles.name(of: directory) + ".restoring-" + BackupFiles.randomHex()
         do {

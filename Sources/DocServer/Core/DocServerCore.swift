@@ -394,47 +394,48 @@ public final class DocServerCore: Sendable {
     @discardableResult
     public func write(_ frame: ClientMessage.WriteBatches, on connection: ServerConnection) async -> ServerMessage {
         let started = ContinuousClock.now
+        let requestKeys = frame.batches.map { Self.requestKeys(of: $0.mutations) }
         let answers: [ServerMessage.WriteResults.Answer]
         var token: [UInt8]?
         if frame.clientID != connection.clientID {
             let error = DocError(.invalidArgument,
                 "the batches' client id \"\(frame.clientID)\" is not the connection's (\"\(connection.clientID)\")", at: "writeBatches.clientId")
             answers = frame.batches.map { .failed(batchID: $0.batchID, error: error) }
+            for _ in answers { metrics.rejected(error.code) }
         } else {
-            (answers, token) = await commitGroup(frame.batches, on: connection)
+            (answers, token) = await commitGroup(frame.batches, requestKeys: requestKeys, on: connection)
         }
-        for (batch, answer) in zip(frame.batches, answers) {
+        for (keys, answer) in zip(requestKeys, answers) {
             var code: DocError.Code?
-            if case .failed(_, let error) = answer {
-                code = error.code
-                if frame.clientID != connection.clientID { metrics.rejected(error.code) }
-            }
-            var metadata: Logger.Metadata = ["batch": .stringConvertible(BatchKey(clientID: frame.clientID, batchID: answer.batchID))]
-            if let requestID = Self.requestID(of: Self.requestKeys(of: batch.mutations)) { metadata["request_id"] = .string(requestID) }
-            AccessLog.log(connection.accessLogger, op: "commit", code: code, started: started, metadata)
+            if case .failed(_, let error) = answer { code = error.code }
+            AccessLog.log(connection.accessLogger, op: "commit", code: code, started: started, {
+                var metadata: Logger.Metadata = ["batch": .stringConvertible(BatchKey(clientID: frame.clientID, batchID: answer.batchID))]
+                if let requestID = Self.requestID(of: keys) { metadata["request_id"] = .string(requestID) }
+                return metadata
+            }())
         }
         let message = ServerMessage.writeResults(.init(clientID: frame.clientID, answers: answers, streamToken: token))
         connection.outbound.send([message])
         return message
     }
 
-    /// The group commit of a frame's batches through the tenant's hub, and the answers.
+    /// The group commit of a frame's batches (`requestKeys`: the request documents each
+    /// writes) through the tenant's hub, and the answers. A frame refused before the hub
+    /// counts one rejection per batch, as the hub does.
     private func commitGroup(
-        _ batches: [ClientMessage.WriteBatches.Batch], on connection: ServerConnection
+        _ batches: [ClientMessage.WriteBatches.Batch], requestKeys: [[DocumentKey]], on connection: ServerConnection
     ) async -> ([ServerMessage.WriteResults.Answer], [UInt8]?) {
-        guard !closing.load(ordering: .relaxed) else {
-            metrics.rejected(.unavailable)
-            let error = DocError(.unavailable, "the server is shutting down")
+        func refuseAll(_ error: DocError) -> ([ServerMessage.WriteResults.Answer], [UInt8]?) {
+            for _ in batches { metrics.rejected(error.code) }
             return (batches.map { .failed(batchID: $0.batchID, error: error) }, nil)
         }
+        guard !closing.load(ordering: .relaxed) else { return refuseAll(DocError(.unavailable, "the server is shutting down")) }
         let hub: TenantHub
         do {
             hub = try await self.hub(for: connection.tenant)
         } catch {
-            metrics.rejected(error.code)
-            return (batches.map { .failed(batchID: $0.batchID, error: error) }, nil)
+            return refuseAll(error)
         }
-        let requestKeys = batches.map { Self.requestKeys(of: $0.mutations) }
         let grouped = zip(batches, requestKeys).map { batch, keys in
             TenantHub.GroupedBatch(key: BatchKey(clientID: connection.clientID, batchID: batch.batchID), mutations: batch.mutations,
                                    requestID: Self.requestID(of: keys))

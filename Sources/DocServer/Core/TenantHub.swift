@@ -251,7 +251,7 @@ actor TenantHub {
             let processed = try await processor.process(
                 batch: batch.key, mutations: batch.mutations, uid: author.uid, access: access(for: author, logger: logger), logger: logger)
             if processed.recorded { metrics.storeCommits.increment() }
-            await finish(processed, fromClient: author.isClient, started: started)
+            await finish(processed, fromClient: author.isClient, took: started.duration(to: .now))
             return .success(processed.outcome)
         } catch {
             failed(error, author: author, logger: logger)
@@ -332,12 +332,14 @@ actor TenantHub {
                 }
             }
         }
+        // Each batch's commit duration: the group's processing up to its store commit.
+        let took = started.duration(to: .now)
         var answers = units.map { _ in [Result<BatchOutcome, DocError>]() }
         for (i, result) in processed.enumerated() {
             let (_, u, logger) = batches[i]
             switch result {
             case .success(let processed):
-                await finish(processed, fromClient: units[u].author.isClient, started: started)
+                await finish(processed, fromClient: units[u].author.isClient, took: took)
                 answers[u].append(.success(processed.outcome))
             case .failure(let error):
                 failed(error, author: units[u].author, logger: logger)
@@ -347,13 +349,13 @@ actor TenantHub {
         return answers
     }
 
-    /// Records a processed batch in the metrics and fans its commit out (inside the
-    /// serialization).
-    private func finish(_ processed: CommitProcessor.Processed, fromClient: Bool, started: ContinuousClock.Instant) async {
+    /// Records a processed batch in the metrics (`took`: its processing up to its store commit)
+    /// and fans its commit out (inside the serialization).
+    private func finish(_ processed: CommitProcessor.Processed, fromClient: Bool, took: Duration) async {
         if processed.recorded {
             metrics.outcomesRecorded.increment()
             if processed.applied {
-                metrics.commitDuration.record(started.duration(to: .now))
+                metrics.commitDuration.record(took)
                 (fromClient ? metrics.clientCommits : metrics.requestCommits).increment()
                 metrics.changeLogAppended.increment(by: Int64(processed.changes.count))
             } else if fromClient, case .rejected(let error) = processed.outcome.result {
@@ -855,13 +857,12 @@ actor TenantHub {
     }
 
     /// Reads documents (for request/response transports), each authorized as a `get` for
-    /// `auth`: one denied document refuses the whole read with `permissionDenied`. A nil
-    /// `auth` is the server itself: no rules apply.
-    func documents(_ keys: [DocumentKey], auth: RulesAuth?, connection: String? = nil) async throws(DocError) -> DocumentsRead {
+    /// `auth`: one denied document refuses the whole read with `permissionDenied`.
+    func documents(_ keys: [DocumentKey], auth: RulesAuth, connection: String? = nil) async throws(DocError) -> DocumentsRead {
         await acquire()
         defer { release() }
         let read = try await store.documents(keys)
-        if let auth, let access = rules.context(for: auth, logger: connectionLogger(connection)) {
+        if let access = rules.context(for: auth, logger: connectionLogger(connection)) {
             let control = AccessControl(context: access, store: store)
             let time = now()
             for key in keys {

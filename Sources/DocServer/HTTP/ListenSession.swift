@@ -35,8 +35,9 @@ struct ListenSession: Sendable {
         }
         let connection: ServerConnection
         let auth: AuthContext
+        let tolerance: Duration
         do {
-            (connection, auth) = try await handshake(first)
+            (connection, auth, tolerance) = try await handshake(first)
         } catch {
             logger.info("handshake refused", metadata: ["error": "\(error)"])
             // Fatal: the frame, then the socket closes as this handler returns.
@@ -44,8 +45,8 @@ struct ListenSession: Sendable {
             return
         }
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { [verifier] in
-                await Self.endAtExpiry(of: auth, tolerance: verifier.expiryTolerance, connection: connection)
+            group.addTask {
+                await Self.endAtExpiry(of: auth, tolerance: tolerance, connection: connection)
             }
             group.addTask {
                 // Each frame's encoding is written as it is: a frame shared by many connections
@@ -81,9 +82,10 @@ struct ListenSession: Sendable {
     }
 
     /// Verifies the first frame, which must be `hello` with a valid token, and opens the
-    /// connection in the token's tenant. The core writes the access line of a handshake that
-    /// reaches it; one refused before (not `hello`, a bad token) gets its line here.
-    private func handshake(_ first: WebSocketMessage) async throws(DocError) -> (ServerConnection, AuthContext) {
+    /// connection in the token's tenant; also returns how long after the token's `exp` the
+    /// connection may stay open. The core writes the access line of a handshake that reaches
+    /// it; one refused before (not `hello`, a bad token) gets its line here.
+    private func handshake(_ first: WebSocketMessage) async throws(DocError) -> (ServerConnection, AuthContext, Duration) {
         let started = ContinuousClock.now
         let hello: ClientMessage.Hello
         let auth: AuthContext
@@ -94,7 +96,7 @@ struct ListenSession: Sendable {
                           ["tenant": "-", "uid": "-", "client": "-"])
             throw error
         }
-        return (try await core.handshake(hello, auth: auth), auth)
+        return (try await core.handshake(hello, auth: auth), auth, verifier.expiryTolerance(of: hello.token))
     }
 
     /// Waits until the token has expired (`exp` plus `tolerance`), then ends the connection

@@ -196,9 +196,7 @@ actor RequestProcessor {
                 step = try await run(key, tenant: tenant, access: access, attempt: attempt, trace: trace)
             } catch {
                 // A transient failure (storage unavailable): leave it pending for the next sweep.
-                logger.warning("request processing failed; it stays pending", metadata: ["error": "\(error)"])
-                metrics.requests(type: trace.type ?? "unknown").failed.increment()
-                metrics.storeFailed(metrics.storeErrorsRequest, error)
+                stayedPending(error, trace: trace)
                 return false
             }
             switch step {
@@ -227,11 +225,16 @@ actor RequestProcessor {
             if finalized { logger.info("request processed", metadata: ["status": "rejected", "error": "\(error.code)"]) }
             return finalized
         } catch {
-            logger.warning("request processing failed; it stays pending", metadata: ["error": "\(error)"])
-            metrics.requests(type: trace.type ?? "unknown").failed.increment()
-            metrics.storeFailed(metrics.storeErrorsRequest, error)
+            stayedPending(error, trace: trace)
             return false
         }
+    }
+
+    /// Logs and counts a transient failure that leaves the request pending for the next sweep.
+    private func stayedPending(_ error: DocError, trace: Trace) {
+        trace.logger.warning("request processing failed; it stays pending", metadata: ["error": "\(error)"])
+        metrics.requests(type: trace.type ?? "unknown").failed.increment()
+        metrics.storeFailed(metrics.storeErrorsRequest, error)
     }
 
     enum Step: Equatable {

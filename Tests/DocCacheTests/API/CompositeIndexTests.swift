@@ -136,6 +136,42 @@ struct CompositeIndexTests {
         await store.close()
     }
 
+    @Test func aQueryTheIndexServesReadsItsRows() async throws {
+        let dir = TemporaryDirectory("composite-index-served")
+        let store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")
+        try await store.setIndexConfiguration([try Self.index("items", ("group", .ascending), ("score", .descending))])
+        let docs = try Self.documents(count: 100, seed: 4)
+        try await store.core.loadRemoteDocuments(docs, version: SnapshotVersion(microseconds: 10))
+        let served = try store.collection("items").whereField("group", isEqualTo: .integer(1)).order(by: "score", descending: true).limit(to: 7)
+        let notServed = try store.collection("items").whereField("tag", isEqualTo: "t1").order(by: "score").limit(to: 7)
+        #expect(try await served.getDocuments(source: .cache).ids == served.query.results(from: docs).map(\.key.documentID))
+        // Without its rows (the declaration kept complete) the query the index serves finds
+        // nothing, while one it does not serve is unchanged: the first reads the index.
+        try await store.core.deleteCompositeIndexRows()
+        #expect(try await served.getDocuments(source: .cache).ids.isEmpty)
+        #expect(try await notServed.getDocuments(source: .cache).ids == notServed.query.results(from: docs).map(\.key.documentID))
+        await store.close()
+    }
+
+    @Test func aBuildStepThatCannotCommitIsDoneAgain() async throws {
+        let dir = TemporaryDirectory("composite-index-fault")
+        let count = ClientCore.compositeIndexBackfillStep * 2 + 10
+        let docs = try Self.documents(count: count, seed: 5)
+        let store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")
+        try await store.core.loadRemoteDocuments(docs, version: SnapshotVersion(microseconds: 10))
+        #expect(try await store.core.declareCompositeIndexes([try Self.index("items", ("group", .ascending), ("score", .descending))]))
+        let faults = StorageFaults()
+        await store.core.injectStorageFaults(faults)
+        faults.fail(.commit, in: "Backfill composite indexes")
+        await #expect(throws: DocError.self) { try await store.core.backfillCompositeIndexes() }
+        #expect(faults.injected == 1)
+        // The failed step is done again, not skipped: every document gets its row.
+        while try await store.core.backfillCompositeIndexes() {}
+        #expect(await store.indexConfiguration().map(\.isComplete) == [true])
+        #expect(try await Self.rowCount(store) == docs.filter { $0.data["score"] != nil }.count)
+        await store.close()
+    }
+
     @Test func aBuildLeftIncompleteContinuesAfterReopen() async throws {
         let dir = TemporaryDirectory("composite-index-reopen")
         let count = ClientCore.compositeIndexBackfillStep * 2 + 10

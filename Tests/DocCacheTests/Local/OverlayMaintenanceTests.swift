@@ -254,8 +254,8 @@ final class OverlayHarness {
     func acknowledgeOldest() throws {
         let batch = try oldestBatch()
         if let results = server.commit(batch) {
-            _ = try localStore.acknowledgeBatch(try MutationBatchResult(
-                batch: batch, commitVersion: server.version, mutationResults: results))
+            _ = try localStore.acknowledgeBatches([try MutationBatchResult(
+                batch: batch, commitVersion: server.version, mutationResults: results)])
         } else {
             _ = try localStore.rejectBatch(batch.batchID)
         }

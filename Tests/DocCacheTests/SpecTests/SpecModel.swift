@@ -157,7 +157,7 @@ enum SpecAction {
     case drainQueue
     /// Loads a bundle (the step's string: the bundle's bytes in Firestore's format).
     case loadBundle([UInt8])
-    /// A step the single-client LevelDB driver cannot run (multi-client, bundles, manual LRU
+    /// A step the single-client LevelDB driver cannot run (multi-client, manual LRU
     /// collection); the test is skipped with this step kind as the reason.
     case unsupported(String)
 }

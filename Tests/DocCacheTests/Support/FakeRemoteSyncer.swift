@@ -38,10 +38,12 @@ final class FakeRemoteSyncer: RemoteSyncer {
         rejectedListens.append((targetID, error))
     }
 
-    func applySuccessfulWrite(_ result: MutationBatchResult) {
-        acknowledgedWrites.append(result)
-        localStore?.removeBatch(result.batch.batchID)
-        if let token = result.streamToken { localStore?.setLastStreamToken(token) }
+    func applySuccessfulWrites(_ results: [MutationBatchResult]) {
+        for result in results {
+            acknowledgedWrites.append(result)
+            localStore?.removeBatch(result.batch.batchID)
+            if let token = result.streamToken { localStore?.setLastStreamToken(token) }
+        }
     }
 
     func rejectFailedWrite(batchID: BatchID, error: DocError) {

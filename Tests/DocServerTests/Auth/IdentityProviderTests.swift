@@ -175,7 +175,13 @@ struct IdentityProviderTests {
         #expect(await refusal(both, unsigned)?.code == .unauthenticated)
         let devToken = try await TokenMinter(secret: secret).mint(tenant: "acme", uid: "dev")
         #expect(try await both.verify(devToken).uid == "dev")
-        #expect(try await both.verify(try await TestIdentityProvider.token(idp.rsa, TestIdentityProvider.claims())).uid == "alice")
+        let providerToken = try await TestIdentityProvider.token(idp.rsa, TestIdentityProvider.claims())
+        #expect(try await both.verify(providerToken).uid == "alice")
+        // A connection outlives its token's `exp` by the provider's clock skew for provider
+        // tokens only: HS256 tokens are checked without skew.
+        #expect(both.expiryTolerance(of: providerToken) == .seconds(60))
+        #expect(both.expiryTolerance(of: "Bearer " + providerToken) == .seconds(60))
+        #expect(both.expiryTolerance(of: devToken) == .zero)
         // Without the secret, a development token is refused.
         #expect(await refusal(providerOnly, devToken)?.code == .unauthenticated)
     }

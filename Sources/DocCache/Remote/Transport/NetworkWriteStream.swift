@@ -174,8 +174,7 @@ package final class NetworkWriteStream: WriteStream {
             // frame is then answered again after the reconnect.
             guard link.isOpen else { return }
             if let mismatch {
-                fail(DocError(.internal,
-                    "the server answered batch \(mismatch), but the oldest batch in flight is \(inFlight.first.map(String.init) ?? "none")"))
+                failOutOfOrder(mismatch)
             } else if let failure {
                 refuse(failure.batchID, failure.error)
             }
@@ -196,12 +195,17 @@ package final class NetworkWriteStream: WriteStream {
     /// The server committed `batchID`, which must be the oldest batch in flight.
     private func acknowledge(_ batchID: BatchID, commitVersion: SnapshotVersion, results: [MutationResult]) {
         guard inFlight.first == batchID else {
-            fail(DocError(.internal,
-                "the server answered batch \(batchID), but the oldest batch in flight is \(inFlight.first.map(String.init) ?? "none")"))
+            failOutOfOrder(batchID)
             return
         }
         inFlight.removeFirst()
         delegate?.writeStreamDidReceiveResult(commitVersion: commitVersion, results: results)
+    }
+
+    /// The server answered `batchID` out of order: the stream fails (`internal`).
+    private func failOutOfOrder(_ batchID: BatchID) {
+        fail(DocError(.internal,
+            "the server answered batch \(batchID), but the oldest batch in flight is \(inFlight.first.map(String.init) ?? "none")"))
     }
 
     /// The server did not commit `batchID`: the stream closes with its error.

@@ -1,0 +1,24 @@
+import DocModel
+@testable import DocServer
+
+/// A test wrapper around a tenant store: everything goes to `base` unless the wrapper
+/// implements it itself (the commits it watches or holds). A group commit is not forwarded:
+/// the `TenantStore` default commits its requests through the wrapper's own `commit`.
+protocol ForwardingTenantStore: TenantStore {
+    var base: any TenantStore { get }
+}
+
+extension ForwardingTenantStore {
+    var tenant: TenantID { base.tenant }
+    func state() async throws(DocError) -> TenantState { try await base.state() }
+    func documents(_ keys: [DocumentKey]) async throws(DocError) -> DocumentsRead { try await base.documents(keys) }
+    func query(_ target: Target, limit: Int?) async throws(DocError) -> QueryRead { try await base.query(target, limit: limit) }
+    func changes(after version: SnapshotVersion, maxEntries: Int) async throws(DocError) -> ChangeLogRead {
+        try await base.changes(after: version, maxEntries: maxEntries)
+    }
+    func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? { try await base.outcome(of: batch) }
+    func scan(after: DocumentKey?, limit: Int) async throws(DocError) -> [Document] { try await base.scan(after: after, limit: limit) }
+    func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult { try await base.commit(request) }
+    func pruneOutcomes(recordedBefore cutoff: Int64) async throws(DocError) -> Int { try await base.pruneOutcomes(recordedBefore: cutoff) }
+    func pruneChangeLog(before cutoff: SnapshotVersion) async throws(DocError) -> Int { try await base.pruneChangeLog(before: cutoff) }
+}
