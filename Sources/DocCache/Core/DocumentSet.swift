@@ -44,6 +44,16 @@ package struct DocumentSet: Sendable {
         for document in documents { insert(document) }
     }
 
+    /// A set in the order of `query` holding `documents`, which are already in that order
+    /// (``Query/results(from:)``); `nil` when two of them have the same key.
+    package init?(query: Query, sortedDocuments documents: [Document]) {
+        self.init(query: query)
+        byKey.reserveCapacity(documents.count)
+        for document in documents where byKey.updateValue(document, forKey: document.key) != nil { return nil }
+        sorted = documents
+        assert(zip(documents, documents.dropFirst()).allSatisfy { sortsBefore($0, $1) }, "DocumentSet: documents out of order")
+    }
+
     // MARK: - Lookup
 
     /// Whether a document with `key` is in the set.

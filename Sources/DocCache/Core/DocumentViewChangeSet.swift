@@ -22,8 +22,23 @@ package import DocModel
 /// keep the later change in release builds.
 package struct DocumentViewChangeSet: Sendable, Equatable {
     private var byKey: [DocumentKey: DocumentViewChange] = [:]
+    /// The changes in snapshot order, when known without sorting (``additions(of:)``);
+    /// dropped by any later ``add(_:)``.
+    private var ordered: [DocumentViewChange]?
 
     package init() {}
+
+    /// Every document of `documents` as added: the changes of a view's first results.
+    package static func additions(of documents: DocumentSet) -> DocumentViewChangeSet {
+        var set = DocumentViewChangeSet()
+        let changes = documents.documents.map { DocumentViewChange(.added, $0) }
+        set.byKey.reserveCapacity(changes.count)
+        for change in changes { set.byKey[change.document.key] = change }
+        set.ordered = changes
+        return set
+    }
+
+    package static func == (a: DocumentViewChangeSet, b: DocumentViewChangeSet) -> Bool { a.byKey == b.byKey }
 
     /// Whether no change is recorded.
     package var isEmpty: Bool { byKey.isEmpty }
@@ -36,6 +51,7 @@ package struct DocumentViewChangeSet: Sendable, Equatable {
 
     /// Records `change`, merging it with an earlier change to the same document.
     package mutating func add(_ change: DocumentViewChange) {
+        ordered = nil
         let key = change.document.key
         guard let old = byKey[key] else {
             byKey[key] = change
@@ -68,6 +84,9 @@ package struct DocumentViewChangeSet: Sendable, Equatable {
     /// The recorded changes in the order a snapshot reports them: removals, then additions,
     /// then modifications (metadata changes counted as modifications), each group in `order`.
     package func changes(sortedBy order: DocumentSet) -> [DocumentViewChange] {
+        // Additions only, already in the order of the set they were made from (which holds
+        // every one of them, so any set of the same query orders them alike).
+        if let ordered { return ordered }
         let present = byKey.values.reduce(0) { $0 + ($1.kind == .removed ? 0 : 1) }
         // When the changes are a good part of the set (a first snapshot, a large update), the
         // documents still in the set sort by their position in it: one pass over the set, where

@@ -75,6 +75,30 @@ package final class View {
     private func compute(
         _ changes: some Sequence<(DocumentKey, Document?)>, previousChanges: ViewDocumentChanges?
     ) -> ViewDocumentChanges {
+        if previousChanges == nil, documents.isEmpty, mutatedKeys.isEmpty {
+            let candidates = Array(changes)
+            return firstResults(candidates) ?? computeOneByOne(candidates, previousChanges: nil)
+        }
+        return computeOneByOne(changes, previousChanges: previousChanges)
+    }
+
+    /// The first results of an empty view, in bulk: the matching documents sorted once and
+    /// cut to the limit, every one of them added (what the general computation gives for an
+    /// empty view, without placing and recording the documents one at a time). `nil` when two
+    /// candidates have the same key, which the general computation resolves.
+    private func firstResults(_ candidates: [(DocumentKey, Document?)]) -> ViewDocumentChanges? {
+        let results = query.results(from: candidates.lazy.compactMap(\.1))
+        guard let documentSet = DocumentSet(query: query, sortedDocuments: results) else { return nil }
+        var mutated = Set<DocumentKey>()
+        for document in results where document.hasLocalMutations { mutated.insert(document.key) }
+        return ViewDocumentChanges(
+            documentSet: documentSet, changeSet: .additions(of: documentSet), mutatedKeys: mutated, needsRefill: false)
+    }
+
+    /// The general computation: each changed document placed and its change recorded in turn.
+    private func computeOneByOne(
+        _ changes: some Sequence<(DocumentKey, Document?)>, previousChanges: ViewDocumentChanges?
+    ) -> ViewDocumentChanges {
         var changeSet = previousChanges?.changeSet ?? DocumentViewChangeSet()
         let oldDocuments = previousChanges?.documentSet ?? documents
         let oldMutatedKeys = mutatedKeys

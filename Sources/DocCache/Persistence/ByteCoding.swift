@@ -175,7 +175,7 @@ struct ByteReader {
     mutating func string() throws(DocError) -> String {
         let at = offset
         let raw = try lengthPrefixed()
-        guard let s = String(validating: raw, as: UTF8.self) else { throw fail("invalid UTF-8 in a string", at: at) }
+        guard let s = UTF8Check.string(raw) else { throw fail("invalid UTF-8 in a string", at: at) }
         return s
     }
 

@@ -96,7 +96,7 @@ package final class CompositeIndexCache {
         let prefix = KeySchema.compositePrefix(.compositeUnindexed, index.id, collection)
         var out: [DocumentKey] = []
         for entry in txn.scan(prefix: prefix) {
-            let id = try KeySchema.decodeCompositeUnindexedDocumentID(entry.key, prefixCount: prefix.count)
+            let id = try KeySchema.decodeTrailingDocumentID(entry.key, prefixCount: prefix.count)
             out.append(DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [id]))))
         }
         if let failure = txn.failure { throw failure }

@@ -50,8 +50,11 @@ package final class DocumentOverlayCache {
         inCollection path: ResourcePath, user: String, projecting projection: FieldProjection? = nil, in txn: PersistenceTransaction
     ) throws(DocError) -> [DocumentKey: Overlay] {
         var out: [DocumentKey: Overlay] = [:]
-        for entry in txn.scan(prefix: KeySchema.overlaysPrefix(user, collection: path)) {
-            let (_, key) = try KeySchema.decodeOverlay(entry.key)
+        let prefix = KeySchema.overlaysPrefix(user, collection: path)
+        for entry in txn.scan(prefix: prefix) {
+            // The prefix names the user and the collection: only the id is left to read.
+            let id = try KeySchema.decodeTrailingDocumentID(entry.key, prefixCount: prefix.count)
+            let key = DocumentKey(unchecked: ResourcePath(unchecked: path.segments + [id]))
             out[key] = try Self.decode(entry.value, key: key, user: user, projecting: projection, in: txn)
         }
         if let failure = txn.failure { throw failure }

@@ -308,8 +308,10 @@ enum KeySchema {
         return id
     }
 
-    /// The document id of a composite-unindexed row whose prefix has `prefixCount` bytes.
-    static func decodeCompositeUnindexedDocumentID(_ bytes: [UInt8], prefixCount: Int) throws(DocError) -> String {
+    /// The document id that ends a row whose prefix has `prefixCount` bytes: a
+    /// composite-unindexed row after its (index, collection) prefix, an overlay row after its
+    /// (user, collection) prefix.
+    static func decodeTrailingDocumentID(_ bytes: [UInt8], prefixCount: Int) throws(DocError) -> String {
         var d = KeyDecoder(bytes, offset: prefixCount)
         let id = try d.readString()
         try d.finish()

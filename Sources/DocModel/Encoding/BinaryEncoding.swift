@@ -551,11 +551,10 @@ struct BinaryReader {
             if let previous, compareUTF8(previous, k) >= 0 {
                 throw fail("map keys out of order or repeated (\"\(previous)\" then \"\(k)\")", at: at)
             }
-            guard out[k] == nil else {
-                // Byte-distinct but canonically equivalent keys cannot share a Swift dictionary.
+            // Byte-distinct but canonically equivalent keys cannot share a Swift dictionary.
+            guard out.updateValue(try value(depth: depth), forKey: k) == nil else {
                 throw fail("map key \"\(k)\" collides with a canonically equivalent earlier key", at: at)
             }
-            out[k] = try value(depth: depth)
             previous = k
         }
         return out

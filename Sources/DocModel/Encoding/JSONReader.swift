@@ -390,7 +390,7 @@ func hex2(_ b: UInt8) -> String {
 }
 
 /// Strict UTF-8 validation (Unicode Table 3-7: no overlong forms, no surrogates, at most U+10FFFF).
-enum UTF8Check {
+package enum UTF8Check {
     /// The length of the well-formed UTF-8 sequence starting at `i`, or `nil` if it is
     /// ill-formed or truncated.
     static func sequenceLength(_ bytes: [UInt8], at i: Int) -> Int? {
@@ -412,7 +412,16 @@ enum UTF8Check {
     }
 
     /// Decodes `bytes` as strict UTF-8; `nil` if ill-formed.
-    static func string(_ bytes: ArraySlice<UInt8>) -> String? {
-        String(validating: bytes, as: UTF8.self)
+    ///
+    /// Stored strings are mostly ASCII (field names, ids), which cannot be ill-formed: those
+    /// take `String(decoding:)` on the contiguous bytes, about four times faster than the
+    /// generic `String(validating:)` on a slice. Anything else is validated strictly.
+    package static func string(_ bytes: some Collection<UInt8>) -> String? {
+        let decoded = bytes.withContiguousStorageIfAvailable { buffer -> String? in
+            var high: UInt8 = 0
+            for byte in buffer { high |= byte }
+            return high < 0x80 ? String(decoding: buffer, as: UTF8.self) : String(validating: buffer, as: UTF8.self)
+        }
+        return decoded ?? String(validating: bytes, as: UTF8.self)
     }
 }

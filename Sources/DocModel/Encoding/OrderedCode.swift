@@ -306,7 +306,7 @@ public struct KeyDecoder: Sendable {
     mutating func string(_ mask: UInt8) throws(DocError) -> String {
         let start = offset
         let raw = try rawString(mask)
-        guard let s = UTF8Check.string(raw[...]) else { throw fail("invalid UTF-8 in a string", at: start) }
+        guard let s = UTF8Check.string(raw) else { throw fail("invalid UTF-8 in a string", at: start) }
         return s
     }
 

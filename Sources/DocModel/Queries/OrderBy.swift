@@ -39,16 +39,19 @@ public struct OrderBy: Sendable, Hashable, CustomStringConvertible {
     /// that lacks the field (which a query never matches) sorts before any value, so the result
     /// is a total order on all documents.
     public func compare(_ a: Document, _ b: Document) -> Int {
+        if field.isDocumentID { return direction.apply(a.key.path.compare(b.key.path)) }
+        return compare(a.value(at: field), b.value(at: field))
+    }
+
+    /// Compares two documents' values of this key's field (not `__name__`), as
+    /// the comparison of two documents does.
+    func compare(_ x: Value?, _ y: Value?) -> Int {
         let result: Int
-        if field.isDocumentID {
-            result = a.key.path.compare(b.key.path)
-        } else {
-            switch (a.value(at: field), b.value(at: field)) {
-            case let (x?, y?): result = Value.compare(x, y)
-            case (nil, nil): result = 0
-            case (nil, _?): result = -1
-            case (_?, nil): result = 1
-            }
+        switch (x, y) {
+        case let (x?, y?): result = Value.compare(x, y)
+        case (nil, nil): result = 0
+        case (nil, _?): result = -1
+        case (_?, nil): result = 1
         }
         return direction.apply(result)
     }

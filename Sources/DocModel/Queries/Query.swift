@@ -193,7 +193,7 @@ public struct Query: Sendable, Hashable, CustomStringConvertible {
     /// the limit (the first `limit` for ``LimitType/first``, the last `limit` for
     /// ``LimitType/last``). `documents` should hold each key at most once.
     public func results(from documents: some Sequence<Document>) -> [Document] {
-        let sorted = documents.filter(matches).sorted(by: comparator)
+        let sorted = QueryEvaluation.sorted(documents.filter(matches), orderBys: normalizedOrderBys)
         guard let limit else { return sorted }
         return limitType == .first ? Array(sorted.prefix(limit)) : Array(sorted.suffix(limit))
     }

@@ -42,6 +42,25 @@ enum QueryEvaluation {
         return 0
     }
 
+    /// `documents` in the order of `orderBys` (stable for documents that compare equal). Each
+    /// document's order-by values are read once, not at every comparison.
+    static func sorted(_ documents: [Document], orderBys: [OrderBy]) -> [Document] {
+        guard documents.count > 1 else { return documents }
+        let values = documents.map { document in
+            orderBys.map { $0.field.isDocumentID ? nil : document.value(at: $0.field) }
+        }
+        func inOrder(_ i: Int, _ j: Int) -> Bool {
+            for (n, orderBy) in orderBys.enumerated() {
+                let c = orderBy.field.isDocumentID
+                    ? orderBy.direction.apply(documents[i].key.path.compare(documents[j].key.path))
+                    : orderBy.compare(values[i][n], values[j][n])
+                if c != 0 { return c < 0 }
+            }
+            return false
+        }
+        return documents.indices.sorted(by: inOrder).map { documents[$0] }
+    }
+
     /// The canonical id of a target made of these parts.
     static func canonicalID(
         path: ResourcePath, collectionGroup: String?, filters: [Filter], orderBys: [OrderBy],
