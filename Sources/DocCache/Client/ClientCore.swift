@@ -619,7 +619,7 @@ package actor ClientCore {
         try checkOpen()
         let result = try localStore.executeQuery(query, usePreviousResults: false)
         let view = View(query: query, remoteDocuments: result.remoteKeys)
-        let changes = view.computeDocumentChanges(result.documents.values)
+        let changes = view.computeDocumentChanges(result.documents)
         guard let snapshot = view.applyChanges(changes, limboResolutionEnabled: false).snapshot else {
             throw DocError(.internal, "no snapshot for \(query)")
         }

@@ -103,7 +103,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
         }
         let synthesized = TargetChange(resumeToken: resumeToken, current: currentState == .synced)
         let view = View(query: query, remoteDocuments: result.remoteKeys)
-        let changes = view.computeDocumentChanges(result.documents.values)
+        let changes = view.computeDocumentChanges(result.documents)
         let viewChange = view.applyChanges(changes, targetChange: synthesized)
         updateTrackedLimboDocuments(viewChange.limboChanges, targetID: targetID)
         queryViews[query] = QueryView(query: query, targetID: targetID, view: view)
@@ -358,7 +358,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
             if docChanges.needsRefill {
                 do {
                     let result = try localStore.executeQuery(queryView.query, usePreviousResults: false)
-                    docChanges = view.computeDocumentChanges(result.documents.values, previousChanges: docChanges)
+                    docChanges = view.computeDocumentChanges(result.documents, previousChanges: docChanges)
                 } catch {
                     reportInternal(error, while: "refilling the results of a listener")
                     continue

@@ -11,7 +11,9 @@ package struct LocalWriteResult: Sendable {
 
 /// The documents of a query from the cache, and the keys the server last said match its target.
 package struct QueryResult: Sendable {
-    package var documents: [DocumentKey: Document]
+    /// The matching documents, each key once; in the query's order (or its reverse) when the
+    /// engine walked an index, which makes sorting them cheap.
+    package var documents: [Document]
     package var remoteKeys: Set<DocumentKey>
 }
 

@@ -18,18 +18,20 @@ package final class QueryEngine {
         self.persistence = persistence
     }
 
+    /// The documents matching `query` from the cache (local views: overlays over remote
+    /// documents), each key once. Those of an index walk come in the target's order.
     package func documents(
         matching query: Query, target: Target, user: String,
         previousResults: (keys: Set<DocumentKey>, readTime: SnapshotVersion)?,
         in txn: PersistenceTransaction
-    ) throws(DocError) -> [DocumentKey: Document] {
+    ) throws(DocError) -> [Document] {
         if query.isDocumentQuery {
             let key = DocumentKey(unchecked: query.path)
             let overlay = try persistence.overlays.overlay(for: key, user: user, in: txn)
             var local = overlay?.document
             if local == nil { local = try persistence.remoteDocuments.get(key, in: txn) }
-            if let doc = local?.document, query.matches(doc) { return [key: doc] }
-            return [:]
+            if let doc = local?.document, query.matches(doc) { return [doc] }
+            return []
         }
         if let group = query.collectionGroup {
             let remote = try persistence.remoteDocuments.documents(inCollectionGroup: group, in: txn)
@@ -70,16 +72,16 @@ package final class QueryEngine {
         return Self.merge(remote: remote, overlays: overlays, query: query)
     }
 
-    /// Remote documents overridden by overlays, filtered by the query.
+    /// Remote documents overridden by overlays, filtered by the query (in no order).
     static func merge(
         remote: [DocumentKey: MaybeDocument], overlays: [DocumentKey: Overlay], query: Query
-    ) -> [DocumentKey: Document] {
-        var result: [DocumentKey: Document] = [:]
+    ) -> [Document] {
+        var result: [Document] = []
         for (key, maybe) in remote where overlays[key] == nil {
-            if let doc = maybe.document, query.matches(doc) { result[key] = doc }
+            if let doc = maybe.document, query.matches(doc) { result.append(doc) }
         }
-        for (key, overlay) in overlays {
-            if let doc = overlay.document.document, query.matches(doc) { result[key] = doc }
+        for overlay in overlays.values {
+            if let doc = overlay.document.document, query.matches(doc) { result.append(doc) }
         }
         return result
     }
@@ -88,11 +90,12 @@ package final class QueryEngine {
     /// skipping documents that have overlays (their local view is merged afterwards), until
     /// `limit` remote documents match; `unindexed` are the documents the index could not hold
     /// (checked one by one). Each overlay can push at most one remote document out of the
-    /// window, so the window is exact after merging and trimming.
+    /// window, so the window is exact after merging and trimming. The documents are in the
+    /// target's order.
     private func documentsWalking(
         _ keys: DecodingScan<DocumentKey>, unindexed: [DocumentKey], query: Query, target: Target, limit: Int, user: String,
         in txn: PersistenceTransaction
-    ) throws(DocError) -> [DocumentKey: Document] {
+    ) throws(DocError) -> [Document] {
         // The overlays only as far as the query reads them (its filter and order fields, and
         // the tombstone field): most of them stay outside the window, and the few inside are
         // read again in full below.
@@ -119,16 +122,12 @@ package final class QueryEngine {
         for overlay in overlays.values {
             if let doc = overlay.document.document, query.matches(doc) { candidates.append(doc) }
         }
-        var result: [DocumentKey: Document] = [:]
-        for doc in Self.first(limit, of: candidates, in: target) {
-            if overlays[doc.key] != nil {
-                guard let full = try persistence.overlays.overlay(for: doc.key, user: user, in: txn)?.document.document else {
-                    throw DocError(.internal, "the overlay of \(doc.key) changed during a query")
-                }
-                result[doc.key] = full
-            } else {
-                result[doc.key] = doc
+        var result = Self.first(limit, of: candidates, in: target)
+        for (i, doc) in result.enumerated() where overlays[doc.key] != nil {
+            guard let full = try persistence.overlays.overlay(for: doc.key, user: user, in: txn)?.document.document else {
+                throw DocError(.internal, "the overlay of \(doc.key) changed during a query")
             }
+            result[i] = full
         }
         return result
     }

@@ -43,7 +43,8 @@ enum QueryEvaluation {
     }
 
     /// `documents` in the order of `orderBys` (stable for documents that compare equal). Each
-    /// document's order-by values are read once, not at every comparison.
+    /// document's order-by values are read once, not at every comparison; documents already
+    /// in order (or in strictly reverse order) are not sorted again.
     static func sorted(_ documents: [Document], orderBys: [OrderBy]) -> [Document] {
         guard documents.count > 1 else { return documents }
         let values = documents.map { document in
@@ -58,6 +59,11 @@ enum QueryEvaluation {
             }
             return false
         }
+        // Documents from an index walk already come in order, or in the reverse order (a
+        // limit-to-last query walks its flipped target's order).
+        let indices = documents.indices.dropFirst()
+        if indices.allSatisfy({ !inOrder($0, $0 - 1) }) { return documents }
+        if indices.allSatisfy({ inOrder($0, $0 - 1) }) { return documents.reversed() }
         return documents.indices.sorted(by: inOrder).map { documents[$0] }
     }
 

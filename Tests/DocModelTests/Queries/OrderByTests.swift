@@ -128,9 +128,13 @@ struct OrderByTests {
             for order in orders {
                 var query = F.coll("c")
                 for (field, descending) in order { query = try query.order(by: F.field(field), descending: descending) }
-                let expected = documents.sorted(by: query.comparator).map(\.key)
-                let sorted = QueryEvaluation.sorted(documents, orderBys: query.normalizedOrderBys).map(\.key)
-                #expect(sorted == expected, "seed \(seed), iteration \(iteration), order \(order)")
+                let inOrder = documents.sorted(by: query.comparator)
+                let expected = inOrder.map(\.key)
+                // Random, already sorted (kept as it is) and reversed (turned around) input.
+                for input in [documents, inOrder, inOrder.reversed()] {
+                    let sorted = QueryEvaluation.sorted(input, orderBys: query.normalizedOrderBys).map(\.key)
+                    #expect(sorted == expected, "seed \(seed), iteration \(iteration), order \(order)")
+                }
             }
         }
     }
