@@ -107,9 +107,10 @@ public struct DocumentChange: Sendable {
 /// The results of a query at one moment.
 public struct QuerySnapshot: Sendable {
     public let documents: [DocumentSnapshot]
-    /// What changed since the listener's previous snapshot (everything is `added` in the first).
-    public let documentChanges: [DocumentChange]
     public let metadata: SnapshotMetadata
+    /// The engine's snapshot, kept to compute ``documentChanges`` when it is asked for.
+    private let view: ViewSnapshot
+    private let includeMetadataChanges: Bool
 
     public var count: Int { documents.count }
     public var isEmpty: Bool { documents.isEmpty }
@@ -117,8 +118,18 @@ public struct QuerySnapshot: Sendable {
     init(_ snapshot: ViewSnapshot, includeMetadataChanges: Bool) {
         let fromCache = snapshot.isFromCache
         documents = snapshot.documents.map { DocumentSnapshot(key: $0.key, document: $0, fromCache: fromCache) }
-        let changes = (try? snapshot.documentChanges(includeMetadataChanges: includeMetadataChanges)) ?? []
-        documentChanges = changes.map { change in
+        metadata = SnapshotMetadata(hasPendingWrites: snapshot.hasPendingWrites, isFromCache: fromCache)
+        view = snapshot
+        self.includeMetadataChanges = includeMetadataChanges
+    }
+
+    /// What changed since the listener's previous snapshot (everything is `added` in the first).
+    /// Computed when read (a one-time read or a listener that only looks at ``documents``
+    /// does not pay for it), so read it once per snapshot.
+    public var documentChanges: [DocumentChange] {
+        let fromCache = metadata.isFromCache
+        let changes = (try? view.documentChanges(includeMetadataChanges: includeMetadataChanges)) ?? []
+        return changes.map { change in
             let kind: DocumentChange.Kind
             switch change.type {
             case .added: kind = .added
@@ -129,6 +140,5 @@ public struct QuerySnapshot: Sendable {
                 type: kind, document: DocumentSnapshot(key: change.document.key, document: change.document, fromCache: fromCache),
                 oldIndex: change.oldIndex, newIndex: change.newIndex)
         }
-        metadata = SnapshotMetadata(hasPendingWrites: snapshot.hasPendingWrites, isFromCache: fromCache)
     }
 }

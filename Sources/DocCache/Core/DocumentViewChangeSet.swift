@@ -21,9 +21,11 @@ package import DocModel
 /// removed) cannot come from a consistent view; they trip an assertion in debug builds and
 /// keep the later change in release builds.
 package struct DocumentViewChangeSet: Sendable, Equatable {
+    /// The changes by key; empty while ``ordered`` holds them instead.
     private var byKey: [DocumentKey: DocumentViewChange] = [:]
-    /// The changes in snapshot order, when known without sorting (``additions(of:)``);
-    /// dropped by any later ``add(_:)``.
+    /// The changes in snapshot order, when they are known in it without sorting
+    /// (``additions(of:)``: a first snapshot, which needs no lookup by key); moved into
+    /// ``byKey`` by any later ``add(_:)``.
     private var ordered: [DocumentViewChange]?
 
     package init() {}
@@ -31,27 +33,36 @@ package struct DocumentViewChangeSet: Sendable, Equatable {
     /// Every document of `documents` as added: the changes of a view's first results.
     package static func additions(of documents: DocumentSet) -> DocumentViewChangeSet {
         var set = DocumentViewChangeSet()
-        let changes = documents.documents.map { DocumentViewChange(.added, $0) }
-        set.byKey.reserveCapacity(changes.count)
-        for change in changes { set.byKey[change.document.key] = change }
-        set.ordered = changes
+        set.ordered = documents.documents.map { DocumentViewChange(.added, $0) }
         return set
     }
 
-    package static func == (a: DocumentViewChangeSet, b: DocumentViewChangeSet) -> Bool { a.byKey == b.byKey }
+    /// The changes by key, wherever they are held.
+    private var entries: [DocumentKey: DocumentViewChange] {
+        guard let ordered else { return byKey }
+        return Dictionary(ordered.map { ($0.document.key, $0) }, uniquingKeysWith: { _, later in later })
+    }
+
+    package static func == (a: DocumentViewChangeSet, b: DocumentViewChangeSet) -> Bool { a.entries == b.entries }
 
     /// Whether no change is recorded.
-    package var isEmpty: Bool { byKey.isEmpty }
+    package var isEmpty: Bool { ordered?.isEmpty ?? byKey.isEmpty }
 
     /// The number of documents with a change.
-    package var count: Int { byKey.count }
+    package var count: Int { ordered?.count ?? byKey.count }
 
     /// The change recorded for `key`, if any.
-    package func change(for key: DocumentKey) -> DocumentViewChange? { byKey[key] }
+    package func change(for key: DocumentKey) -> DocumentViewChange? {
+        guard let ordered else { return byKey[key] }
+        return ordered.first { $0.document.key == key }
+    }
 
     /// Records `change`, merging it with an earlier change to the same document.
     package mutating func add(_ change: DocumentViewChange) {
-        ordered = nil
+        if ordered != nil {
+            byKey = entries
+            ordered = nil
+        }
         let key = change.document.key
         guard let old = byKey[key] else {
             byKey[key] = change
@@ -78,7 +89,7 @@ package struct DocumentViewChangeSet: Sendable, Equatable {
 
     /// The recorded changes, by document key.
     package var changes: [DocumentViewChange] {
-        byKey.values.sorted { $0.document.key < $1.document.key }
+        entries.values.sorted { $0.document.key < $1.document.key }
     }
 
     /// The recorded changes in the order a snapshot reports them: removals, then additions,
