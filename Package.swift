@@ -208,6 +208,9 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // The encoded frames (OutboundFrame's ByteBuffer) in the fan-out tests.
                 .product(name: "NIOCore", package: "swift-nio"),
+                // The flush-coalescing handler on an EmbeddedChannel, whose event loop runs
+                // queued tasks only when told to.
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

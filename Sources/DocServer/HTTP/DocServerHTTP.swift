@@ -64,7 +64,7 @@ public final class DocServerHTTP: Sendable {
     ///     settings asked for port 0).
     /// - Throws: when the address cannot be bound.
     public func run(handleSignals: Bool = true, onReady: @escaping @Sendable (ServerAddress) async -> Void = { _ in }) async throws {
-        let router = Router(context: BasicWebSocketRequestContext.self)
+        let router = Router(context: ServerRequestContext.self)
         let core = self.core
         router.get(RouterPath(stringLiteral: HTTPServerSettings.healthPath)) { _, _ -> Response in
             let health = await core.health()
@@ -81,7 +81,12 @@ public final class DocServerHTTP: Sendable {
         // frame limit (plus room for the framing of an oversized frame to be read and refused).
         let maxMessage = core.configuration.frameLimits.maxFrameBytes
         let session = ListenSession(core: core, verifier: verifier, maxFrameBytes: maxMessage, logger: logger)
-        router.ws(RouterPath(stringLiteral: HTTPServerSettings.listenPath)) { inbound, outbound, _ in
+        router.ws(RouterPath(stringLiteral: HTTPServerSettings.listenPath)) { inbound, outbound, context in
+            // A commit's frames to this connection leave together (see FlushCoalescingHandler).
+            let channel = context.requestContext.channel
+            try? await channel.eventLoop.submit {
+                try channel.pipeline.syncOperations.addHandler(FlushCoalescingHandler(), position: .first)
+            }.get()
             await session.run(inbound: inbound, outbound: outbound)
         }
         // Upload bodies are streamed to the blob store chunk by chunk: Hummingbird's
