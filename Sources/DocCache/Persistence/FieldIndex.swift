@@ -23,7 +23,7 @@ package struct IndexBound: Sendable, Hashable {
 /// can detect that the index is incomplete for the field and fetch those documents itself.
 enum FieldIndexer {
     /// Every index row key of the found document `document`.
-    static func entries(for document: Document) -> Set<[UInt8]> {
+    static func entries(for document: Document) -> Set<HashedBytes> {
         let collection = document.key.collectionPath
         let id = document.key.documentID
         func base(_ table: KeySchema.Table) -> KeyEncoder {
@@ -33,20 +33,20 @@ enum FieldIndexer {
         }
         let fieldBase = base(.fieldIndex), arrayBase = base(.arrayIndex)
         let index = DocumentIndexEntries(document)
-        var rows = Set<[UInt8]>(minimumCapacity: index.entries.count + index.unindexed.count)
+        var rows = Set<HashedBytes>(minimumCapacity: index.entries.count + index.unindexed.count)
         for entry in index.entries {
             var k = entry.kind == .value ? fieldBase : arrayBase
             k.append(string: entry.field)
             k.append(raw: entry.value)
             k.append(string: id)
-            rows.insert(k.bytes)
+            rows.insert(HashedBytes(k.bytes))
         }
         for marker in index.unindexed {
             var k = base(.unindexedValues)
             k.append(string: marker.field)
             k.append(int64: marker.kind.rawValue)
             k.append(string: id)
-            rows.insert(k.bytes)
+            rows.insert(HashedBytes(k.bytes))
         }
         return rows
     }

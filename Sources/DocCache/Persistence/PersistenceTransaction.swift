@@ -17,21 +17,6 @@ extension NativeWriteBatch {
     }
 }
 
-/// A key of a transaction's write buffer. Hashes its bytes in one call: `[UInt8]`'s own
-/// `Hashable` feeds the hasher one byte at a time, which showed in profiles of local writes
-/// (every write buffers three to four keys of 20–60 bytes and looks some up again).
-struct BufferKey: Hashable {
-    let bytes: [UInt8]
-
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    func hash(into hasher: inout Hasher) {
-        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
-    }
-
-    static func == (a: BufferKey, b: BufferKey) -> Bool { a.bytes == b.bytes }
-}
-
 /// A read-write transaction over the store, handed to the body of ``Persistence/run(_:sync:_:)``.
 ///
 /// Writes (``put(_:_:)``, ``delete(_:)``) are buffered in memory and committed together as one
@@ -58,7 +43,7 @@ package final class PersistenceTransaction {
     /// The store state (counters, committed metadata).
     let state: PersistenceState
 
-    private var writes: [BufferKey: BufferedWrite] = [:]
+    private var writes: [HashedBytes: BufferedWrite] = [:]
     /// Writes not yet in `writes`, in the order they were made. A transaction that only
     /// writes (a local write, the usual case) never hashes its keys: they go to the commit
     /// in this order. The first read, scan or count moves them into `writes`.
@@ -97,7 +82,7 @@ package final class PersistenceTransaction {
     package func get(_ key: [UInt8]) throws(DocError) -> [UInt8]? {
         checkActive()
         indexWrites()
-        if let w = writes[BufferKey(key)] {
+        if let w = writes[HashedBytes(key)] {
             switch w {
             case .put(let v): return v
             case .delete: return nil
@@ -217,7 +202,7 @@ package final class PersistenceTransaction {
     /// Moves the writes made since the last read into `writes` (a later write to a key wins).
     private func indexWrites() {
         guard !unindexed.isEmpty else { return }
-        for (key, write) in unindexed where writes.updateValue(write, forKey: BufferKey(key)) == nil {
+        for (key, write) in unindexed where writes.updateValue(write, forKey: HashedBytes(key)) == nil {
             unsortedKeys.append(key)
         }
         unindexed.removeAll(keepingCapacity: true)
@@ -249,7 +234,7 @@ package final class PersistenceTransaction {
             contributingRuns += 1
         }
         if contributingRuns > 1 { keys.sort { compareKeys($0, $1) < 0 } }
-        return keys.map { ($0, writes[BufferKey($0)]!) }
+        return keys.map { ($0, writes[HashedBytes($0)]!) }
     }
 
     /// The index of the first element for which `isBefore` is false (elements for which it

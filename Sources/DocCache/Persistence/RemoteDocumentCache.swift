@@ -21,9 +21,9 @@ package final class RemoteDocumentCache {
 
     /// Every local query index row of the found document `document`: its field, array and
     /// unindexed-value rows, and its rows in the declared composite indexes.
-    private func indexRows(for document: Document) -> Set<[UInt8]> {
+    private func indexRows(for document: Document) -> Set<HashedBytes> {
         var rows = FieldIndexer.entries(for: document)
-        for row in compositeIndexes.rows(for: document) { rows.insert(row) }
+        for row in compositeIndexes.rows(for: document) { rows.insert(HashedBytes(row)) }
         return rows
     }
 
@@ -55,8 +55,8 @@ package final class RemoteDocumentCache {
 
         let oldEntries = old?.document.document.map(indexRows(for:)) ?? []
         let newEntries = document.document.map(indexRows(for:)) ?? []
-        for entry in oldEntries where !newEntries.contains(entry) { txn.delete(entry) }
-        for entry in newEntries where !oldEntries.contains(entry) { txn.put(entry, []) }
+        for entry in oldEntries where !newEntries.contains(entry) { txn.delete(entry.bytes) }
+        for entry in newEntries where !oldEntries.contains(entry) { txn.put(entry.bytes, []) }
 
         txn.stampSentinel(key)
     }
@@ -71,7 +71,7 @@ package final class RemoteDocumentCache {
         txn.delete(KeySchema.readTime(key.collectionPath, old.readTime, key.documentID))
         txn.delete(KeySchema.collectionGroup(key))
         if let document = old.document.document {
-            for entry in indexRows(for: document) { txn.delete(entry) }
+            for entry in indexRows(for: document) { txn.delete(entry.bytes) }
         }
         txn.delete(KeySchema.sentinel(key))
         return true

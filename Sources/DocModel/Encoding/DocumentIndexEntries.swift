@@ -70,10 +70,10 @@ package struct DocumentIndexEntries: Sendable, Hashable {
             case .map(let map) where !value.isServerTimestamp:
                 walk(map, prefix: segments)
             case .array(let elements):
-                var seen = Set<[UInt8]>()
+                var seen = Set<HashedBytes>()
                 for element in elements {
                     let encoded = element.indexEncoded()
-                    if seen.insert(encoded).inserted { add(.arrayElement, field, encoded) }
+                    if seen.insert(HashedBytes(encoded)).inserted { add(.arrayElement, field, encoded) }
                 }
             default:
                 break

@@ -421,10 +421,10 @@ final class LevelDBTenantStore: TenantStore {
             for row in rows { batch.put(row, []) }
             return
         }
-        let old = Set(keys.indexRows(of: previous))
-        let new = Set(rows)
-        for row in old where !new.contains(row) { batch.delete(row) }
-        for row in rows where !old.contains(row) { batch.put(row, []) }
+        let old = Set(keys.indexRows(of: previous).map(HashedBytes.init))
+        let new = Set(rows.map(HashedBytes.init))
+        for row in old where !new.contains(row) { batch.delete(row.bytes) }
+        for row in rows where !old.contains(HashedBytes(row)) { batch.put(row, []) }
     }
 
     func pruneOutcomes(recordedBefore cutoff: Int64) async throws(DocError) -> Int {
