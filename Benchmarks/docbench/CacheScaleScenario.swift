@@ -7,11 +7,7 @@ import Foundation
 /// 10,000, 100,000 and 1,000,000). Throws `invalidArgument` for a value that is not a whole
 /// number of at least 1,000.
 func cacheDocumentCount() throws(DocError) -> Int {
-    guard let text = ProcessInfo.processInfo.environment["DOCBENCH_CACHE_DOCUMENTS"] else { return 100_000 }
-    guard let count = Int(text), count >= 1_000 else {
-        throw DocError(.invalidArgument, "DOCBENCH_CACHE_DOCUMENTS must be a whole number of at least 1000, not \"\(text)\"")
-    }
-    return count
+    try environmentCount("DOCBENCH_CACHE_DOCUMENTS", default: 100_000, minimum: 1_000)
 }
 
 /// The composite index the bounded category query needs (declared as the GRDB peer's schema

@@ -16,7 +16,7 @@ import Foundation
 /// transfer. `DOCBENCH_REQUEST_CLIENTS` overrides the number of clients (1: the latency of one
 /// request with nothing else going on).
 func requests(transfers: Int, accounts: Int = 100) async throws -> Result {
-    let clients = ProcessInfo.processInfo.environment["DOCBENCH_REQUEST_CLIENTS"].flatMap(Int.init).map { max(1, $0) } ?? 10
+    let clients = try environmentCount("DOCBENCH_REQUEST_CLIENTS", default: 10, minimum: 1)
     var configuration = ServerConfiguration()
     let rulesPath = "Rules/firestore.rules"
     if FileManager.default.fileExists(atPath: rulesPath) {

@@ -17,7 +17,7 @@ import Foundation
 ///
 /// `DOCBENCH_SERVER_DOCUMENTS` overrides the document count (for a quick run).
 func serverQuery(queries: Int, store kind: BenchStore) async throws -> Result {
-    let documents = ProcessInfo.processInfo.environment["DOCBENCH_SERVER_DOCUMENTS"].flatMap(Int.init) ?? 1_000_000
+    let documents = try environmentCount("DOCBENCH_SERVER_DOCUMENTS", default: 1_000_000, minimum: 1)
     let directory = temporaryDirectory("server-query")
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let store: any ServerStore

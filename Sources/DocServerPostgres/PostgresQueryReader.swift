@@ -109,7 +109,7 @@ struct PostgresQueryReader: QueryIndexReader {
     /// The entry of a row whose first two columns are `value` and `doc_id`.
     private func entry(_ value: ByteBuffer, _ id: ByteBuffer, in collection: ResourcePath) throws(DocError) -> IndexPosition {
         let documentID = try DocumentKeyBytes.documentID(decoding: id.bytes)
-        return IndexPosition(value: value.bytes, key: DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [documentID]))))
+        return IndexPosition(value: value.bytes, key: DocumentKey(unchecked: collection, id: documentID))
     }
 
     func indexPage(
@@ -201,7 +201,7 @@ struct PostgresQueryReader: QueryIndexReader {
         for row in rows {
             let id = try PostgresErrorMapping.decode("index entries", in: database) { try row.decode(ByteBuffer.self) }
             let documentID = try DocumentKeyBytes.documentID(decoding: id.bytes)
-            keys.append(DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [documentID]))))
+            keys.append(DocumentKey(unchecked: collection, id: documentID))
         }
         return keys
     }

@@ -120,6 +120,43 @@ import Testing
         #expect(gated.gate.groups == [[BatchKey(clientID: bob.clientID, batchID: 1)]])
     }
 
+    @Test func whenTheGroupFailsItsBatchesCommitOneByOneAndAFailureStillStopsItsFrame() async throws {
+        let gated = GatedServer()
+        let ann = try await gated.connect(uid: "ann", client: "ann-phone")
+        let bob = try await gated.connect(uid: "bob", client: "bob-phone")
+        let cy = try await gated.connect(uid: "cy", client: "cy-phone")
+        // The group's transaction fails; then, committing one by one, Cy's first batch fails.
+        gated.gate.failGroupCommits(thenOutcomeReadsOf: [BatchKey(clientID: cy.clientID, batchID: 1)])
+
+        let first = Task { await gated.core.write(.init(clientID: ann.clientID, batchID: 1, mutations: [T.set("notes/a", ["n": 1])]), on: ann) }
+        await gated.gate.waitUntilEntered()
+        let cyFrame = Task {
+            await gated.core.write(ClientMessage.WriteBatches(clientID: cy.clientID, batches: [
+                .init(batchID: 1, mutations: [T.set("notes/c1", ["n": 1])]),
+                .init(batchID: 2, mutations: [T.set("notes/c2", ["n": 2])]),
+            ]), on: cy)
+        }
+        try await gated.waitForQueuedCommits(1)
+        let bobWrite = Task { await gated.core.write(.init(clientID: bob.clientID, batchID: 1, mutations: [T.set("notes/b", ["n": 2])]), on: bob) }
+        try await gated.waitForQueuedCommits(2)
+        gated.gate.open()
+
+        #expect(Self.version(await first.value) != nil)
+        #expect(Self.version(await bobWrite.value) != nil, "Bob's batch commits on its own")
+        guard case .writeResults(let results) = await cyFrame.value else {
+            Issue.record("Cy's frame was not answered with writeResults")
+            return
+        }
+        let codes = results.answers.map { answer -> DocError.Code? in
+            if case .failed(_, let error) = answer { error.code } else { nil }
+        }
+        #expect(codes == [.unavailable, .unavailable], "the failing batch and the one after it: \(results.answers)")
+        let stored = try await gated.server.tenantStore("acme").documents([T.key("notes/c1"), T.key("notes/c2"), T.key("notes/b")]).documents
+        #expect(stored[T.key("notes/c2")] == nil, "the batch after the failing one is not committed before it")
+        #expect(stored[T.key("notes/b")] != nil)
+        #expect(gated.gate.groups.count == 1, "one group was tried, then the batches went one by one")
+    }
+
     @Test func aLoneCommitIsNotStoredAsAGroup() async throws {
         let gated = GatedServer()
         gated.gate.open()
@@ -142,6 +179,8 @@ final class CommitGate: Sendable {
         var hasEntered = false
         var groups: [[BatchKey]] = []
         var failing: Set<BatchKey> = []
+        var failGroups = false
+        var failingAfterGroup: Set<BatchKey> = []
     }
 
     private let state = Mutex(State())
@@ -154,7 +193,24 @@ final class CommitGate: Sendable {
 
     func fails(_ batch: BatchKey) -> Bool { state.withLock { $0.failing.contains(batch) } }
 
-    func record(_ group: [BatchKey]) { state.withLock { $0.groups.append(group) } }
+    /// Every group commit fails (`unavailable`); from the first one on, reading the outcome of
+    /// `batches` fails too (so the group's one-by-one fallback meets a failing batch).
+    func failGroupCommits(thenOutcomeReadsOf batches: Set<BatchKey>) {
+        state.withLock { state in
+            state.failGroups = true
+            state.failingAfterGroup = batches
+        }
+    }
+
+    /// Records a group about to be stored; `false` when it must fail.
+    func record(_ group: [BatchKey]) -> Bool {
+        state.withLock { state in
+            state.groups.append(group)
+            guard state.failGroups else { return true }
+            state.failing.formUnion(state.failingAfterGroup)
+            return false
+        }
+    }
 
     /// Lets the held commit (and every later one) through.
     func open() {
@@ -231,7 +287,7 @@ struct GatedTenantStore: ForwardingTenantStore {
         return try await base.commit(request)
     }
     func commitGroup(_ requests: [CommitRequest]) async throws(DocError) -> SnapshotVersion {
-        gate.record(requests.map(\.outcome.batch))
+        guard gate.record(requests.map(\.outcome.batch)) else { throw DocError(.unavailable, "group commit fails (test)") }
         return try await base.commitGroup(requests)
     }
 }

@@ -20,15 +20,7 @@ struct RequestGroupTests {
 
     func document(_ server: TestServer, _ path: String) async throws -> Document? { try await RequestTests.document(server, path) }
 
-    /// The request once it is no longer pending (records an issue if it stays pending).
-    func settled(_ server: TestServer, _ id: String) async throws -> Document {
-        let done = await eventually {
-            guard case .string(let status)? = (try? await document(server, "requests/\(id)"))??.data["status"] else { return false }
-            return status != "pending"
-        }
-        #expect(done, "request \(id) was never processed")
-        return try await document(server, "requests/\(id)")!
-    }
+    func settled(_ server: TestServer, _ id: String) async throws -> Document { try await RequestTests.settled(server, id) }
 
     /// All the requests, settled, by id.
     func settled(_ server: TestServer, _ ids: [String]) async throws -> [String: Document] {
@@ -37,10 +29,7 @@ struct RequestGroupTests {
         return settled
     }
 
-    func balance(_ server: TestServer, _ id: String) async throws -> Int64? {
-        guard case .integer(let balance)? = try await document(server, "accounts/\(id)")?.data["balance"] else { return nil }
-        return balance
-    }
+    func balance(_ server: TestServer, _ id: String) async throws -> Int64? { try await RequestTests.balance(server, id) }
 
     /// How many different commits finalized these requests (their `processedAt` is the commit
     /// time, which differs between commits).

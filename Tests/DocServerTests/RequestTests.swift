@@ -34,18 +34,19 @@ struct RequestTests {
         return try await server.core.documents([T.key(path)], on: connection).first
     }
 
-    func status(_ server: TestServer, _ id: String) async throws -> String? {
+    static func status(_ server: TestServer, _ id: String) async throws -> String? {
         guard case .string(let status)? = try await Self.document(server, "requests/\(id)")?.data["status"] else { return nil }
         return status
     }
 
-    func settled(_ server: TestServer, _ id: String) async throws -> Document {
-        let done = await eventually { (try? await status(server, id)).map { $0 != "pending" } ?? false }
+    /// The request once it is no longer pending (records an issue if it stays pending).
+    static func settled(_ server: TestServer, _ id: String) async throws -> Document {
+        let done = await eventually { (try? await Self.status(server, id)).map { $0 != "pending" } ?? false }
         #expect(done, "request \(id) was never processed")
         return try await Self.document(server, "requests/\(id)")!
     }
 
-    func balance(_ server: TestServer, _ id: String) async throws -> Int64? {
+    static func balance(_ server: TestServer, _ id: String) async throws -> Int64? {
         guard case .integer(let balance)? = try await Self.document(server, "accounts/\(id)")?.data["balance"] else { return nil }
         return balance
     }
@@ -55,12 +56,12 @@ struct RequestTests {
         let c = try await server.connect()
         await server.write(c, batch: 1, [Self.account("a", 1_000), Self.account("b", 50)])
         await server.write(c, batch: 2, [Self.request("r1", type: "transfer", params: Self.transfer("a", "b", 300))])
-        let request = try await settled(server, "r1")
+        let request = try await Self.settled(server, "r1")
         #expect(request.data["status"] == "applied")
         #expect(request.data["result"] == .map(["from": 700, "to": 350]))
         guard case .timestamp? = request.data["processedAt"] else { Issue.record("no processedAt"); return }
-        #expect(try await balance(server, "a") == 700)
-        #expect(try await balance(server, "b") == 350)
+        #expect(try await Self.balance(server, "a") == 700)
+        #expect(try await Self.balance(server, "b") == 350)
         let ledger = try await Self.document(server, "ledger/r1")
         #expect(ledger?.data["amount"] == 300)
         #expect(ledger?.data["requestId"] == "r1")
@@ -80,7 +81,7 @@ struct RequestTests {
         ]
         for (i, (id, mutation, code, fragment)) in cases.enumerated() {
             await server.write(c, batch: 10 + i, [mutation])
-            let request = try await settled(server, id)
+            let request = try await Self.settled(server, id)
             #expect(request.data["status"] == "rejected", "\(id)")
             guard case .map(let error)? = request.data["error"], case .string(let message)? = error["message"] else {
                 Issue.record("\(id): no error recorded"); continue
@@ -88,8 +89,8 @@ struct RequestTests {
             #expect(error["code"] == .string(code.name), "\(id): \(message)")
             #expect(message.contains(fragment), "\(id): \(message)")
         }
-        #expect(try await balance(server, "a") == 100)
-        #expect(try await balance(server, "b") == 0)
+        #expect(try await Self.balance(server, "a") == 100)
+        #expect(try await Self.balance(server, "b") == 0)
         #expect(try await Self.document(server, "ledger/poor") == nil)
     }
 
@@ -105,8 +106,8 @@ struct RequestTests {
             Self.request("first", type: "transfer", params: Self.transfer("a", "b", 600), base: ["accounts/a": seen]),
             Self.request("second", type: "transfer", params: Self.transfer("a", "b", 600), base: ["accounts/a": seen]),
         ])
-        let first = try await settled(server, "first")
-        let second = try await settled(server, "second")
+        let first = try await Self.settled(server, "first")
+        let second = try await Self.settled(server, "second")
         let statuses = [first.data["status"], second.data["status"]].compactMap { $0 }
         #expect(statuses.filter { $0 == "applied" }.count == 1)
         #expect(statuses.filter { $0 == "rejected" }.count == 1)
@@ -117,8 +118,8 @@ struct RequestTests {
         #expect(error["code"] == "failedPrecondition")
         #expect(message.contains("stale"))
         #expect(message.contains("accounts/a"))
-        #expect(try await balance(server, "a") == 400)
-        #expect(try await balance(server, "b") == 600)
+        #expect(try await Self.balance(server, "a") == 400)
+        #expect(try await Self.balance(server, "b") == 600)
     }
 
     @Test func setTaxRateRecomputesTheInvoice() async throws {
@@ -128,7 +129,7 @@ struct RequestTests {
         await server.write(c, batch: 1, [T.set("invoices/i1", ["lines": lines, "taxRateBasisPoints": 0, "tax": 0, "total": 3_345])])
         await server.write(c, batch: 2, [Self.request("tax1", type: "setTaxRate",
                                                         params: ["invoice": "invoices/i1", "taxRateBasisPoints": 1_900])])
-        let request = try await settled(server, "tax1")
+        let request = try await Self.settled(server, "tax1")
         #expect(request.data["status"] == "applied")
         let invoice = try await Self.document(server, "invoices/i1")
         // 1000 × 19 % = 190; 2345 × 19 % = 445.55 → 446.
@@ -151,11 +152,11 @@ struct RequestTests {
         let c = try await server.connect()
         await server.write(c, batch: 1, [Self.account("a", 1)])
         await server.write(c, batch: 2, [Self.request("s1", type: "sneaky", params: [:])])
-        let request = try await settled(server, "s1")
+        let request = try await Self.settled(server, "s1")
         #expect(request.data["status"] == "rejected")
         guard case .map(let error)? = request.data["error"] else { Issue.record("no error"); return }
         #expect(error["code"] == "permissionDenied")
-        #expect(try await balance(server, "a") == 1)
+        #expect(try await Self.balance(server, "a") == 1)
     }
 
     @Test func pendingRequestsLeftByACrashAreProcessedOnceAtStart() async throws {

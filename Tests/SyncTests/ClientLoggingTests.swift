@@ -2,7 +2,6 @@ import DocModel
 import DocTestSupport
 import Foundation
 import Logging
-import Synchronization
 import Testing
 @testable import DocCache
 
@@ -10,7 +9,6 @@ import Testing
 /// says nothing without one.
 @Suite("Client logging", .timeLimit(.minutes(2)))
 struct ClientLoggingTests {
-    /// Keeps every message logged through it.
     @Test func rejectionsConnectionStatesAndStreamFailuresAreLogged() async throws {
         try await SyncHarness.run { harness in
             let captured = CapturedLogs()

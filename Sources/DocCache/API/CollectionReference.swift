@@ -29,7 +29,7 @@ public struct CollectionReference: Sendable {
 
     /// A new document with an id made on this device (UUIDv7: ids sort by creation time).
     public func document() -> DocumentReference {
-        DocumentReference(store: store, key: DocumentKey(unchecked: path.appending(ResourcePath(unchecked: [UUIDv7.make()]))))
+        DocumentReference(store: store, key: DocumentKey(unchecked: path, id: UUIDv7.make()))
     }
 
     /// The document `id` of this collection.

@@ -4,8 +4,9 @@ extension DocumentStore {
     /// Declares the composite indexes of the cache, replacing the previous declaration, and
     /// returns once every cached document is in them.
     ///
-    /// Every field of a cached document has a single-field index, so a query that filters or
-    /// orders on one field reads only what it returns. A query that combines equality filters
+    /// Every field of a cached document has a single-field index, so a limited query ordered
+    /// by one field walks that field's index and reads about what it returns (its range
+    /// filters on that field bound the walk). A query that combines equality filters
     /// with an order on another field (`where category == x order by score desc limit 50`)
     /// walks the order's index and checks the filter document by document; a composite index of
     /// (`category`, `score` descending) lets it read exactly the documents it returns. The
@@ -13,8 +14,8 @@ extension DocumentStore {
     ///
     /// A limited query uses a composite index when the index's leading fields are the query's
     /// equality filters and its other fields are exactly the query's order-bys, each in the
-    /// index's direction or each in the opposite one. Its other filters are checked on each
-    /// document read.
+    /// index's direction or each in the opposite one. Its range filters on the first order-by
+    /// field bound the walk; its other filters are checked on each document read.
     ///
     /// ```swift
     /// try await store.setIndexConfiguration([
@@ -26,15 +27,21 @@ extension DocumentStore {
     /// declaring the same indexes again costs nothing. A new index is built from the cached
     /// documents in steps of a few thousand documents (writes and listeners of the store run
     /// between steps); queries use it once it is complete. If the store closes before then,
-    /// the next open continues the build by itself. Indexes no longer declared are dropped
-    /// with their entries.
+    /// the next open builds it again by itself (from the start: the rows already written are
+    /// written again). Indexes no longer declared are dropped with their entries.
     ///
-    /// - Throws: whatever the store's persistence throws (the declaration is then unchanged),
-    ///   `failedPrecondition` when the store is closed.
+    /// - Throws: whatever the store's persistence throws, `failedPrecondition` when the store
+    ///   is closed. A declaration that fails leaves the previous one in place; when a build
+    ///   step fails, the new declaration stands and its build goes on in the background.
     public func setIndexConfiguration(_ indexes: [CompositeIndex]) async throws(DocError) {
         var incomplete = try await core.declareCompositeIndexes(indexes)
-        while incomplete {
-            incomplete = try await core.backfillCompositeIndexes()
+        do {
+            while incomplete {
+                incomplete = try await core.backfillCompositeIndexes()
+            }
+        } catch {
+            await core.scheduleCompositeIndexBackfill()
+            throw error
         }
     }
 

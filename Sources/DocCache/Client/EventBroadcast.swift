@@ -25,6 +25,15 @@ package final class EventBroadcast<Element: Sendable>: Sendable {
             }
         }
 
+        /// The latest event kept (no array made for it: read on every local write).
+        var last: Element? {
+            switch self {
+            case .nothing: nil
+            case .latest(let event): event
+            case .all(let events): events.last
+            }
+        }
+
         mutating func record(_ event: Element) {
             switch self {
             case .nothing: break
@@ -65,7 +74,7 @@ package final class EventBroadcast<Element: Sendable>: Sendable {
 
     /// The latest value of a replaying broadcast (`nil` for one that does not replay, or
     /// one that replays all and has none yet).
-    package var latest: Element? { state.withLock { $0.replay.events.last } }
+    package var latest: Element? { state.withLock { $0.replay.last } }
 
     /// A new observer's stream: what the broadcast replays, then every event yielded from now
     /// on, until ``finish()``. After `finish()` the stream holds only what is replayed and

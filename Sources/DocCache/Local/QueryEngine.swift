@@ -7,6 +7,8 @@ package import DocModel
 /// - a query whose target has server-confirmed results (`previousResults`) reads those keys
 ///   plus the collection's documents changed since, instead of the whole collection
 ///   (unlimited queries only: a limit window may have moved);
+/// - a limited query whose equality filters and order-bys a complete declared composite
+///   index serves walks that index from the equality values (``CompositeIndexPlan``);
 /// - a limited query ordered by a field walks that field's local index in query order,
 ///   stopping after `limit` matches (plus the collection's overlays, which may change the
 ///   window), so its cost follows the limit, not the collection size;
@@ -53,7 +55,8 @@ package final class QueryEngine {
                 target: target, indexes: persistence.compositeIndexes.completeIndexes(collectionGroup: query.path.lastSegment ?? ""))
             {
                 let keys = persistence.compositeIndexes.scan(
-                    plan.index, collection: query.path, leading: plan.leading, reverse: plan.reverse, in: txn)
+                    plan.index, collection: query.path, leading: plan.leading, lower: plan.lower, upper: plan.upper,
+                    reverse: plan.reverse, in: txn)
                 let unindexed = try persistence.compositeIndexes.unindexedDocuments(plan.index, collection: query.path, in: txn)
                 return try documentsWalking(keys, unindexed: unindexed, query: query, target: target, limit: limit, user: user, in: txn)
             }
@@ -215,11 +218,15 @@ struct IndexPlan {
 /// How to walk a declared composite index for a limited query: the index's leading fields are
 /// the query's equality filters (top-level conjunctions), its remaining fields exactly the
 /// query's order-bys, each in the index's direction (a forward walk) or each in the opposite
-/// one (a reverse walk). Other filters are checked on each document.
+/// one (a reverse walk). The range filters on the first order-by field bound the walk, as
+/// ``IndexPlan``'s do; other filters are checked on each document.
 struct CompositeIndexPlan {
     var index: CompositeIndex
     /// The values of the index's leading fields, from the equality filters.
     var leading: [Value]
+    /// The range of the field after the leading ones (the first order-by), in value order.
+    var lower: IndexBound?
+    var upper: IndexBound?
     var reverse: Bool
 
     /// The plan over the index with the most leading equality fields among `indexes`, or `nil`
@@ -251,7 +258,10 @@ struct CompositeIndexPlan {
             }) else { continue }
             best = CompositeIndexPlan(index: index, leading: leading, reverse: reverse)
         }
-        guard let best else { return nil }
+        guard var best else { return nil }
+        if let range = orders.isEmpty ? nil : IndexPlan(target: target) {
+            (best.lower, best.upper) = (range.lower, range.upper)
+        }
         self = best
     }
 

@@ -71,22 +71,39 @@ package final class CompositeIndexCache {
     // MARK: Reading
 
     /// The keys of the documents directly in `collection` whose row in `index` starts with
-    /// `leading` (values of the index's first fields, in order), in index order — or the
-    /// reverse with `reverse`. Lazy: stopping early is cheap. Documents with a value too large
-    /// to index are not included (see ``unindexedDocuments(index:collection:in:)``).
+    /// `leading` (values of the index's first fields, in order) and whose value of the next
+    /// field is within `lower`...`upper` (in value order; none: unbounded), in index order —
+    /// or the reverse with `reverse`. Lazy: stopping early is cheap. Documents with a value
+    /// too large to index are not included (see ``unindexedDocuments(_:collection:in:)``).
     func scan(
-        _ index: CompositeIndex, collection: ResourcePath, leading: [Value], reverse: Bool, in txn: PersistenceTransaction
+        _ index: CompositeIndex, collection: ResourcePath, leading: [Value], lower: IndexBound? = nil, upper: IndexBound? = nil,
+        reverse: Bool, in txn: PersistenceTransaction
     ) -> DecodingScan<DocumentKey> {
         let prefix = KeySchema.compositePrefix(.compositeIndex, index.id, collection)
         var from = KeyEncoder(prefix: prefix)
         for (value, field) in zip(leading, index.fields) {
             from.append(indexValue: value, descending: field.direction == .descending)
         }
+        // Rows are read from after the leading values, which every row of the scan shares.
+        let knownCount = from.bytes.count
         var to = from
-        to.appendInfinity()
+        let descending = leading.count < index.fields.count && index.fields[leading.count].direction == .descending
+        // A descending field's rows run from its highest value to its lowest.
+        let (start, end) = descending ? (upper, lower) : (lower, upper)
+        if let start {
+            from.append(indexValue: start.value, descending: descending)
+            if !start.inclusive { from.appendInfinity() }
+        }
+        if let end {
+            to.append(indexValue: end.value, descending: descending)
+            if end.inclusive { to.appendInfinity() }
+        } else {
+            to.appendInfinity()
+        }
         return DecodingScan(txn.scan(KeyRange(from: from.bytes, upTo: to.bytes), reverse: reverse), txn) { entry throws(DocError) -> DocumentKey? in
-            let id = try KeySchema.decodeCompositeEntryDocumentID(entry.key, prefixCount: prefix.count, index: index)
-            return DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [id])))
+            let id = try KeySchema.decodeCompositeEntryDocumentID(
+                entry.key, prefixCount: knownCount, knownFields: leading.count, index: index)
+            return DocumentKey(unchecked: collection, id: id)
         }
     }
 
@@ -97,7 +114,7 @@ package final class CompositeIndexCache {
         var out: [DocumentKey] = []
         for entry in txn.scan(prefix: prefix) {
             let id = try KeySchema.decodeTrailingDocumentID(entry.key, prefixCount: prefix.count)
-            out.append(DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [id]))))
+            out.append(DocumentKey(unchecked: collection, id: id))
         }
         if let failure = txn.failure { throw failure }
         return out
@@ -117,8 +134,8 @@ package final class CompositeIndexCache {
     }
 
     /// Makes `indexes` the declared indexes: rows and definitions of indexes no longer
-    /// declared are removed, new ones are stored as incomplete (``backfill(maxDocuments:in:)``
-    /// completes them). Call ``commitDeclared(_:)`` with the result once the transaction has
+    /// declared are removed, new ones are stored as incomplete (``backfill(maxDocuments:from:in:)``
+    /// completes them). Call ``commitDeclared(_:cursor:)`` with the result once the transaction has
     /// committed.
     func declare(_ indexes: [CompositeIndex], in txn: PersistenceTransaction) throws(DocError) -> [StoredCompositeIndex] {
         var wanted: [String: CompositeIndex] = [:]

@@ -54,7 +54,7 @@ package final class DocumentOverlayCache {
         for entry in txn.scan(prefix: prefix) {
             // The prefix names the user and the collection: only the id is left to read.
             let id = try KeySchema.decodeTrailingDocumentID(entry.key, prefixCount: prefix.count)
-            let key = DocumentKey(unchecked: ResourcePath(unchecked: path.segments + [id]))
+            let key = DocumentKey(unchecked: path, id: id)
             out[key] = try Self.decode(entry.value, key: key, user: user, projecting: projection, in: txn)
         }
         if let failure = txn.failure { throw failure }

@@ -37,7 +37,7 @@ internal import DocModel
 //  0x16  composite index         string(index id), path(collection),   empty
 //                                value(v1, dir1) … value(vn, dirn),
 //                                string(document id, dirn)
-//  0x17  composite index         string(index id)                      CompositeIndexRecord: format,
+//  0x17  composite index         string(index id)                      StoredCompositeIndex record: format,
 //        definitions                                                   state (building/complete),
 //                                                                      collection id, fields
 //  0x18  composite unindexed     string(index id), path(collection),   empty
@@ -298,11 +298,14 @@ enum KeySchema {
         compositeIndexPrefix(.compositeIndexDefinitions, indexID)
     }
 
-    /// The document id at the end of a composite index row of `index` whose prefix (index id
-    /// and collection) has `prefixCount` bytes.
-    static func decodeCompositeEntryDocumentID(_ bytes: [UInt8], prefixCount: Int, index: CompositeIndex) throws(DocError) -> String {
+    /// The document id at the end of a composite index row of `index` whose first
+    /// `prefixCount` bytes are its prefix (index id and collection) and the values of its
+    /// first `knownFields` fields (a scan's leading values, which need no decoding).
+    static func decodeCompositeEntryDocumentID(
+        _ bytes: [UInt8], prefixCount: Int, knownFields: Int = 0, index: CompositeIndex
+    ) throws(DocError) -> String {
         var d = KeyDecoder(bytes, offset: prefixCount)
-        for field in index.fields { _ = try d.readIndexValue(descending: field.direction == .descending) }
+        for field in index.fields.dropFirst(knownFields) { _ = try d.readIndexValue(descending: field.direction == .descending) }
         let id = try d.readString(descending: index.documentIDDirection == .descending)
         try d.finish()
         return id
@@ -469,7 +472,7 @@ enum KeySchema {
         guard collection.count % 2 == 1 else {
             throw DocError(.dataLoss, "corrupt overlay key: \(collection) is not a collection path")
         }
-        return (user, DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [id]))))
+        return (user, DocumentKey(unchecked: collection, id: id))
     }
 
     // MARK: Targets

@@ -165,7 +165,7 @@ package final class RemoteDocumentCache {
         var keys: [DocumentKey] = []
         for entry in txn.scan(KeyRange(from: lower.bytes, upTo: KeySchema.prefixEnd(prefix))) {
             let (_, _, id) = try KeySchema.decodeReadTime(entry.key)
-            keys.append(DocumentKey(unchecked: path.appending(ResourcePath(unchecked: [id]))))
+            keys.append(DocumentKey(unchecked: path, id: id))
         }
         if let failure = txn.failure { throw failure }
         return try getAll(keys, in: txn)
@@ -235,7 +235,7 @@ package final class RemoteDocumentCache {
         var out: [DocumentKey] = []
         for entry in txn.scan(prefix: prefix) {
             let (kind, id) = try KeySchema.decodeUnindexedEntry(entry.key, prefixCount: prefix.count)
-            if kind == wanted { out.append(DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [id])))) }
+            if kind == wanted { out.append(DocumentKey(unchecked: collection, id: id)) }
         }
         if let failure = txn.failure { throw failure }
         return out
@@ -246,7 +246,7 @@ package final class RemoteDocumentCache {
     ) -> DecodingScan<DocumentKey> {
         DecodingScan(txn.scan(range, reverse: descending), txn) { entry throws(DocError) -> DocumentKey? in
             let id = try KeySchema.decodeIndexEntryDocumentID(entry.key, prefixCount: prefixCount)
-            return DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [id])))
+            return DocumentKey(unchecked: collection, id: id)
         }
     }
 }

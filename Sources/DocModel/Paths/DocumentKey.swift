@@ -21,6 +21,12 @@ public struct DocumentKey: Sendable, Hashable, Comparable, CustomStringConvertib
         self.path = path
     }
 
+    /// The document `id` of the collection `collection` (both already valid: a key read back
+    /// from storage or built from a collection reference).
+    package init(unchecked collection: ResourcePath, id: String) {
+        self.path = ResourcePath(unchecked: collection.segments + [id])
+    }
+
     /// The document id: the last segment.
     public var documentID: String { path.segments[path.count - 1] }
 

@@ -53,8 +53,7 @@ enum QueryEvaluation {
         func inOrder(_ i: Int, _ j: Int) -> Bool {
             for (n, orderBy) in orderBys.enumerated() {
                 let c = orderBy.field.isDocumentID
-                    ? orderBy.direction.apply(documents[i].key.path.compare(documents[j].key.path))
-                    : orderBy.compare(values[i][n], values[j][n])
+                    ? orderBy.compare(documents[i], documents[j]) : orderBy.compare(values[i][n], values[j][n])
                 if c != 0 { return c < 0 }
             }
             return false

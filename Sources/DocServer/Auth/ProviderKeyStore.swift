@@ -97,9 +97,11 @@ actor ProviderKeyStore {
         }
         if let cacheFile = provider.cacheFile {
             do {
-                let url = URL(fileURLWithPath: cacheFile)
-                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try fetched.data.write(to: url, options: .atomic)
+                // The server's own directory (0700), as its other files are.
+                if let failed = POSIXFile.makeDirectories(POSIXFile.parent(of: cacheFile)) {
+                    throw DocError(.unavailable, "cannot create \(failed.directory): \(String(cString: strerror(failed.errno)))")
+                }
+                try fetched.data.write(to: URL(fileURLWithPath: cacheFile), options: .atomic)
             } catch {
                 logger.warning("cannot keep a copy of the identity provider's keys", metadata: ["copy": "\(cacheFile)", "error": "\(error)"])
             }

@@ -277,58 +277,35 @@ actor TenantHub {
     private func commitTogether(_ units: [CommitUnit]) async -> [[Result<BatchOutcome, DocError>]] {
         let started = ContinuousClock.now
         let view = GroupCommitView(base: store)
-        let grouped = processor.on(view)
         // The group's batches in order, each with its unit and logger.
-        var batches: [(batch: GroupedBatch, unit: Int, logger: Logger)] = []
+        var batches: [GroupBatch] = []
         for (u, unit) in units.enumerated() {
             for batch in unit.batches {
-                batches.append((batch, u, batchLogger(batch.key, connection: unit.author.connection, requestID: batch.requestID)))
+                batches.append(GroupBatch(batch: batch, unit: u, logger: batchLogger(batch.key, connection: unit.author.connection, requestID: batch.requestID)))
             }
         }
-        var processed: [Result<CommitProcessor.Processed, DocError>] = []
-        processed.reserveCapacity(batches.count)
-        var unitFailures: [Int: DocError] = [:]
-        for (batch, u, logger) in batches {
-            let author = units[u].author
-            if let failure = unitFailures[u] {
-                processed.append(.failure(DocError(
-                    .unavailable, "not attempted: an earlier batch of the frame failed (\(failure.code)); send it again")))
-                continue
-            }
-            do {
-                processed.append(.success(try await grouped.process(
-                    batch: batch.key, mutations: batch.mutations, uid: author.uid, access: access(for: author, logger: logger),
-                    logger: logger)))
-            } catch {
-                processed.append(.failure(error))
-                unitFailures[u] = error
-            }
-        }
+        var processed = await processInOrder(Array(batches.indices), of: batches, units: units, with: processor.on(view))
         if !view.requests.isEmpty {
             do {
                 let previous = try await store.commitGroup(view.requests)
                 metrics.storeCommits.increment()
                 // Another instance may have committed since the group read the tenant's state:
                 // then the first commit is delivered from the change log.
-                if let first = processed.firstIndex(where: { (try? $0.get())?.applied == true }),
-                   case .success(var head) = processed[first], head.previousVersion != previous {
+                if let first = processed.firstIndex(where: { $0.processed?.applied == true }),
+                   case .processed(var head) = processed[first], head.previousVersion != previous {
                     head.previousVersion = previous
-                    processed[first] = .success(head)
+                    processed[first] = .processed(head)
                 }
             } catch {
                 logger.info("group commit failed: committing its batches one by one", metadata: [
                     "batches": "\(batches.count)", "error": "\(error)",
                 ])
-                for (i, (batch, u, logger)) in batches.enumerated() where (try? processed[i].get())?.recorded == true {
-                    let author = units[u].author
-                    do {
-                        processed[i] = .success(try await processor.process(
-                            batch: batch.key, mutations: batch.mutations, uid: author.uid,
-                            access: access(for: author, logger: logger), logger: logger))
-                        if (try? processed[i].get())?.recorded == true { metrics.storeCommits.increment() }
-                    } catch {
-                        processed[i] = .failure(error)
-                    }
+                // Every batch the group processed, again on fresh reads (one it did store is
+                // answered from its outcome), in order: a failure stops the rest of its unit.
+                let again = processed.indices.filter { processed[$0].processed != nil }
+                for (i, result) in zip(again, await processInOrder(again, of: batches, units: units, with: processor)) {
+                    processed[i] = result
+                    if result.processed?.recorded == true { metrics.storeCommits.increment() }
                 }
             }
         }
@@ -336,17 +313,70 @@ actor TenantHub {
         let took = started.duration(to: .now)
         var answers = units.map { _ in [Result<BatchOutcome, DocError>]() }
         for (i, result) in processed.enumerated() {
-            let (_, u, logger) = batches[i]
+            let (u, logger) = (batches[i].unit, batches[i].logger)
             switch result {
-            case .success(let processed):
+            case .processed(let processed):
                 await finish(processed, fromClient: units[u].author.isClient, took: took)
                 answers[u].append(.success(processed.outcome))
-            case .failure(let error):
+            case .failed(let error):
                 failed(error, author: units[u].author, logger: logger)
+                answers[u].append(.failure(error))
+            case .notAttempted(let earlier):
+                // Not a store failure: the batch was never tried.
+                let error = DocError(.unavailable, "not attempted: an earlier batch of the frame failed (\(earlier.code)); send it again")
+                logger.debug("batch not attempted", metadata: ["error": "\(error)"])
+                if units[u].author.isClient { metrics.rejected(error.code) }
                 answers[u].append(.failure(error))
             }
         }
         return answers
+    }
+
+    /// A batch of a group, with its unit (an index into the group's units) and logger.
+    private struct GroupBatch {
+        var batch: GroupedBatch
+        var unit: Int
+        var logger: Logger
+    }
+
+    /// What became of a batch of a group.
+    private enum GroupResult {
+        case processed(CommitProcessor.Processed)
+        case failed(DocError)
+        /// An earlier batch of its unit failed (this one's error): it must not be committed
+        /// before that one is sent again.
+        case notAttempted(DocError)
+
+        var processed: CommitProcessor.Processed? {
+            if case .processed(let processed) = self { processed } else { nil }
+        }
+    }
+
+    /// Processes the group's batches at `indices`, in order, with `processor`; after a batch
+    /// fails, the later ones of its unit are not attempted. One result per index.
+    private func processInOrder(
+        _ indices: [Int], of batches: [GroupBatch], units: [CommitUnit], with processor: CommitProcessor
+    ) async -> [GroupResult] {
+        var results: [GroupResult] = []
+        results.reserveCapacity(indices.count)
+        var unitFailures: [Int: DocError] = [:]
+        for i in indices {
+            let (batch, u, logger) = (batches[i].batch, batches[i].unit, batches[i].logger)
+            if let failure = unitFailures[u] {
+                results.append(.notAttempted(failure))
+                continue
+            }
+            let author = units[u].author
+            do {
+                results.append(.processed(try await processor.process(
+                    batch: batch.key, mutations: batch.mutations, uid: author.uid, access: access(for: author, logger: logger),
+                    logger: logger)))
+            } catch {
+                results.append(.failed(error))
+                unitFailures[u] = error
+            }
+        }
+        return results
     }
 
     /// Records a processed batch in the metrics (`took`: its processing up to its store commit)
@@ -513,7 +543,7 @@ actor TenantHub {
             var frames = step.changeSet.isEmpty ? [] : plan.frames(for: step.changeSet)
             if !step.removals.isEmpty {
                 // The moved documents, the removed targets, then the snapshot.
-                frames = frames.dropLast() + step.removals.map(OutboundFrame.init) + [plan.snapshot]
+                frames = frames.dropLast() + step.removals.map(OutboundFrame.init) + [plan.snapshot()]
             }
             guard !frames.isEmpty else { continue }
             // A connection the frames overflowed is cut off: gone now, as the tick does.

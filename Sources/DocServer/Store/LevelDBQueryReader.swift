@@ -91,7 +91,7 @@ struct LevelDBQueryReader: QueryIndexReader {
         var d = KeyDecoder(Array(id))
         let documentID = try d.readString()
         try d.finish()
-        return IndexPosition(value: value, key: DocumentKey(unchecked: range.collection.appending(ResourcePath(unchecked: [documentID]))))
+        return IndexPosition(value: value, key: DocumentKey(unchecked: range.collection, id: documentID))
     }
 
     /// Reads up to `limit` entries of the index `range` in order (`descending`: reverse),
@@ -139,7 +139,7 @@ struct LevelDBQueryReader: QueryIndexReader {
             var entries = try database.entries(withPrefix: prefix, options: options).makeIterator()
             while let entry = try entries.nextEntry() {
                 let id = try keys.documentID(fromUnindexedEntry: entry.key, prefix: prefix)
-                found.append(DocumentKey(unchecked: collection.appending(ResourcePath(unchecked: [id]))))
+                found.append(DocumentKey(unchecked: collection, id: id))
             }
             return found
         }

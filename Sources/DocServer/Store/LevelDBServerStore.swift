@@ -424,7 +424,7 @@ final class LevelDBTenantStore: TenantStore {
         let old = Set(keys.indexRows(of: previous).map(HashedBytes.init))
         let new = Set(rows.map(HashedBytes.init))
         for row in old where !new.contains(row) { batch.delete(row.bytes) }
-        for row in rows where !old.contains(HashedBytes(row)) { batch.put(row, []) }
+        for row in new where !old.contains(row) { batch.put(row.bytes, []) }
     }
 
     func pruneOutcomes(recordedBefore cutoff: Int64) async throws(DocError) -> Int {

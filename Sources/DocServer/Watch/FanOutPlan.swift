@@ -17,7 +17,9 @@ struct FanOutPlan {
     let changes: [DocumentKey: MaybeDocument]
     let version: SnapshotVersion
     /// The global snapshot at the commit's version that ends every connection's frames.
-    let snapshot: OutboundFrame
+    private let snapshotMessage: ServerMessage
+    /// Its frame, encoded when a connection first needs it (``snapshot()``).
+    private var snapshotFrame: OutboundFrame?
 
     /// A target's new window and how documents moved, from one old window.
     struct TargetUpdate {
@@ -72,7 +74,16 @@ struct FanOutPlan {
     init(changes: [DocumentKey: MaybeDocument], version: SnapshotVersion, snapshot: ServerMessage) {
         self.changes = changes
         self.version = version
-        self.snapshot = .shared(snapshot)
+        self.snapshotMessage = snapshot
+    }
+
+    /// The global snapshot's frame, shared by every connection; encoded once, by the first
+    /// connection that receives frames (a commit that reaches no connection encodes nothing).
+    mutating func snapshot() -> OutboundFrame {
+        if let snapshotFrame { return snapshotFrame }
+        let frame = OutboundFrame.shared(snapshotMessage)
+        snapshotFrame = frame
+        return frame
     }
 
     /// How the commit affects `target`, computed once for equal targets with equal windows.
@@ -135,7 +146,7 @@ struct FanOutPlan {
                 collected.remove(key, newState: newState, from: touched.targetID)
             }
         }
-        let frames = collected.isEmpty ? [] : collected.messages(version: version).map(OutboundFrame.shared) + [snapshot]
+        let frames = collected.isEmpty ? [] : collected.messages(version: version).map(OutboundFrame.shared) + [snapshot()]
         framesByChangeSet[changeSet] = frames
         return frames
     }

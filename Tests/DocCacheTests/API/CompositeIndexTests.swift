@@ -74,6 +74,46 @@ struct CompositeIndexTests {
         #expect(try plan { try $0.order(by: "group").order(by: "score", descending: true).limit(to: 5) }?.reverse == false)
     }
 
+    @Test func aRangeOnTheFirstOrderByBoundsTheWalk() throws {
+        let index = try Self.index("items", ("group", .ascending), ("score", .descending))
+        let query = try Query(collection: ResourcePath("items")).filter("group", .equal, 1)
+            .filter("score", .greaterThan, 10).filter("score", .lessThanOrEqual, 14).order(by: "score").limit(to: 3)
+        let plan = try #require(CompositeIndexPlan(target: try query.toTarget(), indexes: [index]))
+        #expect(plan.lower == IndexBound(value: .integer(10), inclusive: false))
+        #expect(plan.upper == IndexBound(value: .integer(14), inclusive: true))
+        // The walk reads only the rows within the range, in either field direction and walk.
+        for direction in [OrderBy.Direction.ascending, .descending] {
+            let index = try Self.index("items", ("group", .ascending), ("score", direction))
+            try PersistenceFixtures.withDirectory { dir in
+                let p = try Persistence.open(directory: dir)
+                defer { p.close() }
+                let declared = try p.run("declare") { txn throws(DocError) in try p.compositeIndexes.declare([index], in: txn) }
+                p.compositeIndexes.commitDeclared(declared)
+                try PersistenceFixtures.addDocuments((0..<20).flatMap { i in
+                    [PersistenceFixtures.document("items/s\(i)", ["group": 1, "score": .integer(Int64(i))]),
+                     PersistenceFixtures.document("items/o\(i)", ["group": 2, "score": .integer(Int64(i))])]
+                }, to: p)
+                for reverse in [false, true] {
+                    let collection = try ResourcePath("items")
+                    let ids = try p.run("walk") { txn throws(DocError) in
+                        var ids: [String] = []
+                        for key in p.compositeIndexes.scan(
+                            index, collection: collection, leading: [.integer(1)], lower: plan.lower, upper: plan.upper,
+                            reverse: reverse, in: txn)
+                        {
+                            ids.append(key.documentID)
+                        }
+                        if let failure = txn.failure { throw failure }
+                        return ids
+                    }
+                    var expected = (11...14).map { "s\($0)" }
+                    if (direction == .descending) != reverse { expected.reverse() }
+                    #expect(ids == expected, "\(direction), reverse \(reverse)")
+                }
+            }
+        }
+    }
+
     @Test(arguments: [1, 2, 3] as [UInt64])
     func queriesThroughIndexesMatchAFullEvaluation(seed: UInt64) async throws {
         var g = Generator(seed: seed)
@@ -167,6 +207,28 @@ struct CompositeIndexTests {
         #expect(faults.injected == 1)
         // The failed step is done again, not skipped: every document gets its row.
         while try await store.core.backfillCompositeIndexes() {}
+        #expect(await store.indexConfiguration().map(\.isComplete) == [true])
+        #expect(try await Self.rowCount(store) == docs.filter { $0.data["score"] != nil }.count)
+        await store.close()
+    }
+
+    @Test func aBuildStepThatFailsForTheAppGoesOnInTheBackground() async throws {
+        let dir = TemporaryDirectory("composite-index-retry")
+        let docs = try Self.documents(count: ClientCore.compositeIndexBackfillStep + 10, seed: 6)
+        let store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")
+        try await store.core.loadRemoteDocuments(docs, version: SnapshotVersion(microseconds: 10))
+        let faults = StorageFaults()
+        await store.core.injectStorageFaults(faults)
+        faults.fail(.commit, in: "Backfill composite indexes")
+        await #expect(throws: DocError.self) {
+            try await store.setIndexConfiguration([try Self.index("items", ("group", .ascending), ("score", .descending))])
+        }
+        #expect(faults.injected == 1)
+        // The declaration stands and its build continues in this session, without another call.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while await store.indexConfiguration().contains(where: { !$0.isComplete }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(await store.indexConfiguration().map(\.isComplete) == [true])
         #expect(try await Self.rowCount(store) == docs.filter { $0.data["score"] != nil }.count)
         await store.close()

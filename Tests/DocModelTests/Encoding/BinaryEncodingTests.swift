@@ -228,6 +228,16 @@ struct BinaryEncodingTests {
                            version: SnapshotVersion(microseconds: 1))
         let bytes = doc.binaryEncoded()
         #expect(throws: DocError.self) { try MaybeDocument(binary: Array(bytes.dropLast(3)), projecting: FieldProjection([try FieldPath("z")])) }
+        // Cut inside a field the projection skips: the skip checks its bounds too. The last
+        // field is a nested array (skipped), cut in its middle and at its last byte.
+        let skipped = Document(key: try DocumentKey("a/b"), data: ObjectValue(["a": 1, "z": .array([1, ["y": "text"]])]),
+                               version: SnapshotVersion(microseconds: 1)).binaryEncoded()
+        for cut in [1, 4, 8] {
+            #expect(throws: DocError.self, "cut \(cut)") {
+                try MaybeDocument(binary: Array(skipped.dropLast(cut)), projecting: FieldProjection([try FieldPath("a")]))
+            }
+        }
+        #expect(try MaybeDocument(binary: skipped, projecting: FieldProjection([try FieldPath("a")])).document?.data == ObjectValue(["a": 1]))
     }
 
     @Test func identicalValuesHaveIdenticalEncodings() {

@@ -17,18 +17,11 @@ private func rejection(_ verifier: TokenVerifier, _ token: String) async -> DocE
     }
 }
 
-
-private func base64URLDecode(_ text: Substring) -> Data? {
-    var s = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-    while s.count % 4 != 0 { s += "=" }
-    return Data(base64Encoded: s)
-}
-
 /// A token's payload as JSON text.
 private func payloadJSON(of token: String) throws -> String {
     let parts = token.split(separator: ".", omittingEmptySubsequences: false)
     try #require(parts.count == 3)
-    let data = try #require(base64URLDecode(parts[1]))
+    let data = try Base64.decodeURLSafe(parts[1]).get()
     return String(decoding: data, as: UTF8.self)
 }
 
@@ -93,7 +86,7 @@ struct TokenTests {
         let iat = try #require(map["iat"]?.integerValue, "iat is not an integer")
         #expect(exp - iat >= 3600 && exp - iat <= 3601, "default ttl is one hour")
         #expect(token.split(separator: ".").count == 3)
-        let header = try #require(base64URLDecode(token.split(separator: ".")[0]))
+        let header = try Base64.decodeURLSafe(token.split(separator: ".")[0]).get()
         #expect(String(decoding: header, as: UTF8.self).contains("\"HS256\""))
     }
 
