@@ -11,21 +11,17 @@ import Testing
         #"{"type":"writeBatches","clientId":""# + clientID + #"","batches":"# + batches + extra + "}"
     }
 
+    /// ``ValidationTests/refuse(_:_:at:decoder:sourceLocation:)``, with the exact location and
+    /// the frame type.
+    @discardableResult
     func refuse(_ frame: String, _ message: String, at location: String? = nil,
                 sourceLocation: SourceLocation = #_sourceLocation) -> FrameError? {
-        do {
-            let decoded = try FrameDecoder().decodeClientMessage(frame)
-            Issue.record("accepted \(decoded)", sourceLocation: sourceLocation)
-            return nil
-        } catch {
-            #expect(error.error.code == .invalidArgument, sourceLocation: sourceLocation)
-            #expect(error.error.message.contains(message), "message: \(error.error.message)", sourceLocation: sourceLocation)
-            if let location {
-                #expect(error.error.location == location, "location: \(error.error.location ?? "nil")", sourceLocation: sourceLocation)
-            }
-            #expect(error.frameType == "writeBatches", sourceLocation: sourceLocation)
-            return error
+        guard let error = ValidationTests().refuse(frame, message, sourceLocation: sourceLocation) else { return nil }
+        if let location {
+            #expect(error.error.location == location, "location: \(error.error.location ?? "nil")", sourceLocation: sourceLocation)
         }
+        #expect(error.frameType == "writeBatches", sourceLocation: sourceLocation)
+        return error
     }
 
     @Test func roundTrips() throws {

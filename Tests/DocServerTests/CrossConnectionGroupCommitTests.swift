@@ -84,13 +84,16 @@ import Testing
         #expect(stored?.data["n"] == .integer(3))
     }
 
-    @Test func aFailingBatchStopsTheRestOfItsFrameButNotTheOtherConnections() async throws {
-        let gated = GatedServer()
+    /// What became of a frame of two batches (Cy's, `notes/c1` and `notes/c2`) and a single
+    /// batch (Bob's, `notes/b`) that waited together behind Ann's held commit: Ann's and Bob's
+    /// answers, and the codes of Cy's two answers (`nil` for a committed batch).
+    func frameAndBatchBehindABusyHub(
+        _ gated: GatedServer, arm: (_ cy: ServerConnection) -> Void
+    ) async throws -> (ann: ServerMessage, bob: ServerMessage, cy: [DocError.Code?]?) {
         let ann = try await gated.connect(uid: "ann", client: "ann-phone")
         let bob = try await gated.connect(uid: "bob", client: "bob-phone")
         let cy = try await gated.connect(uid: "cy", client: "cy-phone")
-        gated.gate.failOutcomeReads(of: BatchKey(clientID: cy.clientID, batchID: 1))
-
+        arm(cy)
         let first = Task { await gated.core.write(.init(clientID: ann.clientID, batchID: 1, mutations: [T.set("notes/a", ["n": 1])]), on: ann) }
         await gated.gate.waitUntilEntered()
         let cyFrame = Task {
@@ -103,55 +106,40 @@ import Testing
         let bobWrite = Task { await gated.core.write(.init(clientID: bob.clientID, batchID: 1, mutations: [T.set("notes/b", ["n": 2])]), on: bob) }
         try await gated.waitForQueuedCommits(2)
         gated.gate.open()
-
-        #expect(Self.version(await first.value) != nil)
-        #expect(Self.version(await bobWrite.value) != nil, "Bob's batch commits although a batch before it in the group failed")
+        let (annAnswer, bobAnswer) = (await first.value, await bobWrite.value)
         guard case .writeResults(let results) = await cyFrame.value else {
             Issue.record("Cy's frame was not answered with writeResults")
-            return
+            return (annAnswer, bobAnswer, nil)
         }
-        let codes = results.answers.map { answer -> DocError.Code? in
+        return (annAnswer, bobAnswer, results.answers.map { answer -> DocError.Code? in
             if case .failed(_, let error) = answer { error.code } else { nil }
+        })
+    }
+
+    @Test func aFailingBatchStopsTheRestOfItsFrameButNotTheOtherConnections() async throws {
+        let gated = GatedServer()
+        let outcome = try await frameAndBatchBehindABusyHub(gated) { cy in
+            gated.gate.failOutcomeReads(of: BatchKey(clientID: cy.clientID, batchID: 1))
         }
-        #expect(codes == [.unavailable, .unavailable], "the failing batch and the one after it in its frame: \(results.answers)")
+        #expect(Self.version(outcome.ann) != nil)
+        #expect(Self.version(outcome.bob) != nil, "Bob's batch commits although a batch before it in the group failed")
+        #expect(outcome.cy == [.unavailable, .unavailable], "the failing batch and the one after it in its frame")
         let stored = try await gated.server.tenantStore("acme").documents([T.key("notes/c1"), T.key("notes/c2"), T.key("notes/b")]).documents
         #expect(stored[T.key("notes/c1")] == nil && stored[T.key("notes/c2")] == nil, "nothing of Cy's frame is stored")
         #expect(stored[T.key("notes/b")] != nil)
-        #expect(gated.gate.groups == [[BatchKey(clientID: bob.clientID, batchID: 1)]])
+        #expect(gated.gate.groups == [[BatchKey(clientID: "bob-phone", batchID: 1)]])
     }
 
     @Test func whenTheGroupFailsItsBatchesCommitOneByOneAndAFailureStillStopsItsFrame() async throws {
         let gated = GatedServer()
-        let ann = try await gated.connect(uid: "ann", client: "ann-phone")
-        let bob = try await gated.connect(uid: "bob", client: "bob-phone")
-        let cy = try await gated.connect(uid: "cy", client: "cy-phone")
         // The group's transaction fails; then, committing one by one, Cy's first batch fails.
-        gated.gate.failGroupCommits(thenOutcomeReadsOf: [BatchKey(clientID: cy.clientID, batchID: 1)])
-
-        let first = Task { await gated.core.write(.init(clientID: ann.clientID, batchID: 1, mutations: [T.set("notes/a", ["n": 1])]), on: ann) }
-        await gated.gate.waitUntilEntered()
-        let cyFrame = Task {
-            await gated.core.write(ClientMessage.WriteBatches(clientID: cy.clientID, batches: [
-                .init(batchID: 1, mutations: [T.set("notes/c1", ["n": 1])]),
-                .init(batchID: 2, mutations: [T.set("notes/c2", ["n": 2])]),
-            ]), on: cy)
+        let outcome = try await frameAndBatchBehindABusyHub(gated) { cy in
+            gated.gate.failGroupCommits(thenOutcomeReadsOf: [BatchKey(clientID: cy.clientID, batchID: 1)])
         }
-        try await gated.waitForQueuedCommits(1)
-        let bobWrite = Task { await gated.core.write(.init(clientID: bob.clientID, batchID: 1, mutations: [T.set("notes/b", ["n": 2])]), on: bob) }
-        try await gated.waitForQueuedCommits(2)
-        gated.gate.open()
-
-        #expect(Self.version(await first.value) != nil)
-        #expect(Self.version(await bobWrite.value) != nil, "Bob's batch commits on its own")
-        guard case .writeResults(let results) = await cyFrame.value else {
-            Issue.record("Cy's frame was not answered with writeResults")
-            return
-        }
-        let codes = results.answers.map { answer -> DocError.Code? in
-            if case .failed(_, let error) = answer { error.code } else { nil }
-        }
-        #expect(codes == [.unavailable, .unavailable], "the failing batch and the one after it: \(results.answers)")
-        let stored = try await gated.server.tenantStore("acme").documents([T.key("notes/c1"), T.key("notes/c2"), T.key("notes/b")]).documents
+        #expect(Self.version(outcome.ann) != nil)
+        #expect(Self.version(outcome.bob) != nil, "Bob's batch commits on its own")
+        #expect(outcome.cy == [.unavailable, .unavailable], "the failing batch and the one after it")
+        let stored = try await gated.server.tenantStore("acme").documents([T.key("notes/c2"), T.key("notes/b")]).documents
         #expect(stored[T.key("notes/c2")] == nil, "the batch after the failing one is not committed before it")
         #expect(stored[T.key("notes/b")] != nil)
         #expect(gated.gate.groups.count == 1, "one group was tried, then the batches went one by one")
