@@ -54,6 +54,14 @@ package protocol WriteStream: PersistentStream {
     /// Sends a batch. The server identifies it by (client id, batch id) and never applies it
     /// twice.
     func write(_ batch: MutationBatch)
+    /// Sends at once the batches ``write(_:)`` was given while the stream handles an incoming
+    /// frame (they otherwise leave together when the handling ends). A stream that sends each
+    /// batch as it is written does nothing.
+    func sendWritten()
+}
+
+extension WriteStream {
+    package func sendWritten() {}
 }
 
 package protocol WriteStreamDelegate: AnyObject {

@@ -378,7 +378,14 @@ package final class RemoteStore {
     /// ``maxPendingWrites``, and starts the write stream if needed. Call it after a local
     /// write. With nothing to send, the write stream is marked idle.
     package func fillWritePipeline() {
-        var lastBatchID = writePipeline.last?.batchID ?? batchIDUnknown
+        fillWritePipeline(after: batchIDUnknown)
+    }
+
+    /// ``fillWritePipeline()``, where an empty pipeline goes on after `acknowledgedBatchID`
+    /// rather than from the start of the queue: for batches acknowledged by the server that
+    /// are still in the local queue.
+    private func fillWritePipeline(after acknowledgedBatchID: BatchID) {
+        var lastBatchID = writePipeline.last?.batchID ?? acknowledgedBatchID
         while canAddToWritePipeline {
             guard let batch = localStore.nextMutationBatch(after: lastBatchID) else {
                 if writePipeline.isEmpty {
@@ -441,8 +448,8 @@ package final class RemoteStore {
     }
 
     /// The oldest batches of the pipeline were committed (one `writeResult`, or one frame of
-    /// results): they are acknowledged together (one local transaction), then the pipeline is
-    /// topped up once.
+    /// results): the pipeline is topped up and the new batches sent, then the committed ones
+    /// are acknowledged together (one local transaction).
     fileprivate func writeStreamDidReceiveResults(_ answers: [WriteStreamResult]) {
         // A committed write proves the stream healthy (a completed handshake does not: the
         // writes themselves may be what fails).
@@ -466,6 +473,13 @@ package final class RemoteStore {
             }
         }
         writePipeline.removeFirst(acknowledged.count)
+        if failure == nil, let last = acknowledged.last {
+            // The next batches leave before these are acknowledged locally, so that the server
+            // commits them while this client stores the acknowledgements (the queue still holds
+            // the acknowledged batches: the pipeline goes on after the last of them).
+            fillWritePipeline(after: last.batch.batchID)
+            writeStream.sendWritten()
+        }
         if !acknowledged.isEmpty { syncer?.applySuccessfulWrites(acknowledged) }
         if let failure {
             // The batch was committed but the answer is unusable: reconnect and send it again
@@ -475,7 +489,7 @@ package final class RemoteStore {
             writeStreamDidClose(error: DocError(.internal, "invalid write result: \(failure.message)"))
             return
         }
-        fillWritePipeline()
+        if acknowledged.isEmpty { fillWritePipeline() }
     }
 
     fileprivate func writeStreamDidClose(error: DocError?) {

@@ -417,6 +417,22 @@ struct RemoteStoreWriteTests {
         #expect(h.scheduler.pending.isEmpty, "an idle close with nothing to write is not retried")
     }
 
+    @Test func theNextBatchesLeaveBeforeTheAcknowledgementIsStored() {
+        let h = Harness()
+        h.addWrites(12)
+        var sentWhenAcknowledging: [[BatchID]] = []
+        h.syncer.onSuccessfulWrites = { _ in sentWhenAcknowledging.append(h.sentBatchIDs) }
+        h.datastore.writeAck(version: F.version(100))
+        #expect(sentWhenAcknowledging == [Array(1...11)], "batch 11 left before batch 1's acknowledgement was stored")
+
+        // The acknowledged batches are still queued while the pipeline is refilled: none of
+        // them is sent again, even when the pipeline is empty.
+        for v in 101...111 { h.datastore.writeAck(version: F.version(Int64(v))) }
+        #expect(h.syncer.acknowledgedBatchIDs == Array(1...12))
+        #expect(h.sentBatchIDs == Array(1...12))
+        #expect(h.remoteStore.outstandingWrites == 0)
+    }
+
     @Test func acknowledgementCarriesResultsAndStreamToken() {
         let h = Harness()
         h.localStore.addBatch([.set(F.key("docs/a"), ObjectValue(["v": 1])), .delete(F.key("docs/b"))])

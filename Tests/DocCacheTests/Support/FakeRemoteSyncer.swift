@@ -16,6 +16,9 @@ final class FakeRemoteSyncer: RemoteSyncer {
     private(set) var onlineStates: [OnlineState] = []
     /// Runs after each call has been recorded (to call back into the remote store).
     var onRemoteEvent: ((RemoteEvent) -> Void)?
+    /// Runs when acknowledgements arrive, before they are recorded or their batches leave the
+    /// queue.
+    var onSuccessfulWrites: (([MutationBatchResult]) -> Void)?
 
     init(localStore: FakeRemoteStoreDataSource? = nil) {
         self.localStore = localStore
@@ -39,6 +42,7 @@ final class FakeRemoteSyncer: RemoteSyncer {
     }
 
     func applySuccessfulWrites(_ results: [MutationBatchResult]) {
+        onSuccessfulWrites?(results)
         for result in results {
             acknowledgedWrites.append(result)
             localStore?.removeBatch(result.batch.batchID)

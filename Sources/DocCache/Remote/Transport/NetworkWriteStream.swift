@@ -85,6 +85,10 @@ package final class NetworkWriteStream: WriteStream {
         if !isHandlingEvent { flush() }
     }
 
+    package func sendWritten() {
+        flush()
+    }
+
     /// Sends the batches written since the last flush: one `write` frame for a single batch,
     /// `writeBatches` frames for several.
     private func flush() {
