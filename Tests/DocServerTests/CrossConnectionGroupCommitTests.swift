@@ -84,6 +84,31 @@ import Testing
         #expect(stored?.data["n"] == .integer(3))
     }
 
+    @Test func aFullGroupLeavesTheUnitsAfterItToTheNextGroup() async throws {
+        let gated = GatedServer()
+        let ann = try await gated.connect(uid: "ann", client: "ann-phone")
+        let bob = try await gated.connect(uid: "bob", client: "bob-phone")
+        let first = Task { await gated.core.write(.init(clientID: ann.clientID, batchID: 1, mutations: [T.set("notes/a", ["n": 1])]), on: ann) }
+        await gated.gate.waitUntilEntered()
+        // Two more single-batch commits than a group takes wait behind Ann's, in order.
+        let count = TenantHub.maxGroupUnits + 2
+        var writes: [Task<ServerMessage, Never>] = []
+        for i in 1...count {
+            writes.append(Task {
+                await gated.core.write(.init(clientID: bob.clientID, batchID: i, mutations: [T.set("notes/q\(i)", ["n": .integer(Int64(i))])]), on: bob)
+            })
+            try await gated.waitForQueuedCommits(i)
+        }
+        gated.gate.open()
+        #expect(Self.version(await first.value) != nil)
+        var versions: [SnapshotVersion] = []
+        for write in writes { versions.append(try #require(Self.version(await write.value))) }
+        #expect(versions == versions.sorted() && Set(versions).count == count, "every commit is answered, in arrival order")
+        let keys = (1...count).map { BatchKey(clientID: bob.clientID, batchID: $0) }
+        #expect(gated.gate.groups == [Array(keys.prefix(TenantHub.maxGroupUnits)), Array(keys.dropFirst(TenantHub.maxGroupUnits))],
+                "a full group, then the rest as the next group")
+    }
+
     /// What became of a frame of two batches (Cy's, `notes/c1` and `notes/c2`) and a single
     /// batch (Bob's, `notes/b`) that waited together behind Ann's held commit: Ann's and Bob's
     /// answers, and the codes of Cy's two answers (`nil` for a committed batch).
