@@ -139,14 +139,14 @@ package final class LocalStore {
             try queue.remove(batch, in: txn)
             if let token = result.streamToken { try queue.setLastStreamToken(token, in: txn) }
             let keys = batch.keys
-            let remote = try persistence.remoteDocuments.getAll(keys, in: txn)
+            let remote = try persistence.remoteDocuments.entries(for: keys, in: txn)
             for key in keys {
                 let ackVersion = result.docVersions[key] ?? result.commitVersion
-                let existing = remote[key]
+                let existing = remote[key]?.document
                 var base = existing
                 if (existing?.version ?? .none) < ackVersion,
                    let updated = batch.applyToRemoteDocument(existing, for: key, result: result) {
-                    try persistence.remoteDocuments.add(updated, readTime: result.commitVersion, in: txn)
+                    persistence.remoteDocuments.add(updated, readTime: result.commitVersion, replacing: remote[key], in: txn)
                     base = updated
                 }
                 // The later batches of `key` went on from the local view this batch gave; they
@@ -314,17 +314,20 @@ package final class LocalStore {
     func applyDocumentUpdates(
         _ updates: [(key: DocumentKey, document: MaybeDocument, readTime: SnapshotVersion)], in txn: PersistenceTransaction
     ) throws(DocError) -> Set<DocumentKey> {
-        let existing = try persistence.remoteDocuments.getAll(updates.map(\.key), in: txn)
+        // Kept equal to what is stored as the loop writes (a key may come twice).
+        var existing = try persistence.remoteDocuments.entries(for: updates.map(\.key), in: txn)
         var changed = Set<DocumentKey>()
         for (key, document, readTime) in updates {
-            let old = existing[key]
+            let old = existing[key]?.document
             var new: MaybeDocument?
             if case .noDocument(let absent) = document, absent.version == .none {
                 try persistence.remoteDocuments.remove(key, in: txn)
+                existing[key] = nil
                 new = nil
             } else if old == nil || document.version > old!.version
                         || (document.version == old!.version && old!.hasPendingWrites) {
-                try persistence.remoteDocuments.add(document, readTime: readTime, in: txn)
+                persistence.remoteDocuments.add(document, readTime: readTime, replacing: existing[key], in: txn)
+                existing[key] = (document, readTime)
                 new = document
             } else {
                 continue

@@ -36,9 +36,15 @@ package final class RemoteDocumentCache {
     /// received at, and updates the indexes: the old index entries that no longer apply are
     /// removed, new ones added. Stamps the document's LRU sentinel.
     package func add(_ document: MaybeDocument, readTime: SnapshotVersion, in txn: PersistenceTransaction) throws(DocError) {
+        add(document, readTime: readTime, replacing: try stored(KeySchema.remoteDocument(document.key), in: txn), in: txn)
+    }
+
+    /// ``add(_:readTime:in:)`` for a caller that has read, in this transaction and after its
+    /// last write of the key, what is stored for `document`'s key: `old` (``entries(for:in:)``;
+    /// `nil` when nothing is stored). Saves reading it again.
+    package func add(_ document: MaybeDocument, readTime: SnapshotVersion, replacing old: Entry?, in txn: PersistenceTransaction) {
         let key = document.key
         let rowKey = KeySchema.remoteDocument(key)
-        let old = try stored(rowKey, in: txn)
         txn.put(rowKey, DocumentRecord.encode(document, extra: readTime.microseconds))
 
         let collection = key.collectionPath
@@ -85,21 +91,30 @@ package final class RemoteDocumentCache {
     }
 
     /// The document stored for `key` and the read time it was received at, or `nil`.
-    package func entry(for key: DocumentKey, in txn: PersistenceTransaction) throws(DocError) -> (document: MaybeDocument, readTime: SnapshotVersion)? {
+    package func entry(for key: DocumentKey, in txn: PersistenceTransaction) throws(DocError) -> Entry? {
         try stored(KeySchema.remoteDocument(key), in: txn)
     }
 
     /// The documents stored for `keys` (keys with nothing stored are absent).
     package func getAll(_ keys: some Collection<DocumentKey>, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey: MaybeDocument] {
-        var out: [DocumentKey: MaybeDocument] = [:]
+        try entries(for: keys, in: txn).mapValues(\.document)
+    }
+
+    /// A stored document and the read time it was received at.
+    package typealias Entry = (document: MaybeDocument, readTime: SnapshotVersion)
+
+    /// The documents stored for `keys` with their read times (keys with nothing stored are
+    /// absent).
+    package func entries(for keys: some Collection<DocumentKey>, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey: Entry] {
+        var out: [DocumentKey: Entry] = [:]
         out.reserveCapacity(keys.count)
         for key in keys.sorted() {
-            if let d = try get(key, in: txn) { out[key] = d }
+            if let entry = try stored(KeySchema.remoteDocument(key), in: txn) { out[key] = entry }
         }
         return out
     }
 
-    private func stored(_ rowKey: [UInt8], in txn: PersistenceTransaction) throws(DocError) -> (document: MaybeDocument, readTime: SnapshotVersion)? {
+    private func stored(_ rowKey: [UInt8], in txn: PersistenceTransaction) throws(DocError) -> Entry? {
         guard let raw = try txn.get(rowKey) else { return nil }
         let (document, time) = try DocumentRecord.decode(raw, record: Self.recordName)
         return (document, SnapshotVersion(microseconds: time))

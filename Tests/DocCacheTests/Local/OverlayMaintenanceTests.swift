@@ -106,6 +106,27 @@ struct OverlayMaintenanceTests {
         }
     }
 
+    @Test func aDocumentThatComesTwiceInOneUpdateKeepsOnlyItsLastRows() throws {
+        try OverlayHarness.run { h in
+            let a = F.key("items/a")
+            try h.write(.update(a, fields: [F.field("local"): true]))
+            // The same document twice in one set of updates (a bundle may hold it twice): the
+            // second is stored over the first, so the first's read-time and index rows go.
+            _ = try h.persistence.run("updates") { txn throws(DocError) in
+                try h.localStore.applyDocumentUpdates([
+                    (a, F.document("items/a", ["v": 1, "first": true], version: 1), SnapshotVersion(microseconds: 1)),
+                    (a, F.document("items/a", ["v": 2], version: 2), SnapshotVersion(microseconds: 2)),
+                ], in: txn)
+            }
+            #expect(try F.keys(of: .readTimeIndex, in: h.persistence).count == 1)
+            let fieldRows = try F.keys(of: .fieldIndex, in: h.persistence)
+            #expect(!fieldRows.contains { String(decoding: $0, as: UTF8.self).contains("first") },
+                    "no index row of the first version's field")
+            #expect(try h.local(a)?.data == ObjectValue(["v": 2, "local": true]))
+            try h.check()
+        }
+    }
+
     @Test func aLoneSetsOverlayRefersToItsBatchUntilTheBatchLeaves() throws {
         try OverlayHarness.run { h in
             let a = F.key("items/a"), b = F.key("items/b")
