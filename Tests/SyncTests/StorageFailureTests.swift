@@ -112,7 +112,7 @@ struct StorageFailureTests {
             _ = try await device.document("notes/a").setData(["n": 1])
             let faults = StorageFaults()
             await device.core.injectStorageFaults(faults)
-            faults.fail(.read, in: "Next mutation batch", count: Int.max)
+            faults.fail(.read, in: "Next mutation batches", count: Int.max)
             try await device.enableNetwork()
             // Before: the remote store saw an empty queue and the store looked synced.
             #expect(await eventually { await device.lastSyncError != nil })

@@ -4,6 +4,7 @@ import DocModel
 /// to the network layer, so it is reported to `onError` (the client core stops the store:
 /// ClientCore+StorageFailure.swift) and the remote store sees "nothing to send". A batch that `isBlocked` (it refers to an attachment not
 /// uploaded yet) reads as the end of the queue, so it and every later batch wait, in order.
+/// The batches a remote store asks for are read in one transaction.
 final class LocalStoreRemoteAdapter: RemoteStoreDataSource {
     let localStore: LocalStore
     /// Where storage failures go (set by the client core once it exists).
@@ -15,13 +16,13 @@ final class LocalStoreRemoteAdapter: RemoteStoreDataSource {
         self.isBlocked = isBlocked
     }
 
-    func nextMutationBatch(after batchID: BatchID) -> MutationBatch? {
+    func nextMutationBatches(after batchID: BatchID, limit: Int) -> [MutationBatch] {
         do {
-            guard let batch = try localStore.nextMutationBatch(after: batchID), !isBlocked(batch) else { return nil }
-            return batch
+            let batches = try localStore.nextMutationBatches(after: batchID, limit: limit)
+            return Array(batches.prefix { !isBlocked($0) })
         } catch {
             onError(error)
-            return nil
+            return []
         }
     }
 

@@ -278,8 +278,11 @@ package final class LocalStore {
 
     // MARK: - Queue
 
-    package func nextMutationBatch(after batchID: BatchID) throws(DocError) -> MutationBatch? {
-        try persistence.run("Next mutation batch") { txn throws(DocError) in try queue.nextBatch(after: batchID, in: txn) }
+    /// The first `limit` batches with ids above `batchID`, in order (one read).
+    package func nextMutationBatches(after batchID: BatchID, limit: Int) throws(DocError) -> [MutationBatch] {
+        try persistence.run("Next mutation batches") { txn throws(DocError) in
+            try queue.nextBatches(after: batchID, limit: limit, in: txn)
+        }
     }
 
     package func pendingBatches() throws(DocError) -> [MutationBatch] {

@@ -61,13 +61,21 @@ package final class MutationQueue {
 
     /// The first batch with an id greater than `id` (``batchIDUnknown`` for the first batch).
     package func nextBatch(after id: BatchID, in txn: PersistenceTransaction) throws(DocError) -> MutationBatch? {
+        try nextBatches(after: id, limit: 1, in: txn).first
+    }
+
+    /// The first `limit` batches with ids greater than `id`, in order, read in one scan.
+    package func nextBatches(after id: BatchID, limit: Int, in txn: PersistenceTransaction) throws(DocError) -> [MutationBatch] {
+        guard limit > 0 else { return [] }
         let prefix = KeySchema.mutationsPrefix(user)
         let from = id == BatchID.max ? KeySchema.prefixEnd(prefix) : KeySchema.mutation(user, id + 1)
-        var iterator = txn.scan(KeyRange(from: from, upTo: KeySchema.prefixEnd(prefix))).makeIterator()
-        let entry = iterator.next()
+        var batches: [MutationBatch] = []
+        for entry in txn.scan(KeyRange(from: from, upTo: KeySchema.prefixEnd(prefix))) {
+            batches.append(try MutationCoding.decodeBatch(entry.value))
+            if batches.count == limit { break }
+        }
         if let failure = txn.failure { throw failure }
-        guard let entry else { return nil }
-        return try MutationCoding.decodeBatch(entry.value)
+        return batches
     }
 
     /// Every batch of the queue, in batch-id order.

@@ -385,16 +385,14 @@ package final class RemoteStore {
     /// rather than from the start of the queue: for batches acknowledged by the server that
     /// are still in the local queue.
     private func fillWritePipeline(after acknowledgedBatchID: BatchID) {
-        var lastBatchID = writePipeline.last?.batchID ?? acknowledgedBatchID
-        while canAddToWritePipeline {
-            guard let batch = localStore.nextMutationBatch(after: lastBatchID) else {
-                if writePipeline.isEmpty {
-                    writeConnection.markIdle()
-                }
-                break
+        if canAddToWritePipeline {
+            let lastBatchID = writePipeline.last?.batchID ?? acknowledgedBatchID
+            for batch in localStore.nextMutationBatches(after: lastBatchID, limit: Self.maxPendingWrites - writePipeline.count) {
+                addToWritePipeline(batch)
             }
-            addToWritePipeline(batch)
-            lastBatchID = batch.batchID
+            if writePipeline.isEmpty {
+                writeConnection.markIdle()
+            }
         }
         if shouldStartWriteStream {
             startWriteStream()

@@ -7,9 +7,10 @@ package import DocModel
 /// storage failures to the client core, which stops the store; `FakeRemoteStoreDataSource`
 /// implements it in memory for the remote store's own tests.
 package protocol RemoteStoreDataSource: AnyObject {
-    /// The first batch in the mutation queue with an id greater than `batchID` (pass
-    /// ``batchIDUnknown`` for the first batch), or `nil` when there is none.
-    func nextMutationBatch(after batchID: BatchID) -> MutationBatch?
+    /// The first batches in the mutation queue with ids greater than `batchID` (pass
+    /// ``batchIDUnknown`` for the first batches), in order, at most `limit` of them; empty
+    /// when there is none.
+    func nextMutationBatches(after batchID: BatchID, limit: Int) -> [MutationBatch]
     /// The write stream's token from the last handshake or acknowledgement, persisted with
     /// the mutation queue; empty when there is none.
     var lastStreamToken: ResumeToken { get }

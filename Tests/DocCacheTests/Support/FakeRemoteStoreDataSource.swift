@@ -40,8 +40,8 @@ final class FakeRemoteStoreDataSource: RemoteStoreDataSource {
         queue.removeAll()
     }
 
-    func nextMutationBatch(after batchID: BatchID) -> MutationBatch? {
-        queue.first { $0.batchID > batchID }
+    func nextMutationBatches(after batchID: BatchID, limit: Int) -> [MutationBatch] {
+        Array(queue.filter { $0.batchID > batchID }.prefix(limit))
     }
 
     func setLastStreamToken(_ token: ResumeToken) {
