@@ -17,9 +17,10 @@ import Testing
         let gate = CommitGate()
         let core: DocServerCore
 
-        init() {
+        init(maxBatchesPerFrame: Int? = nil) {
             var configuration = ServerConfiguration()
             configuration.clock = server.clock.serverClock
+            if let maxBatchesPerFrame { configuration.frameLimits.maxBatchesPerFrame = maxBatchesPerFrame }
             core = DocServerCore(store: GatedStore(base: server.store, gate: gate), configuration: configuration, logger: .discarding)
         }
 
@@ -84,21 +85,37 @@ import Testing
         #expect(stored?.data["n"] == .integer(3))
     }
 
-    @Test func aFullGroupLeavesTheUnitsAfterItToTheNextGroup() async throws {
-        let gated = GatedServer()
+    /// Ann's commit takes the hub and waits inside the store; then Bob's commits wait behind
+    /// it, in order: one per element of `units`, a `write` for a single batch id, a
+    /// `writeBatches` frame for several (batch `i` writes `notes/q<i>`).
+    func bobsCommitsBehindAHeldOne(_ gated: GatedServer, units: [[Int]]) async throws
+        -> (ann: Task<ServerMessage, Never>, bob: ServerConnection, commits: [Task<ServerMessage, Never>])
+    {
         let ann = try await gated.connect(uid: "ann", client: "ann-phone")
         let bob = try await gated.connect(uid: "bob", client: "bob-phone")
         let first = Task { await gated.core.write(.init(clientID: ann.clientID, batchID: 1, mutations: [T.set("notes/a", ["n": 1])]), on: ann) }
         await gated.gate.waitUntilEntered()
+        func batch(_ i: Int) -> ClientMessage.WriteBatches.Batch {
+            .init(batchID: i, mutations: [T.set("notes/q\(i)", ["n": .integer(Int64(i))])])
+        }
+        var commits: [Task<ServerMessage, Never>] = []
+        for (index, ids) in units.enumerated() {
+            commits.append(Task {
+                if ids.count == 1 {
+                    return await gated.core.write(.init(clientID: bob.clientID, batchID: ids[0], mutations: batch(ids[0]).mutations), on: bob)
+                }
+                return await gated.core.write(ClientMessage.WriteBatches(clientID: bob.clientID, batches: ids.map(batch)), on: bob)
+            })
+            try await gated.waitForQueuedCommits(index + 1)
+        }
+        return (first, bob, commits)
+    }
+
+    @Test func aFullGroupLeavesTheUnitsAfterItToTheNextGroup() async throws {
+        let gated = GatedServer()
         // Two more single-batch commits than a group takes wait behind Ann's, in order.
         let count = TenantHub.maxGroupUnits + 2
-        var writes: [Task<ServerMessage, Never>] = []
-        for i in 1...count {
-            writes.append(Task {
-                await gated.core.write(.init(clientID: bob.clientID, batchID: i, mutations: [T.set("notes/q\(i)", ["n": .integer(Int64(i))])]), on: bob)
-            })
-            try await gated.waitForQueuedCommits(i)
-        }
+        let (first, bob, writes) = try await bobsCommitsBehindAHeldOne(gated, units: (1...count).map { [$0] })
         gated.gate.open()
         #expect(Self.version(await first.value) != nil)
         var versions: [SnapshotVersion] = []
@@ -107,6 +124,41 @@ import Testing
         let keys = (1...count).map { BatchKey(clientID: bob.clientID, batchID: $0) }
         #expect(gated.gate.groups == [Array(keys.prefix(TenantHub.maxGroupUnits)), Array(keys.dropFirst(TenantHub.maxGroupUnits))],
                 "a full group, then the rest as the next group")
+    }
+
+    @Test func aGroupTakesNoMoreBatchesThanAFrameMayHold() async throws {
+        let gated = GatedServer(maxBatchesPerFrame: 4)
+        // Three frames of two batches wait: the first two fill a group of four batches.
+        let (first, bob, frames) = try await bobsCommitsBehindAHeldOne(gated, units: [[1, 2], [3, 4], [5, 6]])
+        gated.gate.open()
+        _ = await first.value
+        for frame in frames {
+            guard case .writeResults(let results) = await frame.value else {
+                Issue.record("a frame was not answered with writeResults")
+                continue
+            }
+            #expect(results.answers.allSatisfy { if case .committed = $0 { true } else { false } })
+        }
+        let keys = (1...6).map { BatchKey(clientID: bob.clientID, batchID: $0) }
+        #expect(gated.gate.groups == [Array(keys.prefix(4)), Array(keys.dropFirst(4))])
+    }
+
+    @Test func drainingWaitsForEveryQueuedCommitBeyondAFullGroup() async throws {
+        let gated = GatedServer()
+        let count = TenantHub.maxGroupUnits + 2
+        let (first, _, writes) = try await bobsCommitsBehindAHeldOne(gated, units: (1...count).map { [$0] })
+        // A drain that starts now waits for all of them, the ones after the first full group too.
+        let hub = try await gated.core.hub(for: TenantID("acme"))
+        let drained = Task { await hub.drain() }
+        for _ in 0..<20_000 where await hub.hubWaiterCount < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(await hub.hubWaiterCount == 2, "the group's leader and the drain wait for the hub")
+        gated.gate.open()
+        await drained.value
+        let keys = (1...count).map { T.key("notes/q\($0)") }
+        let stored = try await gated.server.tenantStore("acme").documents(keys).documents
+        #expect(stored.count == count, "stored when the drain returned: \(stored.count) of \(count)")
+        _ = await first.value
+        for write in writes { _ = await write.value }
     }
 
     /// What became of a frame of two batches (Cy's, `notes/c1` and `notes/c2`) and a single

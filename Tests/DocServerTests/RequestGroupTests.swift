@@ -251,6 +251,38 @@ struct RequestGroupTests {
         #expect(commits([requests["g1"]!, requests["g2"]!, requests["g4"]!]) == 3, "not committed one by one after the group failed")
     }
 
+    @Test func aRejectionThatDoesNotRestOnItsReadsDoesNotVerifyThemInTheGroup() async throws {
+        let server = server()
+        // `stray` reads account a, has another writer change it, then writes outside its scope:
+        // rejected for the write, not for what it read, so the group does not verify account a
+        // and its commit does not fail because of the other writer.
+        let runs = Mutex(0)
+        let core = server.core
+        server.core.requests.register("stray", scope: ["notes"]) { context throws(DocError) in
+            _ = try await context.document("accounts/a")
+            runs.withLock { $0 += 1 }
+            let answer = await core.commit(tenant: context.tenant, uid: "admin", clientID: "other-writer", batchID: 1, mutations: [
+                .update(T.key("accounts/a"), fields: [T.field("note"): "changed meanwhile"]),
+            ])
+            guard case .writeResult = answer else { throw DocError(.internal, "the other write was not committed: \(answer)") }
+            return .apply([.set("ledger/stray", ["by": "stray"])], result: .null)
+        }
+        let c = try await server.connect()
+        await server.write(c, batch: 1, [RequestTests.account("a", 100), RequestTests.account("b", 10), RequestTests.account("c", 0)])
+        await server.write(c, batch: 2, [
+            RequestTests.request("s1", type: "stray", params: [:]),
+            transfer("s2", "b", "c", 5),
+        ])
+        let requests = try await settled(server, ["s1", "s2"])
+        #expect(requests["s1"]?.data["status"] == "rejected")
+        #expect(errorCode(requests["s1"]) == "permissionDenied", "\(errorMessage(requests["s1"]))")
+        #expect(requests["s2"]?.data["status"] == "applied", "\(errorMessage(requests["s2"]))")
+        #expect(runs.withLock { $0 } == 1, "decided once, in the group: its commit did not fail")
+        #expect(commits(requests.values) == 1, "the requests were committed together")
+        #expect(try await document(server, "ledger/stray") == nil)
+        #expect(try await balance(server, "c") == 5)
+    }
+
     @Test func aGroupStaysWithinTheWriteLimitOfOneCommit() async throws {
         let server = server()
         // 100 writes and a status patch each: four fit in one commit (404 mutations), five do not.

@@ -138,6 +138,26 @@ struct WriteSyncTests {
         }
     }
 
+    @Test func noBatchLeavesOnAStreamWhoseFrameOfAnswersReportedAFailure() async throws {
+        try await SyncHarness.run { harness in
+            let deviceTransport = InProcessTransport(host: harness.host)
+            let device = try await harness.openStore(device: "device", transport: deviceTransport)
+            try await device.disableNetwork()
+            for i in 1...12 { _ = try await device.document("notes/n\(i)").setData(["n": .value(.integer(Int64(i)))]) }
+            // The first frame's answers come back with all but the first failed (transiently):
+            // the client acknowledges the first and must not send the two batches it has left
+            // before the failed ones are sent again, or they could commit before them.
+            deviceTransport.failAnswersOfNextWriteResults()
+            try await device.enableNetwork()
+            try await device.waitForPendingWrites()
+            let stats = deviceTransport.stats
+            let firstFrame = Array(stats.writeOrder.prefix(10))
+            #expect(firstFrame.dropFirst().allSatisfy { stats.writesSent[$0] == 2 }, "the failed batches were sent again: \(stats.writeOrder)")
+            #expect(stats.writesAfterFailedAnswers.isEmpty, "sent on the failing stream: \(stats.writesAfterFailedAnswers)")
+            #expect(stats.writesSent.count == 12)
+        }
+    }
+
     @Test func revertingABatchInFlightIgnoresTheServersLateAnswer() async throws {
         try await SyncHarness.run { harness in
             let deviceTransport = InProcessTransport(host: harness.host)

@@ -18,8 +18,7 @@ final class LocalStoreRemoteAdapter: RemoteStoreDataSource {
 
     func nextMutationBatches(after batchID: BatchID, limit: Int) -> [MutationBatch] {
         do {
-            let batches = try localStore.nextMutationBatches(after: batchID, limit: limit)
-            return Array(batches.prefix { !isBlocked($0) })
+            return try localStore.nextMutationBatches(after: batchID, limit: limit) { !isBlocked($0) }
         } catch {
             onError(error)
             return []

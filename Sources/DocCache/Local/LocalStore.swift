@@ -278,10 +278,13 @@ package final class LocalStore {
 
     // MARK: - Queue
 
-    /// The first `limit` batches with ids above `batchID`, in order (one read).
-    package func nextMutationBatches(after batchID: BatchID, limit: Int) throws(DocError) -> [MutationBatch] {
+    /// The first `limit` batches with ids above `batchID`, in order, up to the first that
+    /// `accept` refuses (one read).
+    package func nextMutationBatches(
+        after batchID: BatchID, limit: Int, while accept: (MutationBatch) -> Bool
+    ) throws(DocError) -> [MutationBatch] {
         try persistence.run("Next mutation batches") { txn throws(DocError) in
-            try queue.nextBatches(after: batchID, limit: limit, in: txn)
+            try queue.nextBatches(after: batchID, limit: limit, in: txn, while: accept)
         }
     }
 

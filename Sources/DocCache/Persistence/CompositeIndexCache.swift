@@ -76,7 +76,7 @@ package final class CompositeIndexCache {
     /// or the reverse with `reverse`. Lazy: stopping early is cheap. Documents with a value
     /// too large to index are not included (see ``unindexedDocuments(_:collection:in:)``).
     func scan(
-        _ index: CompositeIndex, collection: ResourcePath, leading: [Value], lower: IndexBound? = nil, upper: IndexBound? = nil,
+        _ index: CompositeIndex, collection: ResourcePath, leading: [Value], lower: IndexBound?, upper: IndexBound?,
         reverse: Bool, in txn: PersistenceTransaction
     ) -> DecodingScan<DocumentKey> {
         let prefix = KeySchema.compositePrefix(.compositeIndex, index.id, collection)

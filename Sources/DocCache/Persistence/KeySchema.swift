@@ -302,7 +302,7 @@ enum KeySchema {
     /// `prefixCount` bytes are its prefix (index id and collection) and the values of its
     /// first `knownFields` fields (a scan's leading values, which need no decoding).
     static func decodeCompositeEntryDocumentID(
-        _ bytes: [UInt8], prefixCount: Int, knownFields: Int = 0, index: CompositeIndex
+        _ bytes: [UInt8], prefixCount: Int, knownFields: Int, index: CompositeIndex
     ) throws(DocError) -> String {
         var d = KeyDecoder(bytes, offset: prefixCount)
         for field in index.fields.dropFirst(knownFields) { _ = try d.readIndexValue(descending: field.direction == .descending) }

@@ -59,19 +59,20 @@ package final class MutationQueue {
         return try MutationCoding.decodeBatch(raw)
     }
 
-    /// The first batch with an id greater than `id` (``batchIDUnknown`` for the first batch).
-    package func nextBatch(after id: BatchID, in txn: PersistenceTransaction) throws(DocError) -> MutationBatch? {
-        try nextBatches(after: id, limit: 1, in: txn).first
-    }
-
-    /// The first `limit` batches with ids greater than `id`, in order, read in one scan.
-    package func nextBatches(after id: BatchID, limit: Int, in txn: PersistenceTransaction) throws(DocError) -> [MutationBatch] {
+    /// The first `limit` batches with ids greater than `id` (``batchIDUnknown`` for the first
+    /// batches), in order, read in one scan that stops at the first batch `accept` refuses
+    /// (which is not returned).
+    package func nextBatches(
+        after id: BatchID, limit: Int, in txn: PersistenceTransaction, while accept: (MutationBatch) -> Bool = { _ in true }
+    ) throws(DocError) -> [MutationBatch] {
         guard limit > 0 else { return [] }
         let prefix = KeySchema.mutationsPrefix(user)
         let from = id == BatchID.max ? KeySchema.prefixEnd(prefix) : KeySchema.mutation(user, id + 1)
         var batches: [MutationBatch] = []
         for entry in txn.scan(KeyRange(from: from, upTo: KeySchema.prefixEnd(prefix))) {
-            batches.append(try MutationCoding.decodeBatch(entry.value))
+            let batch = try MutationCoding.decodeBatch(entry.value)
+            guard accept(batch) else { break }
+            batches.append(batch)
             if batches.count == limit { break }
         }
         if let failure = txn.failure { throw failure }

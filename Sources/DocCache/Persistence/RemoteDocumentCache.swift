@@ -32,16 +32,11 @@ package final class RemoteDocumentCache {
 
     // MARK: Writing
 
-    /// Stores `document` (replacing what was stored for its key) with the read time it was
-    /// received at, and updates the indexes: the old index entries that no longer apply are
-    /// removed, new ones added. Stamps the document's LRU sentinel.
-    package func add(_ document: MaybeDocument, readTime: SnapshotVersion, in txn: PersistenceTransaction) throws(DocError) {
-        add(document, readTime: readTime, replacing: try stored(KeySchema.remoteDocument(document.key), in: txn), in: txn)
-    }
-
-    /// ``add(_:readTime:in:)`` for a caller that has read, in this transaction and after its
-    /// last write of the key, what is stored for `document`'s key: `old` (``entries(for:in:)``;
-    /// `nil` when nothing is stored). Saves reading it again.
+    /// Stores `document` with the read time it was received at, replacing `old`: what is
+    /// stored for its key, as the caller read it in this transaction after its last write of
+    /// the key (``entries(for:in:)``, ``entry(for:in:)``; `nil` when nothing is stored). Updates
+    /// the indexes: the old index entries that no longer apply are removed, new ones added.
+    /// Stamps the document's LRU sentinel.
     package func add(_ document: MaybeDocument, readTime: SnapshotVersion, replacing old: Entry?, in txn: PersistenceTransaction) {
         let key = document.key
         let rowKey = KeySchema.remoteDocument(key)

@@ -88,6 +88,9 @@ actor TenantHub {
         }
     }
 
+    /// How many callers wait for the hub (for tests).
+    var hubWaiterCount: Int { waiters.count }
+
     /// Waits until everything queued before this call has finished (for draining on shutdown).
     func drain() async {
         await acquire()
@@ -199,22 +202,15 @@ actor TenantHub {
     /// A unit waiting for the next group, and where its answers go.
     private struct QueuedUnit {
         var unit: CommitUnit
-        var continuation: CheckedContinuation<GroupTurn, Never>
+        var continuation: CheckedContinuation<[Result<BatchOutcome, DocError>], Never>
     }
 
-    /// What a waiting unit is told: its answers (a leader committed it), or that it leads the
-    /// next group (the group before it was full).
-    private enum GroupTurn {
-        case answered([Result<BatchOutcome, DocError>])
-        case lead
-    }
-
-    /// The most batches of one group, and the most units (frames) it takes. A group takes the
-    /// waiting units in arrival order, whole, while both hold, and always its leader's; the
-    /// units left over wait for the next group. So a group's transaction holds at most
-    /// 32 frames (each at most `FrameLimits.maxFrameBytes`), or one frame's 500 batches.
-    static let maxGroupBatches = 500
+    /// The most units (frames, or the server's own commits) one group's transaction takes;
+    /// with the most batches (``maxGroupBatches``) it bounds the transaction.
     static let maxGroupUnits = 32
+    /// The most batches one group's transaction takes (a single unit may hold more: a frame
+    /// of up to `FrameLimits.maxBatchesPerFrame` batches is always committed whole).
+    private var maxGroupBatches: Int { configuration.frameLimits.maxBatchesPerFrame }
 
     /// Units that arrived while a group's leader waits for the hub (``submit(_:)``).
     private var queuedUnits: [QueuedUnit] = []
@@ -223,53 +219,43 @@ actor TenantHub {
     /// How many units wait for the next group, its leader included.
     var waitingUnitCount: Int { queuedUnits.count + (leaderWaiting ? 1 : 0) }
 
-    /// Commits a unit, together with the units that arrive while it waits for the tenant's
+    /// Commits a unit, together with every unit that arrives while it waits for the tenant's
     /// serialization (group commit across connections): the first caller to arrive leads the
-    /// group; when the hub is free it takes the waiting units (up to ``maxGroupBatches`` and
-    /// ``maxGroupUnits``), commits them in one store transaction (``commitUnits(_:)``) and
-    /// hands each caller its answers. The first unit left waiting leads the next group; a
-    /// unit arriving with no group forming leads one. With no contention a group is one unit,
-    /// committed as before.
+    /// group; when the hub is free it takes all the waiting units and, still holding the hub,
+    /// commits them in arrival order as groups of at most ``maxGroupUnits`` units and
+    /// ``maxGroupBatches`` batches (each one store transaction: ``commitUnits(_:)``), handing
+    /// each caller its answers as its group finishes. A unit arriving later leads the next
+    /// group. With no contention a group is one unit, committed as before.
     private func submit(_ unit: CommitUnit) async -> [Result<BatchOutcome, DocError>] {
         if leaderWaiting {
-            let turn = await withCheckedContinuation { queuedUnits.append(QueuedUnit(unit: unit, continuation: $0)) }
-            guard case .answered(let answers) = turn else { return await lead(unit) }
-            return answers
+            return await withCheckedContinuation { queuedUnits.append(QueuedUnit(unit: unit, continuation: $0)) }
         }
         leaderWaiting = true
-        return await lead(unit)
-    }
-
-    /// The leader's part of ``submit(_:)``: called with ``leaderWaiting`` set on its behalf.
-    private func lead(_ unit: CommitUnit) async -> [Result<BatchOutcome, DocError>] {
         await acquire()
-        let followers = takeFollowers(after: unit)
-        if let next = queuedUnits.first {
-            // The group is full: the first unit left leads the next one (the lead stays taken,
-            // so later arrivals queue behind it).
-            queuedUnits.removeFirst()
-            next.continuation.resume(returning: .lead)
-        } else {
-            leaderWaiting = false
+        leaderWaiting = false
+        let followers = queuedUnits
+        queuedUnits = []
+        let units = [unit] + followers.map(\.unit)
+        var answers: [[Result<BatchOutcome, DocError>]] = []
+        while answers.count < units.count {
+            let group = units[answers.count..<groupEnd(units, from: answers.count)]
+            answers += await commitUnits(Array(group))
+            for i in group.indices where i > 0 { followers[i - 1].continuation.resume(returning: answers[i]) }
         }
-        let answers = await commitUnits([unit] + followers.map(\.unit))
         release()
-        for (follower, answers) in zip(followers, answers.dropFirst()) { follower.continuation.resume(returning: .answered(answers)) }
         return answers[0]
     }
 
-    /// Takes from the queue the units that join `leader`'s group, in arrival order.
-    private func takeFollowers(after leader: CommitUnit) -> [QueuedUnit] {
-        var batches = leader.batches.count
-        var taken = 0
-        for queued in queuedUnits {
-            guard taken + 1 < Self.maxGroupUnits, batches + queued.unit.batches.count <= Self.maxGroupBatches else { break }
-            batches += queued.unit.batches.count
-            taken += 1
+    /// The end of the group that starts at `start`: the units after it, in order, while the
+    /// group stays within ``maxGroupUnits`` and ``maxGroupBatches`` (at least one unit).
+    private func groupEnd(_ units: [CommitUnit], from start: Int) -> Int {
+        var end = start + 1
+        var batches = units[start].batches.count
+        while end < units.count, end - start < Self.maxGroupUnits, batches + units[end].batches.count <= maxGroupBatches {
+            batches += units[end].batches.count
+            end += 1
         }
-        let followers = Array(queuedUnits.prefix(taken))
-        queuedUnits.removeFirst(taken)
-        return followers
+        return end
     }
 
     /// Commits units, inside the serialization: a single batch alone (``commitAlone(_:of:)``),

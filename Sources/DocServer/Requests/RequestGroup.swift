@@ -86,6 +86,8 @@ extension RequestProcessor {
                 deferred = Array(tickets[index...])
                 break
             }
+            // A rejection that does not rest on the handler's reads does not verify them.
+            if !verdict.restsOnReads { view.rollBack(to: mark) }
             view.apply(requestWrites)
             writes += requestWrites
             patches.append(patch)

@@ -255,6 +255,11 @@ actor RequestProcessor {
         var status: String {
             if case .apply = self { "applied" } else { "rejected" }
         }
+
+        /// Whether the decision rests on the documents read, so that its commit verifies them.
+        var restsOnReads: Bool {
+            if case .reject(_, keepsReads: false) = self { false } else { true }
+        }
     }
 
     private func pendingRequest(_ key: DocumentKey, access: RequestStoreAccess, trace: Trace) async throws(DocError) -> RequestDocument? {
@@ -340,19 +345,12 @@ actor RequestProcessor {
                           access: RequestStoreAccess, attempt: Int, trace: Trace) async throws(DocError) -> Step {
         let requestKey = try request.documentKey
         var mutations: [Mutation] = []
-        switch verdict {
-        case .apply(let writes, _):
+        if verdict.restsOnReads {
             for (key, version) in reads.sorted(by: { $0.key < $1.key }) where key != requestKey {
                 mutations.append(Self.verification(key, version))
             }
-            mutations += writes
-        case .reject(_, let keepsReads):
-            if keepsReads {
-                for (key, version) in reads.sorted(by: { $0.key < $1.key }) where key != requestKey {
-                    mutations.append(Self.verification(key, version))
-                }
-            }
         }
+        if case .apply(let writes, _) = verdict { mutations += writes }
         mutations.append(try Self.statusPatch(request, verdict))
         let status = verdict.status
         let batch = BatchKey(clientID: "request:" + request.id, batchID: attempt * 2 + (status == "applied" ? 0 : 1))

@@ -317,6 +317,7 @@ final class LevelDBTenantStore: TenantStore {
             var newState = state
             var written: [DocumentKey: Document?] = [:]
             try stage(request, rows: newRows, into: &batch, state: &newState, written: &written)
+            stageState(newState, over: state, into: &batch)
             try run { try database.write(batch, options: writeOptions) }
             let previous = state.lastVersion
             state = newState
@@ -340,6 +341,7 @@ final class LevelDBTenantStore: TenantStore {
                 }
                 try stage(request, rows: newRows, into: &batch, state: &newState, written: &written)
             }
+            stageState(newState, over: state, into: &batch)
             if !batch.isEmpty { try run { try database.write(batch, options: writeOptions) } }
             let previous = state.lastVersion
             state = newState
@@ -356,9 +358,16 @@ final class LevelDBTenantStore: TenantStore {
         return rows
     }
 
+    /// Adds the tenant state record to `batch` when staging changed it (once per write batch,
+    /// however many requests it holds).
+    private func stageState(_ new: TenantState, over old: TenantState, into batch: inout WriteBatch) {
+        if new != old { batch.put(keys.state, new.record) }
+    }
+
     /// Checks one request against `state` and the documents written before it in the same
     /// write batch (`written`), and adds its rows to `batch`: documents, index rows, change log
-    /// entries, the outcome and the new state. Call under the commit lock.
+    /// entries and the outcome, and advances `state` (``stageState(_:over:into:)`` writes it).
+    /// Call under the commit lock.
     private func stage(_ request: CommitRequest, rows newRows: [DocumentKey: [[UInt8]]], into batch: inout WriteBatch,
                        state: inout TenantState, written: inout [DocumentKey: Document?]) throws(DocError) {
         let outcome = request.outcome
@@ -395,7 +404,6 @@ final class LevelDBTenantStore: TenantStore {
                 }
             }
             state.lastVersion = version
-            batch.put(keys.state, state.record)
         } else if !request.writes.isEmpty {
             throw DocError(.internal, "a rejected batch cannot write documents")
         }

@@ -120,3 +120,11 @@ struct PersistenceRNG: RandomNumberGenerator {
         PersistenceFixtures.key(pick(["rooms/a", "rooms/b", "rooms/a/msgs/1", "users/é", "x/🙂"]))
     }
 }
+
+extension RemoteDocumentCache {
+    /// Stores `document` over what is stored for its key, read first (the store's callers pass
+    /// what they have read already).
+    func add(_ document: MaybeDocument, readTime: SnapshotVersion, in txn: PersistenceTransaction) throws(DocError) {
+        add(document, readTime: readTime, replacing: try entry(for: document.key, in: txn), in: txn)
+    }
+}

@@ -329,6 +329,9 @@ final class FakeWriteStream: WriteStream {
     private(set) var sentBatches: [MutationBatch] = []
     /// Batches written on the current connection and not yet acknowledged, oldest first.
     private(set) var inFlight: [MutationBatch] = []
+    /// Batches written while an acknowledgement is handled: like the network stream, they leave
+    /// when the handling ends or at ``sendWritten()``.
+    private var heldWhileAcknowledging: [MutationBatch]?
 
     fileprivate init(datastore: FakeDatastore, delegate: any WriteStreamDelegate, scheduler: (any Scheduler)?) {
         self.datastore = datastore
@@ -403,9 +406,19 @@ final class FakeWriteStream: WriteStream {
             return
         }
         cancelIdle()
+        inFlight.append(batch)
+        if heldWhileAcknowledging != nil { heldWhileAcknowledging?.append(batch) } else { send(batch) }
+    }
+
+    func sendWritten() {
+        guard let held = heldWhileAcknowledging else { return }
+        heldWhileAcknowledging = []
+        held.forEach(send)
+    }
+
+    private func send(_ batch: MutationBatch) {
         datastore.writeStreamRequestCount += 1
         sentBatches.append(batch)
-        inFlight.append(batch)
     }
 
     /// The server commits the oldest batch in flight.
@@ -417,7 +430,11 @@ final class FakeWriteStream: WriteStream {
         inFlight.removeFirst()
         if let streamToken { lastStreamToken = streamToken }
         let results = results ?? batch.mutations.map { _ in MutationResult(version: version) }
+        heldWhileAcknowledging = []
         delegate?.writeStreamDidReceiveResult(commitVersion: version, results: results)
+        let held = heldWhileAcknowledging ?? []
+        heldWhileAcknowledging = nil
+        held.forEach(send)
     }
 
     /// The server closes the stream without an error.
@@ -451,5 +468,6 @@ final class FakeWriteStream: WriteStream {
         isOpen = false
         isHandshakeComplete = false
         inFlight.removeAll()
+        if heldWhileAcknowledging != nil { heldWhileAcknowledging = [] }
     }
 }

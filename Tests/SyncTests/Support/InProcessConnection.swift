@@ -12,6 +12,8 @@ final class InProcessConnection: FrameConnection {
         var closed = false
         /// Server messages are no longer delivered (the connection is dropping).
         var dropping = false
+        /// A frame of answers failed by the transport was delivered on this connection.
+        var deliveredFailedAnswers = false
         var pump: Task<Void, Never>?
     }
 
@@ -41,6 +43,7 @@ final class InProcessConnection: FrameConnection {
             return
         }
         transport.record(sent: message)
+        if state.withLock({ $0.deliveredFailedAnswers }) { transport.recordAfterFailedAnswers(message) }
         await transport.passGate(message)
         guard let connection else {
             await handshake(message)
@@ -72,8 +75,10 @@ final class InProcessConnection: FrameConnection {
         let pump = Task { [continuation, transport] in
             for await message in connection.outbound {
                 guard !self.state.withLock({ $0.dropping }) else { break }
-                transport.record(received: message)
-                continuation.yield(FrameEncoder.string(message))
+                let (delivered, failed) = transport.deliver(message)
+                if failed { self.state.withLock { $0.deliveredFailedAnswers = true } }
+                transport.record(received: delivered)
+                continuation.yield(FrameEncoder.string(delivered))
             }
             continuation.finish()
         }

@@ -28,6 +28,9 @@ final class InProcessTransport: FrameTransport {
         var resumedListens = 0
         /// `addTarget` frames without a resume token (full listens).
         var freshListens = 0
+        /// The batch ids the client sent on a connection after that connection gave it a
+        /// frame of answers failed by ``failAnswersOfNextWriteResults()``.
+        var writesAfterFailedAnswers: [Int] = []
     }
 
     private struct Faults {
@@ -37,6 +40,8 @@ final class InProcessTransport: FrameTransport {
         var refusing = false
         /// `write` frames wait before reaching the server.
         var holdingWrites = false
+        /// The next `writeResults` frame reaches the client with its answers failed.
+        var failNextAnswers = false
     }
 
     let host: TestServerHost
@@ -79,6 +84,40 @@ final class InProcessTransport: FrameTransport {
         default: return
         }
         while state.withLock({ $0.faults.holdingWrites }) { try? await Task.sleep(for: .milliseconds(5)) }
+    }
+
+    /// The next `writeResults` frame reaches the client with every answer after its first
+    /// turned into a transient failure (`unavailable`), as when the server could not decide
+    /// them; the server has committed them all. The batch ids the client sends on that
+    /// connection afterwards are counted in ``Stats/writesAfterFailedAnswers``.
+    func failAnswersOfNextWriteResults() {
+        state.withLock { $0.faults.failNextAnswers = true }
+    }
+
+    /// `message` as the client receives it, and whether it is a frame failed by
+    /// ``failAnswersOfNextWriteResults()`` (consumes the fault).
+    func deliver(_ message: ServerMessage) -> (ServerMessage, failed: Bool) {
+        guard case .writeResults(var results) = message, results.answers.count > 1,
+              state.withLock({ state in
+                  defer { state.faults.failNextAnswers = false }
+                  return state.faults.failNextAnswers
+              })
+        else { return (message, false) }
+        results.answers = [results.answers[0]] + results.answers.dropFirst().map {
+            .failed(batchID: $0.batchID, error: DocError(.unavailable, "the test transport failed this answer"))
+        }
+        return (.writeResults(results), true)
+    }
+
+    /// Counts the batches of `message` as sent after a failed frame of answers.
+    func recordAfterFailedAnswers(_ message: ClientMessage) {
+        let ids: [Int]
+        switch message {
+        case .write(let batch): ids = [batch.batchID]
+        case .writeBatches(let frame): ids = frame.batches.map(\.batchID)
+        default: return
+        }
+        state.withLock { $0.stats.writesAfterFailedAnswers += ids }
     }
 
     /// Lets connections through again.

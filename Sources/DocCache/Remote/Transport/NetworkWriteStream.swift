@@ -9,8 +9,12 @@ import DocProtocol
 ///   twice.
 /// - Batches written while the stream handles an incoming frame (the handshake's whole
 ///   pipeline, the refills after a frame of results) are sent together in one `writeBatches`
-///   frame when it is done, which the server commits as a group (one synced write); a batch
-///   written on its own goes out at once as `write`. A group too large for one frame is split.
+///   frame, which the server commits as a group (one synced write): when the handling ends,
+///   or earlier when the delegate calls ``sendWritten()`` (the remote store does once it has
+///   refilled, before it stores the acknowledgements). A frame of results that reports a
+///   batch as not committed sends nothing more: the stream closes, and the batches after the
+///   failed one are sent again first. A batch written on its own goes out at once as `write`.
+///   A group too large for one frame is split.
 /// - `writeResult`, and each committed answer of `writeResults`, acknowledges the oldest batch
 ///   in flight (commit version, per-write update versions and transform results) and updates
 ///   ``lastStreamToken``.
@@ -33,9 +37,13 @@ package final class NetworkWriteStream: WriteStream {
     private weak var delegate: (any WriteStreamDelegate)?
     /// Batches sent on this connection and not yet answered, oldest first.
     private var inFlight: [BatchID] = []
-    /// Batches written while an incoming frame is handled, sent together afterwards.
+    /// Batches written while an incoming frame is handled, sent together afterwards (or at
+    /// ``sendWritten()``).
     private var unsent: [MutationBatch] = []
     private var isHandlingEvent = false
+    /// The frame being handled answered a batch as not committed (the stream is about to
+    /// close): nothing written meanwhile may leave before the batches after it are sent again.
+    private var isHandlingFailedFrame = false
     /// `writeBatches` frames sent on this connection and not yet answered.
     private var groupFramesInFlight = 0
     /// Whether several batches may share a frame (until the server refuses such a frame).
@@ -86,6 +94,7 @@ package final class NetworkWriteStream: WriteStream {
     }
 
     package func sendWritten() {
+        guard !isHandlingFailedFrame else { return }
         flush()
     }
 
@@ -136,6 +145,7 @@ package final class NetworkWriteStream: WriteStream {
         isHandlingEvent = true
         defer {
             isHandlingEvent = false
+            isHandlingFailedFrame = false
             flush()
         }
         switch event {
@@ -173,6 +183,7 @@ package final class NetworkWriteStream: WriteStream {
                 }
             }
             inFlight.removeFirst(committed.count)
+            isHandlingFailedFrame = failure != nil || mismatch != nil
             if !committed.isEmpty { delegate?.writeStreamDidReceiveResults(committed) }
             // An acknowledgement may stop the stream (an unusable result): what is left of the
             // frame is then answered again after the reconnect.
