@@ -48,6 +48,11 @@ struct OverlayMaintenance {
         }
         // Converged: the stored overlay (the end of the old chain) is the end of the new one.
         if converged { return }
+        // A whole chain without a batch: the key has no overlay to remove (one exists only
+        // while a pending batch writes the key). Deleting it anyway would leave a LevelDB
+        // deletion marker per remote document, and every later seek into the overlays (or
+        // the tables before them) would step over them all until a compaction drops them.
+        if afterBatchID == nil && largest == nil { return }
         try store(new, largest: largest, for: key, in: txn)
     }
 

@@ -127,6 +127,31 @@ struct OverlayMaintenanceTests {
         }
     }
 
+    @Test func aRemoteDocumentWithoutAPendingWriteLeavesNothingInTheOverlays() throws {
+        try OverlayHarness.run { h in
+            let pending = F.key("items/pending"), plain = F.key("items/plain")
+            try h.write(.update(pending, fields: [F.field("local"): true]))
+            // Only the document with a pending write gets an overlay row. A delete of the
+            // other one's (absent) overlay would leave a LevelDB deletion marker that every
+            // later seek into the overlays steps over until a compaction drops it.
+            let overlayWrites = try h.persistence.run("updates") { txn throws(DocError) in
+                _ = try h.localStore.applyDocumentUpdates([
+                    (pending, F.document("items/pending", ["v": 1], version: 1), SnapshotVersion(microseconds: 1)),
+                    (plain, F.document("items/plain", ["v": 1], version: 1), SnapshotVersion(microseconds: 1)),
+                ], in: txn)
+                return txn.bufferedWrites(in: .prefix(KeySchema.Table.overlays.prefix))
+            }
+            #expect(overlayWrites.map(\.0) == [KeySchema.overlay("u", pending)])
+            #expect(overlayWrites.allSatisfy { if case .put = $0.1 { true } else { false } })
+            #expect(try h.local(pending)?.data == ObjectValue(["v": 1, "local": true]))
+            try h.check()
+            // When the batch leaves, its document's overlay goes.
+            try h.acknowledgeOldest()
+            #expect(try h.overlayCount() == 0)
+            try h.check()
+        }
+    }
+
     @Test func aLoneSetsOverlayRefersToItsBatchUntilTheBatchLeaves() throws {
         try OverlayHarness.run { h in
             let a = F.key("items/a"), b = F.key("items/b")
