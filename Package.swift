@@ -46,10 +46,15 @@ let package = Package(
             name: "CLevelDB",
             providers: [.apt(["libleveldb-dev"]), .brew(["leveldb"])]
         ),
+        // The options LevelDB's C API leaves out (reuse_logs), set through its C++ API.
+        .target(
+            name: "CLevelDBExtras",
+            dependencies: ["CLevelDB"]
+        ),
         // A small, Sendable Swift wrapper over the LevelDB C API.
         .target(
             name: "LevelDB",
-            dependencies: ["CLevelDB"],
+            dependencies: ["CLevelDB", "CLevelDBExtras"],
             swiftSettings: strict
         ),
         // Values, paths, documents, mutations, queries and key encodings. No I/O.

@@ -1,4 +1,5 @@
 import CLevelDB
+import CLevelDBExtras
 
 /// The C objects behind ``Options``: a `leveldb_options_t` and, when asked for, the LRU block
 /// cache and the Bloom filter policy it points to.
@@ -28,6 +29,10 @@ final class NativeOptions {
         }
         if let size = options.blockSize {
             leveldb_options_set_block_size(pointer, size)
+        }
+        if options.reuseIntactLog, let log = WriteAheadLog.newestLog(in: path),
+           WriteAheadLog.isIntact(path: log, maximumBytes: Options.maximumReusedLogBytes) {
+            doccache_leveldb_options_set_reuse_logs(pointer, 1)
         }
         switch options.compression {
         case .none: leveldb_options_set_compression(pointer, Int32(leveldb_no_compression))

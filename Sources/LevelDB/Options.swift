@@ -36,6 +36,19 @@ public struct Options: Sendable, Hashable {
     /// keys (10 is a good value). `nil`: no filter. A database must be reopened with the same
     /// filter setting to benefit from the filters already written.
     public var bloomFilterBitsPerKey: Int?
+    /// Reuse the newest log file on open when it is intact and at most
+    /// ``maximumReusedLogBytes`` long: LevelDB then keeps its records in memory and appends
+    /// to it (and to the manifest), where it would otherwise write them to a level-0 table,
+    /// start a new log and write a new manifest, with four `fdatasync`s. Intact means that
+    /// every record's checksum verifies and the file ends where a record ends: a log torn by
+    /// a killed process or a power loss is never appended to (LevelDB would drop the rest of
+    /// its block, new records included, on the next open); it is recovered as without this
+    /// option. Default `false` (LevelDB's `reuse_logs`, which the C API does not expose).
+    public var reuseIntactLog: Bool
+
+    /// The largest log ``reuseIntactLog`` reuses (64 KiB): every open replays the reused log,
+    /// so a longer one is written to a table instead, once.
+    public static let maximumReusedLogBytes = 64 * 1024
 
     /// Creates open options; every argument has LevelDB's default.
     public init(
@@ -47,7 +60,8 @@ public struct Options: Sendable, Hashable {
         maxOpenFiles: Int? = nil,
         blockSize: Int? = nil,
         compression: Compression = .snappy,
-        bloomFilterBitsPerKey: Int? = nil
+        bloomFilterBitsPerKey: Int? = nil,
+        reuseIntactLog: Bool = false
     ) {
         self.createIfMissing = createIfMissing
         self.errorIfExists = errorIfExists
@@ -58,5 +72,6 @@ public struct Options: Sendable, Hashable {
         self.blockSize = blockSize
         self.compression = compression
         self.bloomFilterBitsPerKey = bloomFilterBitsPerKey
+        self.reuseIntactLog = reuseIntactLog
     }
 }

@@ -657,6 +657,13 @@ package actor ClientCore {
 
     // MARK: - Cache maintenance
 
+    /// Compacts the whole store (``Persistence/compact()``): what LevelDB's background
+    /// compactions would finish during a long session. Blocks until done.
+    package func compactStorage() throws(DocError) {
+        try checkOpen()
+        try persistence.compact()
+    }
+
     package func collectGarbage() throws(DocError) -> (targetsRemoved: Int, documentsRemoved: Int) {
         try checkOpen()
         let result = try localStore.collectGarbage(cacheSizeLimit: settings.cacheSizeBytes)

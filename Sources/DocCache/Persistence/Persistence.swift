@@ -83,7 +83,7 @@ package final class Persistence {
     ///   directory.
     package static func open(directory: String) throws(DocError) -> Persistence {
         try FileSystem.createDirectories(directory)
-        let options = Options(bloomFilterBitsPerKey: 10)
+        let options = Options(bloomFilterBitsPerKey: 10, reuseIntactLog: true)
         let database = try withLevelDB(directory, "open") { () throws(LevelDBError) in
             try Database.open(path: directory, options: options)
         }

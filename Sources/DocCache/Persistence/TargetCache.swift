@@ -76,10 +76,12 @@ package final class TargetCache {
 
     private func write(_ data: TargetData, replacing existing: TargetData?, in txn: PersistenceTransaction) throws(DocError) {
         let canonical = data.target.canonicalID
-        if let existing, existing.target.canonicalID != canonical {
+        txn.put(KeySchema.target(data.targetID), TargetCoding.encode(data))
+        // The canonical-id row of an updated target is already there.
+        if let existing, existing.target.canonicalID == canonical { return }
+        if let existing {
             txn.delete(KeySchema.canonicalID(existing.target.canonicalID, existing.targetID))
         }
-        txn.put(KeySchema.target(data.targetID), TargetCoding.encode(data))
         txn.put(KeySchema.canonicalID(canonical, data.targetID), [])
     }
 

@@ -34,6 +34,29 @@ struct PersistenceLifecycleTests {
         #expect(a != b)
     }
 
+    @Test func aStoreClosedCleanlyReopensWithoutWritingAFile() throws {
+        try F.withDirectory { dir in
+            func files() throws -> Set<String> {
+                Set(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".log") || $0.hasSuffix(".ldb") })
+            }
+            let first = try Persistence.open(directory: dir)
+            try F.addDocuments([F.document("rooms/a", ["n": 1])], to: first)
+            first.close()
+            let before = try files()
+            // The log of the last session is appended to: no table, log or manifest is written
+            // (each with an fdatasync) and no level-0 table waits for a compaction.
+            for _ in 0..<3 {
+                let again = try Persistence.open(directory: dir)
+                #expect(try files() == before)
+                try F.addDocuments([F.document("rooms/b", ["n": 2])], to: again)
+                again.close()
+            }
+            let last = try Persistence.open(directory: dir)
+            #expect(try last.run("read") { txn throws(DocError) in try last.remoteDocuments.get(F.key("rooms/b"), in: txn) } != nil)
+            last.close()
+        }
+    }
+
     @Test func refusesAStoreWrittenByANewerSchemaAndLeavesItUntouched() throws {
         try F.withDirectory { dir in
             let key = F.key("rooms/a")
