@@ -101,6 +101,32 @@ struct OutboxStateTests {
         }
     }
 
+    @Test func aLongRunIsFollowedByOneCompactionOfTheQueueAndAShortOneIsNot() async throws {
+        try await SyncHarness.run { harness in
+            let transport = InProcessTransport(host: harness.host)
+            let device = try await harness.openStore(device: "field-laptop", transport: transport)
+            // A short run: its few deletion markers are not worth a compaction.
+            try await device.disableNetwork()
+            for i in 0..<3 { _ = try await device.document("notes/short\(i)").setData(["i": .value(.integer(Int64(i)))]) }
+            try await device.enableNetwork()
+            try await device.waitForPendingWrites()
+            #expect(await device.core.completedBackgroundCompactions == 0)
+
+            // A long run: the queue's tables are compacted once the last batch is answered.
+            try await device.disableNetwork()
+            let count = ClientCore.compactionAfterAnsweredBatches
+            for i in 0..<count { _ = try await device.document("notes/long\(i)").setData(["i": .value(.integer(Int64(i)))]) }
+            try await device.enableNetwork()
+            try await device.waitForPendingWrites()
+            #expect(await eventually { await device.core.completedBackgroundCompactions == 1 })
+            // Nothing was lost to it: every write is in the cache and none is pending.
+            #expect(try await device.pendingWrites().isEmpty)
+            let notes = try await device.collection("notes").getDocuments(source: .cache)
+            #expect(notes.count == count + 3)
+            #expect(notes.documents.allSatisfy { !$0.metadata.hasPendingWrites })
+        }
+    }
+
     @Test func aStoreWithoutAServerSaysSo() async throws {
         let directory = NSTemporaryDirectory() + "doccache-outbox-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -402,6 +402,13 @@ package actor ClientCore {
         try result.get()
     }
 
+    /// A run of at least this many answered batches is followed by a background compaction of
+    /// the queue's tables (``Persistence/compactMutationQueuesInBackground()``).
+    static let compactionAfterAnsweredBatches = 256
+
+    /// The background compactions finished so far (for tests).
+    package var completedBackgroundCompactions: Int { persistence.compactor.completedCount }
+
     /// Keeps the pending-write count in memory (read from disk once, at open): every batch
     /// enters through `write` and leaves through acknowledgement, rejection or `revert`.
     private func adjustPendingWriteCount(by delta: Int) {
@@ -414,6 +421,10 @@ package actor ClientCore {
                 let now = Timestamp.now
                 lastSyncedAt = now
                 do { try localStore.setLastSyncedAt(now) } catch { storageFailed(error, while: "recording the last sync") }
+            }
+            if answeredInRun >= Self.compactionAfterAnsweredBatches {
+                // A long run left deletion markers that every query would step over.
+                persistence.compactMutationQueuesInBackground()
             }
             answeredInRun = 0
         }

@@ -43,6 +43,8 @@ package final class Persistence {
 
     /// The LevelDB database (Sendable; the lock of the directory).
     let database: Database
+    /// Compactions run off the engine's executor (``compactMutationQueuesInBackground()``).
+    let compactor: BackgroundCompactor
     /// State shared with the components and transactions.
     let state: PersistenceState
     private var queues: [String: MutationQueue] = [:]
@@ -56,6 +58,7 @@ package final class Persistence {
         self.directory = directory
         self.clientID = clientID
         self.database = database
+        self.compactor = BackgroundCompactor(database: database)
         self.state = state
         compositeIndexes = CompositeIndexCache(state: state)
         remoteDocuments = RemoteDocumentCache(state: state, compositeIndexes: compositeIndexes)
@@ -308,6 +311,13 @@ package final class Persistence {
     /// and overwritten data. Blocks until done.
     package func compact() throws(DocError) {
         try withLevelDB(directory, "compact") { () throws(LevelDBError) in try database.compact() }
+    }
+
+    /// Compacts, in the background, the tables a synced batch leaves deletion markers in:
+    /// the mutation queues (batches, document → batch rows, deliveries, failed writes,
+    /// attachments) and the overlays (tables 0x20–0x30, every user). Returns at once.
+    package func compactMutationQueuesInBackground() {
+        compactor.compact(from: KeySchema.Table.mutations.prefix, to: KeySchema.Table.targets.prefix)
     }
 
     /// The highest listen sequence number used so far (the LRU clock).
