@@ -30,8 +30,7 @@ final class NativeOptions {
         if let size = options.blockSize {
             leveldb_options_set_block_size(pointer, size)
         }
-        if options.reuseIntactLog, let log = WriteAheadLog.newestLog(in: path),
-           WriteAheadLog.isIntact(path: log, maximumBytes: Options.maximumReusedLogBytes) {
+        if options.reuseIntactLog, WriteAheadLog.canReuseFiles(in: path, maximumBytes: Options.maximumReusedLogBytes) {
             doccache_leveldb_options_set_reuse_logs(pointer, 1)
         }
         switch options.compression {

@@ -36,18 +36,18 @@ public struct Options: Sendable, Hashable {
     /// keys (10 is a good value). `nil`: no filter. A database must be reopened with the same
     /// filter setting to benefit from the filters already written.
     public var bloomFilterBitsPerKey: Int?
-    /// Reuse the newest log file on open when it is intact and at most
-    /// ``maximumReusedLogBytes`` long: LevelDB then keeps its records in memory and appends
-    /// to it (and to the manifest), where it would otherwise write them to a level-0 table,
-    /// start a new log and write a new manifest, with four `fdatasync`s. Intact means that
-    /// every record's checksum verifies and the file ends where a record ends: a log torn by
-    /// a killed process or a power loss is never appended to (LevelDB would drop the rest of
-    /// its block, new records included, on the next open); it is recovered as without this
-    /// option. Default `false` (LevelDB's `reuse_logs`, which the C API does not expose).
+    /// Reuse the newest log file and the manifest on open when both are intact and at most
+    /// ``maximumReusedLogBytes`` long: LevelDB then keeps the log's records in memory and
+    /// appends to both, where it would otherwise write them to a level-0 table, start a new
+    /// log and write a new manifest, with four `fdatasync`s. Intact means that every record's
+    /// checksum verifies and the file ends where a record ends: a file torn by a killed
+    /// process or a power loss is never appended to (for a log, LevelDB would drop the rest of
+    /// its block, new records included, on the next open; for a manifest, the next open would
+    /// fail); the database is then opened as without this option. Default `false` (LevelDB's `reuse_logs`, which the C API does not expose).
     public var reuseIntactLog: Bool
 
-    /// The largest log ``reuseIntactLog`` reuses (64 KiB): every open replays the reused log,
-    /// so a longer one is written to a table instead, once.
+    /// The largest log or manifest ``reuseIntactLog`` reuses (64 KiB): every open replays the
+    /// reused log and reads the manifest, so longer ones are written anew instead, once.
     public static let maximumReusedLogBytes = 64 * 1024
 
     /// Creates open options; every argument has LevelDB's default.

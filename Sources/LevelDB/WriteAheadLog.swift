@@ -40,6 +40,19 @@ package enum WriteAheadLog {
         return best.map { directory + "/" + $0.name }
     }
 
+    /// Whether reopening the database in `directory` may append to its files: its newest log
+    /// and its manifest (named by `CURRENT`, written in the same record format, and reused
+    /// with the log) are both intact and at most `maximumBytes` long. LevelDB's reader takes a
+    /// torn manifest tail for its end too; a record appended after it would make the next open
+    /// fail with a corruption.
+    package static func canReuseFiles(in directory: String, maximumBytes: Int) -> Bool {
+        guard let log = newestLog(in: directory), isIntact(path: log, maximumBytes: maximumBytes),
+              let current = readFile(directory + "/CURRENT", maximumBytes: 256) else { return false }
+        let name = String(decoding: current, as: UTF8.self)
+        guard name.hasPrefix("MANIFEST-"), name.hasSuffix("\n"), !name.dropLast().contains("/") else { return false }
+        return isIntact(path: directory + "/" + name.dropLast(), maximumBytes: maximumBytes)
+    }
+
     /// Whether the log file at `path` is at most `maximumBytes` long and intact (see the type's
     /// description). A file that cannot be read counts as not intact.
     package static func isIntact(path: String, maximumBytes: Int) -> Bool {

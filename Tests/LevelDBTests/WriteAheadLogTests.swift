@@ -80,6 +80,33 @@ struct WriteAheadLogTests {
         }
     }
 
+    @Test func aTornManifestIsNotAppendedToAndTheStoreStillOpensAfterACompaction() async throws {
+        try await withTemporaryPath { path in
+            var db = try Database.open(path: path, options: Self.reusing)
+            try db.put(bytes("a"), bytes("1"))
+            db.close()
+            // A manifest record cut short (a killed compaction, a power loss): a header that
+            // announces 100 bytes, and 10 of them.
+            let current = try String(contentsOfFile: path + "/CURRENT", encoding: .utf8)
+            let manifest = path + "/" + current.trimmingCharacters(in: .newlines)
+            var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: manifest)))
+            bytes += [0x12, 0x34, 0x56, 0x78, 100, 0, 1] + [UInt8](repeating: 0xAB, count: 10)
+            try Self.write(bytes, to: manifest)
+            #expect(!WriteAheadLog.canReuseFiles(in: path, maximumBytes: Options.maximumReusedLogBytes))
+
+            db = try Database.open(path: path, options: Self.reusing)
+            #expect(try String(contentsOfFile: path + "/CURRENT", encoding: .utf8) != current, "a new manifest")
+            try db.put(LevelDBTests.bytes("b"), LevelDBTests.bytes("2"))
+            try db.compact()   // writes a manifest record
+            db.close()
+
+            db = try Database.open(path: path, options: Self.reusing)
+            #expect(try db.get(LevelDBTests.bytes("a")) == LevelDBTests.bytes("1"))
+            #expect(try db.get(LevelDBTests.bytes("b")) == LevelDBTests.bytes("2"))
+            db.close()
+        }
+    }
+
     @Test func damageAnywhereOrATailOfZerosMakesALogNotIntact() async throws {
         try await withTemporaryPath { path in
             let db = try Database.open(path: path, options: Self.reusing)

@@ -315,7 +315,7 @@ package final class Persistence {
 
     /// Compacts, in the background, the tables a synced batch leaves deletion markers in:
     /// the mutation queues (batches, document → batch rows, deliveries, failed writes,
-    /// attachments) and the overlays (tables 0x20–0x30, every user). Returns at once.
+    /// attachments) and the overlays (tables 0x20 up to 0x40, every user). Returns at once.
     package func compactMutationQueuesInBackground() {
         compactor.compact(from: KeySchema.Table.mutations.prefix, to: KeySchema.Table.targets.prefix)
     }
