@@ -49,6 +49,9 @@ public final class Database: Sendable {
     ///   `.corruption`.
     public static func open(path: String, options: Options = Options()) throws(LevelDBError) -> Database {
         let nativeOptions = try NativeOptions(options, path: path)
+        if options.reuseIntactLog, WriteAheadLog.canReuseFiles(in: path, maximumBytes: Options.maximumReusedLogBytes) {
+            nativeOptions.reuseLogs()
+        }
         let handle = try callLevelDB(path: path) { error in
             leveldb_open(nativeOptions.pointer, path, error)
         }

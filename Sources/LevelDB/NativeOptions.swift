@@ -30,9 +30,6 @@ final class NativeOptions {
         if let size = options.blockSize {
             leveldb_options_set_block_size(pointer, size)
         }
-        if options.reuseIntactLog, WriteAheadLog.canReuseFiles(in: path, maximumBytes: Options.maximumReusedLogBytes) {
-            doccache_leveldb_options_set_reuse_logs(pointer, 1)
-        }
         switch options.compression {
         case .none: leveldb_options_set_compression(pointer, Int32(leveldb_no_compression))
         case .snappy: leveldb_options_set_compression(pointer, Int32(leveldb_snappy_compression))
@@ -58,6 +55,12 @@ final class NativeOptions {
         if options.bloomFilterBitsPerKey != nil && filterPolicy == nil {
             throw LevelDBError(.unknown, "leveldb_filterpolicy_create_bloom returned NULL", path: path)
         }
+    }
+
+    /// Has the open append to the last log and manifest (``Options/reuseIntactLog``, when
+    /// ``WriteAheadLog/canReuseFiles(in:maximumBytes:)`` allows it).
+    func reuseLogs() {
+        doccache_leveldb_options_set_reuse_logs(pointer, 1)
     }
 
     deinit {

@@ -6,8 +6,9 @@ import Musl
 import Darwin
 #endif
 
-/// Reads LevelDB's write-ahead log files (`NNNNNN.log`) to tell whether the newest one ends
-/// with an intact record, which is when reusing it on open is safe (``Options/reuseIntactLog``).
+/// Reads LevelDB's write-ahead log (`NNNNNN.log`) and manifest (`MANIFEST-NNNNNN`, the same
+/// record format) to tell whether both end with an intact record, which is when appending to
+/// them after reopening is safe (``Options/reuseIntactLog``).
 ///
 /// The format (LevelDB's `doc/log_format.md`): 32 KiB blocks of records, each a 7-byte header
 /// (masked CRC-32C of the type byte and payload, little-endian payload length, type: full,

@@ -110,7 +110,9 @@ struct OutboxStateTests {
             for i in 0..<3 { _ = try await device.document("notes/short\(i)").setData(["i": .value(.integer(Int64(i)))]) }
             try await device.enableNetwork()
             try await device.waitForPendingWrites()
-            #expect(await device.core.completedBackgroundCompactions == 0)
+            // The compaction is asked for in the same turn that counts the last batch out.
+            #expect(await eventually { await device.core.pendingWriteCount == 0 })
+            #expect(await device.core.backgroundCompactions.requested == 0)
 
             // A long run: the queue's tables are compacted once the last batch is answered.
             try await device.disableNetwork()
@@ -118,7 +120,9 @@ struct OutboxStateTests {
             for i in 0..<count { _ = try await device.document("notes/long\(i)").setData(["i": .value(.integer(Int64(i)))]) }
             try await device.enableNetwork()
             try await device.waitForPendingWrites()
-            #expect(await eventually { await device.core.completedBackgroundCompactions == 1 })
+            #expect(await eventually { await device.core.pendingWriteCount == 0 })
+            #expect(await device.core.backgroundCompactions.requested == 1)
+            #expect(await eventually { await device.core.backgroundCompactions.completed == 1 })
             // Nothing was lost to it: every write is in the cache and none is pending.
             #expect(try await device.pendingWrites().isEmpty)
             let notes = try await device.collection("notes").getDocuments(source: .cache)

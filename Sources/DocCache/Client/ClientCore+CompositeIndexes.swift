@@ -17,9 +17,9 @@ extension ClientCore {
         return try localStore.backfillCompositeIndexes(maxDocuments: Self.compositeIndexBackfillStep)
     }
 
-    /// Continues, one step at a time on the scheduler, a backfill that a closed store left
-    /// incomplete (indexes are declared again by the app's next `setIndexConfiguration`, but
-    /// need not wait for it).
+    /// Continues, one step at a time on the scheduler, an incomplete backfill: one a closed
+    /// store left (indexes are declared again by the app's next `setIndexConfiguration`, but
+    /// need not wait for it), or one whose step failed in `setIndexConfiguration`.
     func scheduleCompositeIndexBackfill() { Self.scheduleCompositeIndexBackfill(on: scheduler, for: self) }
 
     /// ``scheduleCompositeIndexBackfill()`` from the initializer.

@@ -406,8 +406,8 @@ package actor ClientCore {
     /// the queue's tables (``Persistence/compactMutationQueuesInBackground()``).
     static let compactionAfterAnsweredBatches = 256
 
-    /// The background compactions finished so far (for tests).
-    package var completedBackgroundCompactions: Int { persistence.compactor.completedCount }
+    /// The background compactions asked for, and those finished, so far (for tests).
+    package var backgroundCompactions: (requested: Int, completed: Int) { persistence.compactor.counts }
 
     /// Keeps the pending-write count in memory (read from disk once, at open): every batch
     /// enters through `write` and leaves through acknowledgement, rejection or `revert`.

@@ -99,10 +99,10 @@ package struct DocumentViewChangeSet: Sendable, Equatable {
         // every one of them, so any set of the same query orders them alike).
         if let ordered { return ordered }
         let present = byKey.values.reduce(0) { $0 + ($1.kind == .removed ? 0 : 1) }
-        // When the changes are a good part of the set (a first snapshot, a large update), the
-        // documents still in the set sort by their position in it: one pass over the set, where
-        // comparing them would read their order-by fields again and again. Removed documents
-        // are not in the set and compare by its order.
+        // When the changes are a good part of the set (a large update; a first snapshot's come
+        // in order and return above), the documents still in the set sort by their position in
+        // it: one pass over the set, where comparing them would read their order-by fields
+        // again and again. Removed documents are not in the set and compare by its order.
         guard present > 1, order.count <= present * 4 else {
             return byKey.values.sorted { a, b in
                 if a.kind.sortRank != b.kind.sortRank { return a.kind.sortRank < b.kind.sortRank }

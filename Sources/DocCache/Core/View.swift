@@ -84,8 +84,9 @@ package final class View {
 
     /// The first results of an empty view, in bulk: the matching documents sorted once and
     /// cut to the limit, every one of them added (what the general computation gives for an
-    /// empty view, without placing and recording the documents one at a time). `nil` when two
-    /// candidates have the same key, which the general computation resolves.
+    /// empty view, without placing and recording the documents one at a time). Callers pass
+    /// each key once; should a key still come twice among the results, this gives `nil` and
+    /// the general computation (a later document replaces an earlier one) decides.
     private func firstResults(_ candidates: [(DocumentKey, Document?)]) -> ViewDocumentChanges? {
         let results = query.results(from: candidates.lazy.compactMap(\.1))
         guard let documentSet = DocumentSet(query: query, sortedDocuments: results) else { return nil }

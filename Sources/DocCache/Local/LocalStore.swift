@@ -327,7 +327,7 @@ package final class LocalStore {
             let old = existing[key]?.document
             var new: MaybeDocument?
             if case .noDocument(let absent) = document, absent.version == .none {
-                try persistence.remoteDocuments.remove(key, in: txn)
+                persistence.remoteDocuments.remove(key, replacing: existing[key], in: txn)
                 existing[key] = nil
                 new = nil
             } else if old == nil || document.version > old!.version

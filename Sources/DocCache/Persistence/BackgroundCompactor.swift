@@ -15,15 +15,18 @@ internal import Synchronization
 final class BackgroundCompactor: Sendable {
     private let database: Database
     private let queue = DispatchQueue(label: "doccache.compaction", qos: .utility)
+    private let requested = Atomic<Int>(0)
     private let completed = Atomic<Int>(0)
 
     init(database: Database) {
         self.database = database
     }
 
-    /// Compacts the keys from `start` to `end` (inclusive) in the background. A store closed
-    /// meanwhile waits for it (closing waits for the calls in flight).
+    /// Compacts the keys from `start` to `end` (inclusive) in the background. Closing the
+    /// store waits for a compaction under way (closing waits for the calls in flight); one
+    /// that starts after the close finds the database closed and does nothing.
     func compact(from start: [UInt8], to end: [UInt8]) {
+        requested.add(1, ordering: .relaxed)
         queue.async { self.run(from: start, to: end) }
     }
 
@@ -38,11 +41,8 @@ final class BackgroundCompactor: Sendable {
         completed.add(1, ordering: .relaxed)
     }
 
-    /// The compactions finished so far.
-    var completedCount: Int { completed.load(ordering: .relaxed) }
-
-    /// Returns once every compaction asked for so far has finished.
-    func waitUntilIdle() {
-        queue.sync {}
+    /// The compactions asked for, and those finished, so far.
+    var counts: (requested: Int, completed: Int) {
+        (requested.load(ordering: .relaxed), completed.load(ordering: .relaxed))
     }
 }

@@ -66,9 +66,14 @@ package final class RemoteDocumentCache {
     /// Removing a missing key does nothing. Returns whether a document was stored.
     @discardableResult
     package func remove(_ key: DocumentKey, in txn: PersistenceTransaction) throws(DocError) -> Bool {
-        let rowKey = KeySchema.remoteDocument(key)
-        guard let old = try stored(rowKey, in: txn) else { return false }
-        txn.delete(rowKey)
+        remove(key, replacing: try entry(for: key, in: txn), in: txn)
+    }
+
+    /// ``remove(_:in:)`` when the caller has just read what is stored for `key` (`old`).
+    @discardableResult
+    package func remove(_ key: DocumentKey, replacing old: Entry?, in txn: PersistenceTransaction) -> Bool {
+        guard let old else { return false }
+        txn.delete(KeySchema.remoteDocument(key))
         txn.delete(KeySchema.readTime(key.collectionPath, old.readTime, key.documentID))
         txn.delete(KeySchema.collectionGroup(key))
         if let document = old.document.document {
@@ -92,7 +97,10 @@ package final class RemoteDocumentCache {
 
     /// The documents stored for `keys` (keys with nothing stored are absent).
     package func getAll(_ keys: some Collection<DocumentKey>, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey: MaybeDocument] {
-        try entries(for: keys, in: txn).mapValues(\.document)
+        var out: [DocumentKey: MaybeDocument] = [:]
+        out.reserveCapacity(keys.count)
+        try forEachStored(keys, in: txn) { key, entry in out[key] = entry.document }
+        return out
     }
 
     /// A stored document and the read time it was received at.
@@ -103,10 +111,18 @@ package final class RemoteDocumentCache {
     package func entries(for keys: some Collection<DocumentKey>, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey: Entry] {
         var out: [DocumentKey: Entry] = [:]
         out.reserveCapacity(keys.count)
-        for key in keys.sorted() {
-            if let entry = try stored(KeySchema.remoteDocument(key), in: txn) { out[key] = entry }
-        }
+        try forEachStored(keys, in: txn) { key, entry in out[key] = entry }
         return out
+    }
+
+    /// Calls `body` with each of `keys` that has a stored document, in key order (LevelDB's
+    /// order: neighbouring reads share blocks).
+    private func forEachStored(
+        _ keys: some Collection<DocumentKey>, in txn: PersistenceTransaction, _ body: (DocumentKey, Entry) -> Void
+    ) throws(DocError) {
+        for key in keys.sorted() {
+            if let entry = try stored(KeySchema.remoteDocument(key), in: txn) { body(key, entry) }
+        }
     }
 
     private func stored(_ rowKey: [UInt8], in txn: PersistenceTransaction) throws(DocError) -> Entry? {

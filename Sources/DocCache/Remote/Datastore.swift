@@ -56,7 +56,8 @@ package protocol WriteStream: PersistentStream {
     func write(_ batch: MutationBatch)
     /// Sends at once the batches ``write(_:)`` was given while the stream handles an incoming
     /// frame (they otherwise leave together when the handling ends). A stream that sends each
-    /// batch as it is written does nothing.
+    /// batch as it is written does nothing; while a frame that reports a batch as not committed
+    /// is handled, the stream takes no batch, so nothing is sent.
     func sendWritten()
 }
 

@@ -71,12 +71,9 @@ enum BlobFile {
         var total = 0
         while total < count {
             let n = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count - total) { raw -> Int in
-                while true {
-                    let n = pread(fd, raw.baseAddress!, count - total, off_t(offset) + off_t(total))
-                    if n < 0 && errno == EINTR { continue }
-                    if n < 0 { code = errno; return 0 }
-                    return n
-                }
+                let read = POSIXFile.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[..<(count - total)]), at: offset + Int64(total))
+                code = read.errno
+                return read.count
             }
             if code != nil || n == 0 { break }
             total += n

@@ -18,6 +18,10 @@ public struct AuthContext: Sendable, Hashable, CustomStringConvertible {
     public let expiresAt: Timestamp
     /// When the token was issued, if it says (`iat`).
     public let issuedAt: Timestamp?
+    /// How long after ``expiresAt`` a connection may stay open: the clock skew the token was
+    /// checked with (an identity provider's tokens are accepted that long after `exp`; HS256
+    /// tokens are checked without skew, `.zero`). Set by ``TokenVerifier/verify(_:)``.
+    public internal(set) var expiryTolerance: Duration = .zero
 
     /// Creates a context directly, e.g. for tests or for an in-process client that needs no
     /// token.

@@ -183,12 +183,8 @@ public struct DevelopmentSecret: Sendable, CustomStringConvertible, CustomDebugS
         var contents: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw fileError("cannot read the development secret file \(path)", code)
-            }
+            let (n, code) = buffer.withUnsafeMutableBytes { POSIXFile.read(fd, into: $0) }
+            if let code { throw fileError("cannot read the development secret file \(path)", code) }
             if n == 0 { break }
             contents += buffer[0..<n]
             guard contents.count <= maximumFileSize else {
@@ -253,15 +249,7 @@ public struct DevelopmentSecret: Sendable, CustomStringConvertible, CustomDebugS
         }
         var failure: Int32 = 0
         if fchmod(fd, 0o600) != 0 { failure = errno }
-        var written = 0
-        while failure == 0, written < contents.count {
-            let n = contents.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0 {
-                if errno != EINTR { failure = errno }
-            } else {
-                written += n
-            }
-        }
+        if failure == 0, let code = contents.withUnsafeBytes({ POSIXFile.writeAll($0, to: fd) }) { failure = code }
         if failure == 0, fsync(fd) != 0 { failure = errno }
         close(fd)
         if failure != 0 {

@@ -73,20 +73,12 @@ public struct TokenVerifier: Sendable {
         }
     }
 
-    /// How long after the `exp` of `bearer` (a token ``verify(_:)`` accepted) a connection may
-    /// stay open: for the identity provider's tokens its clock skew (they are accepted that
-    /// long after `exp`), for HS256 tokens none (checked without skew).
-    public func expiryTolerance(of bearer: String) -> Duration {
-        guard let provider, let token = try? Self.extractToken(bearer), let header = try? TokenHeader(token: token),
-              ProviderKeySet.algorithms.contains(header.alg) else { return .zero }
-        return provider.provider.clockSkew
-    }
-
     /// Verifies a bearer token and returns who it authenticates.
     ///
     /// - Parameter bearer: the raw token (`eyJ…`), or the value of an `Authorization` header
     ///   (`Bearer eyJ…`; the scheme is case-insensitive). Surrounding whitespace is ignored.
-    /// - Returns: the tenant, uid, custom claims and expiry of the token.
+    /// - Returns: the tenant, uid, custom claims and expiry of the token, and how long after
+    ///   its expiry a connection may stay open (``AuthContext/expiryTolerance``).
     /// - Throws: `unauthenticated` when the token is missing, malformed, uses an algorithm this
     ///   server does not accept, has a bad signature or an unknown key, lacks or has invalid
     ///   claims, has expired or is not yet valid, e.g. `token expired at 2026-01-01T10:00:00Z`.
@@ -107,7 +99,9 @@ public struct TokenVerifier: Sendable {
                                "unsupported token algorithm \(AuthClaims.quoted(alg)); tokens must be HS256 "
                                    + "(this server has no identity provider; see docctl serve --jwks)")
             }
-            return try await provider.verify(token, header: header)
+            var auth = try await provider.verify(token, header: header)
+            auth.expiryTolerance = provider.provider.clockSkew
+            return auth
         case let alg where alg.lowercased() == "none":
             throw DocError(.unauthenticated, "token algorithm 'none' (an unsigned token) is refused")
         case let alg:

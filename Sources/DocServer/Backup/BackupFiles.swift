@@ -78,23 +78,10 @@ enum BackupFiles {
     /// Reads up to `count` bytes from `fd`; empty at the end of the file.
     static func read(_ fd: Int32, count: Int, path: String) throws(DocError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: count)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { raw in
-                #if canImport(Darwin)
-                Darwin.read(fd, raw.baseAddress!, count)
-                #elseif canImport(Musl)
-                Musl.read(fd, raw.baseAddress!, count)
-                #else
-                Glibc.read(fd, raw.baseAddress!, count)
-                #endif
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw failure("read", path)
-            }
-            buffer.removeSubrange(n...)
-            return buffer
-        }
+        let (n, code) = buffer.withUnsafeMutableBytes { POSIXFile.read(fd, into: $0) }
+        if let code { throw failure("read", path, errno: code) }
+        buffer.removeSubrange(n...)
+        return buffer
     }
 
     /// Flushes `fd` to stable storage.

@@ -63,6 +63,28 @@ enum POSIXFile {
         return nil
     }
 
+    /// Reads once into `buffer` (at `offset` with `pread`, else at the file position), again
+    /// when interrupted: the number of bytes read (0 at the end of the file), or the `errno`
+    /// of a failure.
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64? = nil) -> (count: Int, errno: Int32?) {
+        while true {
+            let n: Int
+            if let offset {
+                n = pread(fd, buffer.baseAddress!, buffer.count, off_t(offset))
+            } else {
+                #if canImport(Darwin)
+                n = Darwin.read(fd, buffer.baseAddress!, buffer.count)
+                #elseif canImport(Musl)
+                n = Musl.read(fd, buffer.baseAddress!, buffer.count)
+                #else
+                n = Glibc.read(fd, buffer.baseAddress!, buffer.count)
+                #endif
+            }
+            if n >= 0 { return (n, nil) }
+            if errno != EINTR { return (0, errno) }
+        }
+    }
+
     /// The directory part of `path` (`.` for a bare name, `/` for a name in the root).
     static func parent(of path: String) -> String {
         var trimmed = Substring(path)

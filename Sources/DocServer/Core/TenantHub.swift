@@ -11,7 +11,9 @@ internal import Prometheus
 /// order (a FIFO lock held across the store's `await`s, which the actor alone would not
 /// guarantee): a commit and its fan-out to every listener finish before the next request
 /// starts, so each connection receives changes in commit order, and a target added at
-/// version V receives exactly the commits after V.
+/// version V receives exactly the commits after V. The one exception to arrival order: a
+/// commit that arrives while a group's leader waits for the hub joins that leader's group
+/// (``submit(_:)``), ahead of operations that queued after the leader.
 ///
 /// Several server instances may share one store (PostgreSQL): then commits also arrive from
 /// other processes. The hub keeps ``delivered``, the version through which every one of its
@@ -224,8 +226,10 @@ actor TenantHub {
     /// group; when the hub is free it takes all the waiting units and, still holding the hub,
     /// commits them in arrival order as groups of at most ``maxGroupUnits`` units and
     /// ``maxGroupBatches`` batches (each one store transaction: ``commitUnits(_:)``), handing
-    /// each caller its answers as its group finishes. A unit arriving later leads the next
-    /// group. With no contention a group is one unit, committed as before.
+    /// each follower its answers as its group finishes; the leader gets its own after the last
+    /// group, when it lets the hub go (so a drain queued behind it finds every group stored).
+    /// A unit arriving later leads the next group. With no contention a group is one unit,
+    /// committed as before.
     private func submit(_ unit: CommitUnit) async -> [Result<BatchOutcome, DocError>] {
         if leaderWaiting {
             return await withCheckedContinuation { queuedUnits.append(QueuedUnit(unit: unit, continuation: $0)) }

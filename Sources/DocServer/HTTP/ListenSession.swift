@@ -35,9 +35,8 @@ struct ListenSession: Sendable {
         }
         let connection: ServerConnection
         let auth: AuthContext
-        let tolerance: Duration
         do {
-            (connection, auth, tolerance) = try await handshake(first)
+            (connection, auth) = try await handshake(first)
         } catch {
             logger.info("handshake refused", metadata: ["error": "\(error)"])
             // Fatal: the frame, then the socket closes as this handler returns.
@@ -46,7 +45,7 @@ struct ListenSession: Sendable {
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                await Self.endAtExpiry(of: auth, tolerance: tolerance, connection: connection)
+                await Self.endAtExpiry(of: auth, connection: connection)
             }
             group.addTask {
                 // Each frame's encoding is written as it is: a frame shared by many connections
@@ -82,10 +81,10 @@ struct ListenSession: Sendable {
     }
 
     /// Verifies the first frame, which must be `hello` with a valid token, and opens the
-    /// connection in the token's tenant; also returns how long after the token's `exp` the
-    /// connection may stay open. The core writes the access line of a handshake that reaches
+    /// connection in the token's tenant (the token's ``AuthContext`` says how long after its
+    /// `exp` the connection may stay open). The core writes the access line of a handshake that reaches
     /// it; one refused before (not `hello`, a bad token) gets its line here.
-    private func handshake(_ first: WebSocketMessage) async throws(DocError) -> (ServerConnection, AuthContext, Duration) {
+    private func handshake(_ first: WebSocketMessage) async throws(DocError) -> (ServerConnection, AuthContext) {
         let started = ContinuousClock.now
         let hello: ClientMessage.Hello
         let auth: AuthContext
@@ -96,14 +95,15 @@ struct ListenSession: Sendable {
                           ["tenant": "-", "uid": "-", "client": "-"])
             throw error
         }
-        return (try await core.handshake(hello, auth: auth), auth, verifier.expiryTolerance(of: hello.token))
+        return (try await core.handshake(hello, auth: auth), auth)
     }
 
-    /// Waits until the token has expired (`exp` plus `tolerance`), then ends the connection
-    /// with a fatal `unauthenticated` frame. Returns early when cancelled (the connection ended).
-    static func endAtExpiry(of auth: AuthContext, tolerance: Duration, connection: ServerConnection) async {
+    /// Waits until the token has expired (`exp` plus its ``AuthContext/expiryTolerance``), then
+    /// ends the connection with a fatal `unauthenticated` frame. Returns early when cancelled
+    /// (the connection ended).
+    static func endAtExpiry(of auth: AuthContext, connection: ServerConnection) async {
         let nowMicros = Int64(Date().timeIntervalSince1970 * 1_000_000)
-        let remaining = Duration.microseconds(auth.expiresAt.microseconds - nowMicros) + tolerance
+        let remaining = Duration.microseconds(auth.expiresAt.microseconds - nowMicros) + auth.expiryTolerance
         if remaining > .zero {
             do {
                 try await Task.sleep(for: remaining)

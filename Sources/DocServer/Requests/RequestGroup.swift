@@ -50,8 +50,7 @@ extension RequestProcessor {
         var malformed: [Ticket] = []
         var deferred: [Ticket] = []
         for (index, ticket) in tickets.enumerated() {
-            guard let document = read.documents[ticket.key], !document.isTombstone,
-                  case .string("pending")? = document.data.fields["status"] else {
+            guard let document = Self.pendingDocument(read.documents[ticket.key]) else {
                 trace(ticket.key, tenant: tenant, origin: ticket.origin).logger.debug("request is not pending: nothing to do")
                 ticket.finalized = false   // processed already (or gone)
                 continue

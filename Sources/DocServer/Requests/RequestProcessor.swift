@@ -220,7 +220,7 @@ actor RequestProcessor {
         do {
             guard let request = try await pendingRequest(key, access: access, trace: trace) else { return false }
             let error = DocError(.aborted, "the request's documents kept changing while it was processed; create a new request to retry")
-            let finalized = try await finalize(request, .reject(error, keepsReads: false), reads: [:], access: access,
+            let finalized = try await finalize(request, .reject(error, restsOnReads: false), reads: [:], access: access,
                                                attempt: Self.maxAttempts + 1, trace: trace) == .finalized("rejected")
             if finalized { logger.info("request processed", metadata: ["status": "rejected", "error": "\(error.code)"]) }
             return finalized
@@ -247,24 +247,30 @@ actor RequestProcessor {
     enum Verdict {
         /// Apply the handler's writes (converted and checked) and record `result`.
         case apply([Mutation], result: Value)
-        /// Reject it with this error. `keepsReads`: the decision rests on the documents read
+        /// Reject it with this error. `restsOnReads`: the decision rests on the documents read
         /// (a stale base, the handler's own rejection), so the commit still verifies them.
-        case reject(DocError, keepsReads: Bool)
+        case reject(DocError, restsOnReads: Bool)
 
         /// The request's new `status`.
         var status: String {
             if case .apply = self { "applied" } else { "rejected" }
         }
 
-        /// Whether the decision rests on the documents read, so that its commit verifies them.
+        /// Whether the decision rests on the documents read, so that its commit verifies them
+        /// (always for `apply`).
         var restsOnReads: Bool {
-            if case .reject(_, keepsReads: false) = self { false } else { true }
+            if case .reject(_, let restsOnReads) = self { restsOnReads } else { true }
         }
     }
 
+    /// `document` when it is a request still to process: stored, not deleted, `status` "pending".
+    static func pendingDocument(_ document: Document?) -> Document? {
+        guard let document, !document.isTombstone, case .string("pending")? = document.data.fields["status"] else { return nil }
+        return document
+    }
+
     private func pendingRequest(_ key: DocumentKey, access: RequestStoreAccess, trace: Trace) async throws(DocError) -> RequestDocument? {
-        guard let document = try await access.read([key]).documents[key], !document.isTombstone else { return nil }
-        guard case .string("pending")? = document.data.fields["status"] else { return nil }
+        guard let document = Self.pendingDocument(try await access.read([key]).documents[key]) else { return nil }
         do {
             return try RequestDocument(document)
         } catch {
@@ -272,7 +278,7 @@ actor RequestProcessor {
             var stub = RequestDocument.stub(document)
             stub.status = "pending"
             trace.logger.info("malformed request: rejecting it", metadata: ["error": "\(error)"])
-            _ = try await finalize(stub, .reject(error, keepsReads: false), reads: [:], access: access, attempt: 0, trace: trace)
+            _ = try await finalize(stub, .reject(error, restsOnReads: false), reads: [:], access: access, attempt: 0, trace: trace)
             return nil
         }
     }
@@ -296,7 +302,7 @@ actor RequestProcessor {
             let known = registry.types
             let error = DocError(.invalidArgument, "unknown request type \"\(request.type)\"; this server handles \(known.isEmpty ? "no request types" : known.joined(separator: ", "))",
                                  at: "\(key).type")
-            return .reject(error, keepsReads: false)
+            return .reject(error, restsOnReads: false)
         }
         // Base versions: what the user saw must still be current.
         var stale: [String] = []
@@ -308,7 +314,7 @@ actor RequestProcessor {
             let error = DocError(.failedPrecondition, "stale: \(stale.joined(separator: ", ")) changed since the request was made",
                                  at: "\(key).base")
             trace.logger.debug("stale base", metadata: ["stale": "\(stale.joined(separator: ","))"])
-            return .reject(error, keepsReads: true)
+            return .reject(error, restsOnReads: true)
         }
         let decision: RequestDecision
         do {
@@ -319,20 +325,20 @@ actor RequestProcessor {
         }
         switch decision {
         case .reject(let error):
-            return .reject(error, keepsReads: true)
+            return .reject(error, restsOnReads: true)
         case .apply(let writes, let result):
             var mutations: [Mutation] = []
             for write in writes {
                 let writeKey: DocumentKey
                 do { writeKey = try DocumentKey(write.path) } catch {
-                    return .reject(DocError(.internal, "the handler wrote to an invalid path: \(error.message)"), keepsReads: false)
+                    return .reject(DocError(.internal, "the handler wrote to an invalid path: \(error.message)"), restsOnReads: false)
                 }
                 guard handler.allows(writeKey), !RequestDocument.isRequest(writeKey) else {
                     let error = DocError(.permissionDenied, "the \(request.type) handler may not write \(writeKey) (its scope: \(handler.scope.sorted().joined(separator: ", ")))")
-                    return .reject(error, keepsReads: false)
+                    return .reject(error, restsOnReads: false)
                 }
                 do { mutations.append(try Self.mutation(for: write)) } catch {
-                    return .reject(DocError(.internal, "the handler's write to \(writeKey) is invalid: \(error.message)"), keepsReads: false)
+                    return .reject(DocError(.internal, "the handler's write to \(writeKey) is invalid: \(error.message)"), restsOnReads: false)
                 }
             }
             return .apply(mutations, result: result)
@@ -365,7 +371,7 @@ actor RequestProcessor {
             case .rejected(let error):
                 guard status == "applied" else { throw error }
                 // The handler's writes are invalid (too large, bad values): reject the request.
-                return try await finalize(request, .reject(DocError(error.code, "the \(request.type) handler's writes were refused: \(error.message)"), keepsReads: true),
+                return try await finalize(request, .reject(DocError(error.code, "the \(request.type) handler's writes were refused: \(error.message)"), restsOnReads: true),
                                           reads: reads, access: access, attempt: attempt, trace: trace)
             }
         case .failure(let error):

@@ -179,9 +179,9 @@ struct IdentityProviderTests {
         #expect(try await both.verify(providerToken).uid == "alice")
         // A connection outlives its token's `exp` by the provider's clock skew for provider
         // tokens only: HS256 tokens are checked without skew.
-        #expect(both.expiryTolerance(of: providerToken) == .seconds(60))
-        #expect(both.expiryTolerance(of: "Bearer " + providerToken) == .seconds(60))
-        #expect(both.expiryTolerance(of: devToken) == .zero)
+        #expect(try await both.verify(providerToken).expiryTolerance == .seconds(60))
+        #expect(try await both.verify("Bearer " + providerToken).expiryTolerance == .seconds(60))
+        #expect(try await both.verify(devToken).expiryTolerance == .zero)
         // Without the secret, a development token is refused.
         #expect(await refusal(providerOnly, devToken)?.code == .unauthenticated)
     }

@@ -42,7 +42,9 @@ package final class NetworkWriteStream: WriteStream {
     private var unsent: [MutationBatch] = []
     private var isHandlingEvent = false
     /// The frame being handled answered a batch as not committed (the stream is about to
-    /// close): nothing written meanwhile may leave before the batches after it are sent again.
+    /// close): nothing written meanwhile may leave before the batches after it are sent again,
+    /// so ``write(_:)`` takes nothing (neither sent nor counted as an attempt); the batches stay
+    /// in the remote store's pipeline, which sends them after the next handshake.
     private var isHandlingFailedFrame = false
     /// `writeBatches` frames sent on this connection and not yet answered.
     private var groupFramesInFlight = 0
@@ -86,7 +88,7 @@ package final class NetworkWriteStream: WriteStream {
     }
 
     package func write(_ batch: MutationBatch) {
-        guard link.isOpen, isHandshakeComplete else { return }
+        guard link.isOpen, isHandshakeComplete, !isHandlingFailedFrame else { return }
         inFlight.append(batch.batchID)
         activity.batchSent(batch.batchID)
         unsent.append(batch)
@@ -94,7 +96,6 @@ package final class NetworkWriteStream: WriteStream {
     }
 
     package func sendWritten() {
-        guard !isHandlingFailedFrame else { return }
         flush()
     }
 
