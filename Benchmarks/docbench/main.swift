@@ -186,9 +186,11 @@ let scenarios: [Scenario] = [
         let dir = temporaryDirectory("cold-open")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let seeded = try await populatedStore(dir, count: try cacheDocumentCount(), pendingWrites: 1_000)
-        // The state a session longer than the seeding leaves: LevelDB's background compactions
-        // done. (A session that closes first abandons a running compaction, and the next open
-        // starts it again.)
+        // The state a session longer than the seeding leaves: the pending writes' overlays
+        // indexed (the store does it 100 ms after a burst of writes), and LevelDB's background
+        // compactions done. (A session that closes first abandons a running compaction, and
+        // the next open starts it again.)
+        try await seeded.core.indexOverlaysNow()
         try await seeded.core.compactStorage()
         await seeded.close()
         var samples: [Double] = []

@@ -1,4 +1,9 @@
 import CLevelDB
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A position in a ``Database``'s keys, over a LevelDB iterator: seek, step forward and back,
 /// read the key and value under it.
@@ -102,6 +107,31 @@ public final class Cursor {
             let key = leveldb_iter_key(iterator, &keyLength).map { copyBytes($0, count: keyLength) }
             let value = leveldb_iter_value(iterator, &valueLength).map { copyBytes($0, count: valueLength) }
             return Entry(key: key ?? [], value: value ?? [])
+        }
+    }
+
+    /// Counts the keys from the cursor's position up to `end` (not included; `nil`: to the
+    /// last key), leaving the cursor after them. Copies no key and no value, so counting a
+    /// range costs LevelDB's iteration only.
+    public func countKeys(before end: [UInt8]?) throws(LevelDBError) -> Int {
+        try withIterator { iterator throws(LevelDBError) in
+            var count = 0
+            while leveldb_iter_valid(iterator) != 0 {
+                if let end {
+                    var length = 0
+                    guard let key = leveldb_iter_key(iterator, &length) else { break }
+                    let before = end.withUnsafeBytes { limit -> Bool in
+                        let shared = min(length, limit.count)
+                        let order = shared == 0 ? 0 : memcmp(key, limit.baseAddress!, shared)
+                        return order < 0 || (order == 0 && length < limit.count)
+                    }
+                    guard before else { break }
+                }
+                count += 1
+                leveldb_iter_next(iterator)
+            }
+            try checkStatus(iterator)
+            return count
         }
     }
 

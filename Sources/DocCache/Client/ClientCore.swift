@@ -66,6 +66,12 @@ package actor ClientCore {
     package nonisolated let syncStatuses: EventBroadcast<SyncStatus>
     /// Batches the server answered since the queue was last empty (the "n" of "n of m").
     private var answeredInRun = 0
+    /// Local writes since the overlay index last caught up (``noteLocalWrite()``).
+    var unindexedWrites = 0
+    /// The pending overlay-indexing step, if one is scheduled.
+    var overlayIndexingTimer: (any ScheduledTimer)?
+    /// Overlay-indexing steps run so far (tests).
+    package internal(set) var overlayIndexingSteps = 0
     /// When the server last answered the last queued batch.
     private var lastSyncedAt: Timestamp?
     /// The attachments' files, records and uploads (see ClientCore+Attachments.swift).
@@ -194,6 +200,11 @@ package actor ClientCore {
         if persistence.compositeIndexes.declared.contains(where: { !$0.isComplete }) {
             Self.scheduleCompositeIndexBackfill(on: scheduler, for: self)
         }
+        if opened.hasUnindexedOverlays {
+            // Not kept as `overlayIndexingTimer` (the initializer cannot set state here); a
+            // second step that a write schedules meanwhile finds less or nothing to do.
+            _ = Self.scheduleOverlayIndexing(on: scheduler, for: self, after: Self.overlayIndexingDelayAtOpen)
+        }
         if settings.cacheSizeBytes != StoreSettings.unlimited {
             _ = scheduler.schedule(.garbageCollection, after: Self.initialGarbageCollectionDelay) { [unowned self] in
                 self.assumeIsolated { $0.collectGarbageAndReschedule() }
@@ -288,6 +299,7 @@ package actor ClientCore {
         let tracker = CommitTracker()
         let result = try syncEngine.write(mutations, prevalidated: prevalidated) { outcome in tracker.resolve(outcome) }
         adjustPendingWriteCount(by: 1)
+        noteLocalWrite()
         return (result.batchID, tracker)
     }
 
@@ -326,6 +338,7 @@ package actor ClientCore {
         let tracker = CommitTracker()
         let result = try syncEngine.write(mutations, retrying: id, prevalidated: prevalidated) { outcome in tracker.resolve(outcome) }
         adjustPendingWriteCount(by: 1)
+        noteLocalWrite()
         failedWriteChanges.yield(())
         return (result.batchID, tracker)
     }

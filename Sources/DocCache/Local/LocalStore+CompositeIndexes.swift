@@ -4,11 +4,19 @@ extension LocalStore {
     /// Makes `indexes` the cache's declared composite indexes: those no longer declared are
     /// dropped with their rows, new ones start incomplete (queries do not use them until
     /// ``backfillCompositeIndexes(maxDocuments:)`` has given every cached document its row).
+    /// A change of the declared indexes also marks every overlay unindexed
+    /// (``OverlayIndex/resetWatermarks(in:)``), so each is indexed again with the new set.
     /// Returns whether an index is incomplete.
     package func declareCompositeIndexes(_ indexes: [CompositeIndex]) throws(DocError) -> Bool {
         let cache = persistence.compositeIndexes
         let declared = try persistence.run("Declare composite indexes") { txn throws(DocError) in
-            try cache.declare(indexes, in: txn)
+            let declared = try cache.declare(indexes, in: txn)
+            // The overlays' rows follow the declared indexes once indexed again; until then a
+            // query reads them directly.
+            if Set(declared.map(\.index)) != Set(cache.declared.map(\.index)) {
+                try persistence.overlayIndex.resetWatermarks(in: txn)
+            }
+            return declared
         }
         cache.commitDeclared(declared)
         return declared.contains { !$0.isComplete }

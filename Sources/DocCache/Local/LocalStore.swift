@@ -15,7 +15,7 @@ package final class LocalStore {
         didSet { queue = persistence.mutationQueue(for: user) }
     }
     /// The current user's mutation queue.
-    private var queue: MutationQueue
+    private(set) var queue: MutationQueue
     private let queryEngine: QueryEngine
     // Internal, not private: LocalStore+Bundles.swift allocates targets too.
     var activeTargets: [TargetID: TargetData] = [:]
@@ -253,8 +253,11 @@ package final class LocalStore {
     /// the server, how many batches are queued, and the attachment records.
     package func openState() throws(DocError) -> OpenState {
         try persistence.run("Read open state") { txn throws(DocError) in
-            OpenState(deliveries: try deliveryStore.all(in: txn), lastSyncedAt: try deliveryStore.lastSyncedAt(in: txn),
-                      pendingBatchCount: try queue.count(in: txn), attachments: try AttachmentStore().all(in: txn))
+            let watermark = try persistence.overlayIndex.watermark(user: user, in: txn)
+            return OpenState(
+                deliveries: try deliveryStore.all(in: txn), lastSyncedAt: try deliveryStore.lastSyncedAt(in: txn),
+                pendingBatchCount: try queue.count(in: txn), attachments: try AttachmentStore().all(in: txn),
+                hasUnindexedOverlays: !(try queue.nextBatches(after: watermark, limit: 1, in: txn)).isEmpty)
         }
     }
 
@@ -264,6 +267,8 @@ package final class LocalStore {
         package var lastSyncedAt: Timestamp?
         package var pendingBatchCount: Int
         package var attachments: [AttachmentRecord]
+        /// Whether a pending batch is above the overlay index's watermark (``OverlayIndex``).
+        package var hasUnindexedOverlays: Bool
     }
 
     /// Stores an attachment record; `sync` makes it durable against a machine crash too (an

@@ -89,11 +89,15 @@ struct OverlayMaintenance {
         }
     }
 
+    /// Stores (or removes) the overlay of `key` with its overlay index rows: outside the
+    /// local-write path, an overlay's rows are kept exact (``OverlayIndex``).
     private func store(_ document: MaybeDocument?, largest: BatchID?, for key: DocumentKey, in txn: PersistenceTransaction) throws(DocError) {
         if let largest, let document {
             try persistence.overlays.save(Overlay(key: key, largestBatchID: largest, document: document), user: user, in: txn)
+            try persistence.overlayIndex.update(key, to: document, user: user, in: txn)
         } else {
             try persistence.overlays.remove(key, user: user, in: txn)
+            try persistence.overlayIndex.update(key, to: nil, user: user, in: txn)
         }
     }
 }

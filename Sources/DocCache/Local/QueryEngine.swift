@@ -10,8 +10,9 @@ package import DocModel
 /// - a limited query whose equality filters and order-bys a complete declared composite
 ///   index serves walks that index from the equality values (``CompositeIndexPlan``);
 /// - a limited query ordered by a field walks that field's local index in query order,
-///   stopping after `limit` matches (plus the collection's overlays, which may change the
-///   window), so its cost follows the limit, not the collection size;
+///   stopping after `limit` matches, and the same index over the overlays (``OverlayIndex``;
+///   the overlays it does not hold yet are read one by one, or, when many are, every overlay
+///   of the collection), so its cost follows the limit, not the collection size;
 /// - otherwise it scans the collection (or collection group).
 package final class QueryEngine {
     let persistence: Persistence
@@ -51,23 +52,40 @@ package final class QueryEngine {
             return Self.merge(remote: remote, overlays: overlays, query: query)
         }
         if let limit = target.limit {
+            let remoteDocuments = persistence.remoteDocuments, compositeIndexes = persistence.compositeIndexes
             if let plan = CompositeIndexPlan(
-                target: target, indexes: persistence.compositeIndexes.completeIndexes(collectionGroup: query.path.lastSegment ?? ""))
+                target: target, indexes: compositeIndexes.completeIndexes(collectionGroup: query.path.lastSegment ?? ""))
             {
-                let keys = persistence.compositeIndexes.scan(
-                    plan.index, collection: query.path, leading: plan.leading, lower: plan.lower, upper: plan.upper,
-                    reverse: plan.reverse, in: txn)
-                let unindexed = try persistence.compositeIndexes.unindexedDocuments(plan.index, collection: query.path, in: txn)
-                return try documentsWalking(keys, unindexed: unindexed, query: query, target: target, limit: limit, user: user, in: txn)
+                // The index's trailing fields are the target's order-bys: its order is the
+                // target's, ties included.
+                let walk = IndexWalk(
+                    rows: { space in
+                        compositeIndexes.scan(
+                            plan.index, collection: query.path, leading: plan.leading, lower: plan.lower, upper: plan.upper,
+                            reverse: plan.reverse, space: space, in: txn)
+                    },
+                    unindexed: { space throws(DocError) in
+                        try compositeIndexes.unindexedDocuments(plan.index, collection: query.path, space: space, in: txn)
+                    },
+                    descending: plan.reverse, tiesNeedOrdering: false)
+                return try documentsWalking(walk, query: query, target: target, limit: limit, user: user, in: txn)
             }
             if let plan = IndexPlan(target: target) {
-                let keys = persistence.remoteDocuments.scanIndex(
-                    collection: query.path, field: plan.field, lower: plan.lower, upper: plan.upper,
-                    descending: plan.descending, in: txn)
-                // Documents whose value for the field is too large for the index have a marker
-                // instead: they are candidates too.
-                let unindexed = try persistence.remoteDocuments.unindexedDocuments(collection: query.path, field: plan.field, in: txn)
-                return try documentsWalking(keys, unindexed: unindexed, query: query, target: target, limit: limit, user: user, in: txn)
+                let walk = IndexWalk(
+                    rows: { space in
+                        remoteDocuments.scanIndex(
+                            collection: query.path, field: plan.field, lower: plan.lower, upper: plan.upper,
+                            descending: plan.descending, space: space, in: txn)
+                    },
+                    // Documents whose value for the field is too large for the index have a
+                    // marker instead: they are candidates too.
+                    unindexed: { space throws(DocError) in
+                        try remoteDocuments.unindexedDocuments(collection: query.path, field: plan.field, space: space, in: txn)
+                    },
+                    // Rows with equal values come in document-id order, the target's when its
+                    // next order-by is the document id.
+                    descending: plan.descending, tiesNeedOrdering: target.orderBys.count > 1 && !target.orderBys[1].field.isDocumentID)
+                return try documentsWalking(walk, query: query, target: target, limit: limit, user: user, in: txn)
             }
         }
         let remote = try persistence.remoteDocuments.documents(inCollection: query.path, in: txn)
@@ -89,50 +107,145 @@ package final class QueryEngine {
         return result
     }
 
-    /// Top `limit` documents in target order from an index walk in target order (`keys`),
-    /// skipping documents that have overlays (their local view is merged afterwards), until
-    /// `limit` remote documents match; `unindexed` are the documents the index could not hold
-    /// (checked one by one). Each overlay can push at most one remote document out of the
-    /// window, so the window is exact after merging and trimming. The documents are in the
-    /// target's order.
+    /// An index a limited query walks in target order, in either of its spaces: the remote
+    /// documents' rows (an empty space) or a user's overlays' (``OverlayIndex/space(_:)``).
+    struct IndexWalk {
+        /// The rows in range, in target order.
+        var rows: ([UInt8]) -> DecodingScan<IndexRow>
+        /// The documents whose value was too large for the index (candidates, each checked).
+        var unindexed: ([UInt8]) throws(DocError) -> [DocumentKey]
+        /// Whether the rows come in descending byte order (a reverse scan).
+        var descending: Bool
+        /// Whether the target orders rows with equal index values by more than the document
+        /// id (an order-by after the indexed field): the walk then goes on past `limit`
+        /// matches through the rows tied with the last.
+        var tiesNeedOrdering: Bool
+    }
+
+    /// How many batches may wait above the overlay index's watermark for a query to still
+    /// use the index, reading their documents' overlays one by one; with more, it reads every
+    /// overlay of the collection.
+    static let maximumUnindexedBatches = 64
+
+    /// Top `limit` documents in target order from `walk`, in the target's order.
+    ///
+    /// The remote documents' rows and, when the overlay index is nearly current, the
+    /// overlays' rows are walked together in index order until `limit` documents match; a
+    /// document with an overlay counts on the overlay side only, and the overlays that the
+    /// index does not hold yet (those of batches above its watermark) are read one by one.
+    /// When many are not held, every overlay of the collection is read instead, only as far
+    /// as the query needs (its filter and order fields), and each overlay can push at most
+    /// one remote document out of the window, so the window is exact after merging.
     private func documentsWalking(
-        _ keys: DecodingScan<DocumentKey>, unindexed: [DocumentKey], query: Query, target: Target, limit: Int, user: String,
-        in txn: PersistenceTransaction
+        _ walk: IndexWalk, query: Query, target: Target, limit: Int, user: String, in txn: PersistenceTransaction
     ) throws(DocError) -> [Document] {
-        // The overlays only as far as the query reads them (its filter and order fields, and
-        // the tombstone field): most of them stay outside the window, and the few inside are
-        // read again in full below.
-        var fields = target.orderBys.map(\.field)
-        for filter in target.filters { fields += filter.flattenedFilters.map(\.field) }
-        fields.append(FieldPath(unchecked: [tombstoneField]))
-        let overlays = try persistence.overlays.overlays(
-            inCollection: query.path, user: user, projecting: FieldProjection(fields), in: txn)
+        let overlays = persistence.overlays, remoteDocuments = persistence.remoteDocuments
+        let space = OverlayIndex.space(user)
+        let unindexedOverlays = try overlaysAboveWatermark(in: query.path, user: user, in: txn)
+        var allOverlays: [DocumentKey: Overlay] = [:]
+        if unindexedOverlays == nil {
+            var fields = target.orderBys.map(\.field)
+            for filter in target.filters { fields += filter.flattenedFilters.map(\.field) }
+            fields.append(FieldPath(unchecked: [tombstoneField]))
+            allOverlays = try overlays.overlays(inCollection: query.path, user: user, projecting: FieldProjection(fields), in: txn)
+        }
+        /// The remote document of `key` unless its local view is an overlay's.
+        func remote(_ key: DocumentKey) throws(DocError) -> Document? {
+            if let unindexedOverlays {
+                if unindexedOverlays.contains(key) { return nil }
+                if try overlays.contains(key, user: user, in: txn) { return nil }
+            } else if allOverlays[key] != nil {
+                return nil
+            }
+            return try remoteDocuments.get(key, in: txn)?.document
+        }
+        /// The overlay of `key`, which has rows in the overlay index.
+        func indexedOverlay(_ key: DocumentKey) throws(DocError) -> Document? {
+            guard let overlay = try overlays.overlay(for: key, user: user, in: txn) else {
+                throw DocError(.dataLoss, "corrupt store: the overlay index has a row of \(key), which has no overlay")
+            }
+            return overlay.document.document
+        }
+
+        var remoteRows = walk.rows([]).makeIterator()
+        var overlayRows = unindexedOverlays == nil ? nil : walk.rows(space).makeIterator()
+        var nextRemote = remoteRows.next(), nextOverlay = overlayRows?.next()
         var candidates: [Document] = []
-        var remoteMatches = 0
-        for key in keys {
-            if overlays[key] != nil { continue }
-            guard let doc = try persistence.remoteDocuments.get(key, in: txn)?.document, query.matches(doc) else { continue }
+        var matches = 0
+        var lastMatchValues: ArraySlice<UInt8>?
+        while nextRemote != nil || nextOverlay != nil {
+            let fromOverlay: Bool
+            if let r = nextRemote, let o = nextOverlay {
+                let order = compareKeys(o.position, r.position)
+                fromOverlay = walk.descending ? order > 0 : order < 0
+            } else {
+                fromOverlay = nextOverlay != nil
+            }
+            let row: IndexRow
+            if fromOverlay {
+                row = nextOverlay!
+                nextOverlay = overlayRows!.next()
+            } else {
+                row = nextRemote!
+                nextRemote = remoteRows.next()
+            }
+            // With `limit` matches, only rows tied with the last can still be in the window.
+            if matches >= limit && !(walk.tiesNeedOrdering && row.values == lastMatchValues) { break }
+            let doc: Document?
+            if fromOverlay {
+                doc = unindexedOverlays!.contains(row.key) ? nil : try indexedOverlay(row.key)
+            } else {
+                doc = try remote(row.key)
+            }
+            guard let doc, query.matches(doc) else { continue }
             candidates.append(doc)
-            remoteMatches += 1
-            if remoteMatches >= limit { break }
+            matches += 1
+            lastMatchValues = row.values
         }
         if let failure = txn.failure { throw failure }
-        for key in unindexed where overlays[key] == nil {
-            if let doc = try persistence.remoteDocuments.get(key, in: txn)?.document, query.matches(doc) {
-                candidates.append(doc)
-            }
+        for key in try walk.unindexed([]) {
+            if let doc = try remote(key), query.matches(doc) { candidates.append(doc) }
         }
-        for overlay in overlays.values {
+        if let unindexedOverlays {
+            for key in try walk.unindexed(space) where !unindexedOverlays.contains(key) {
+                if let doc = try indexedOverlay(key), query.matches(doc) { candidates.append(doc) }
+            }
+            for key in unindexedOverlays {
+                var local = try overlays.overlay(for: key, user: user, in: txn)?.document
+                if local == nil { local = try remoteDocuments.get(key, in: txn) }
+                if let doc = local?.document, query.matches(doc) { candidates.append(doc) }
+            }
+            return Self.first(limit, of: candidates, in: target)
+        }
+        for overlay in allOverlays.values {
             if let doc = overlay.document.document, query.matches(doc) { candidates.append(doc) }
         }
+        // The overlays in the window were read only as far as the query needs: read them whole.
         var result = Self.first(limit, of: candidates, in: target)
-        for (i, doc) in result.enumerated() where overlays[doc.key] != nil {
-            guard let full = try persistence.overlays.overlay(for: doc.key, user: user, in: txn)?.document.document else {
+        for (i, doc) in result.enumerated() where allOverlays[doc.key] != nil {
+            guard let full = try overlays.overlay(for: doc.key, user: user, in: txn)?.document.document else {
                 throw DocError(.internal, "the overlay of \(doc.key) changed during a query")
             }
             result[i] = full
         }
         return result
+    }
+
+    /// The documents directly in `collection` that a batch above `user`'s overlay index
+    /// watermark writes (their overlays' rows may be missing or stale), or `nil` when more
+    /// than ``maximumUnindexedBatches`` batches are above it.
+    private func overlaysAboveWatermark(
+        in collection: ResourcePath, user: String, in txn: PersistenceTransaction
+    ) throws(DocError) -> Set<DocumentKey>? {
+        let watermark = try persistence.overlayIndex.watermark(user: user, in: txn)
+        let batches = try persistence.mutationQueue(for: user).nextBatches(
+            after: watermark, limit: Self.maximumUnindexedBatches + 1, in: txn)
+        guard batches.count <= Self.maximumUnindexedBatches else { return nil }
+        var keys = Set<DocumentKey>()
+        for batch in batches {
+            for mutation in batch.mutations where mutation.key.collectionPath == collection { keys.insert(mutation.key) }
+        }
+        return keys
     }
 
     /// The first `limit` of `documents` in target order, in order. Keeps a sorted window and

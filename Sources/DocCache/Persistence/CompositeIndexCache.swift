@@ -74,12 +74,14 @@ package final class CompositeIndexCache {
     /// `leading` (values of the index's first fields, in order) and whose value of the next
     /// field is within `lower`...`upper` (in value order; none: unbounded), in index order —
     /// or the reverse with `reverse`. Lazy: stopping early is cheap. Documents with a value
-    /// too large to index are not included (see ``unindexedDocuments(_:collection:in:)``).
+    /// too large to index are not included (see ``unindexedDocuments(_:collection:space:in:)``).
+    /// `space` is put in front of every row key: empty for the remote documents' rows,
+    /// ``OverlayIndex/space(_:)`` for a user's overlays'.
     func scan(
         _ index: CompositeIndex, collection: ResourcePath, leading: [Value], lower: IndexBound?, upper: IndexBound?,
-        reverse: Bool, in txn: PersistenceTransaction
-    ) -> DecodingScan<DocumentKey> {
-        let prefix = KeySchema.compositePrefix(.compositeIndex, index.id, collection)
+        reverse: Bool, space: [UInt8] = [], in txn: PersistenceTransaction
+    ) -> DecodingScan<IndexRow> {
+        let prefix = space + KeySchema.compositePrefix(.compositeIndex, index.id, collection)
         var from = KeyEncoder(prefix: prefix)
         for (value, field) in zip(leading, index.fields) {
             from.append(indexValue: value, descending: field.direction == .descending)
@@ -100,17 +102,19 @@ package final class CompositeIndexCache {
         } else {
             to.appendInfinity()
         }
-        return DecodingScan(txn.scan(KeyRange(from: from.bytes, upTo: to.bytes), reverse: reverse), txn) { entry throws(DocError) -> DocumentKey? in
-            let id = try KeySchema.decodeCompositeEntryDocumentID(
+        return DecodingScan(txn.scan(KeyRange(from: from.bytes, upTo: to.bytes), reverse: reverse), txn) { entry throws(DocError) -> IndexRow? in
+            let (id, idOffset) = try KeySchema.decodeCompositeEntryDocumentID(
                 entry.key, prefixCount: knownCount, knownFields: leading.count, index: index)
-            return DocumentKey(unchecked: collection, id: id)
+            return IndexRow(key: DocumentKey(unchecked: collection, id: id), row: entry.key, positionStart: knownCount, idStart: idOffset)
         }
     }
 
     /// The documents directly in `collection` with a value too large for `index` (usually
-    /// none: one seek tells).
-    func unindexedDocuments(_ index: CompositeIndex, collection: ResourcePath, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey] {
-        let prefix = KeySchema.compositePrefix(.compositeUnindexed, index.id, collection)
+    /// none: one seek tells), in `space` as for ``scan(_:collection:leading:lower:upper:reverse:space:in:)``.
+    func unindexedDocuments(
+        _ index: CompositeIndex, collection: ResourcePath, space: [UInt8] = [], in txn: PersistenceTransaction
+    ) throws(DocError) -> [DocumentKey] {
+        let prefix = space + KeySchema.compositePrefix(.compositeUnindexed, index.id, collection)
         var out: [DocumentKey] = []
         for entry in txn.scan(prefix: prefix) {
             let id = try KeySchema.decodeTrailingDocumentID(entry.key, prefixCount: prefix.count)

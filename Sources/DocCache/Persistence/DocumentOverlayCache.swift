@@ -34,6 +34,11 @@ package final class DocumentOverlayCache {
         return try Self.decode(raw, key: key, user: user, in: txn)
     }
 
+    /// Whether `key` has an overlay for `user` (not decoded).
+    package func contains(_ key: DocumentKey, user: String, in txn: PersistenceTransaction) throws(DocError) -> Bool {
+        try txn.get(KeySchema.overlay(user, key)) != nil
+    }
+
     /// The overlays of `keys` for `user` (keys without one are absent).
     package func overlays(for keys: some Collection<DocumentKey>, user: String, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey: Overlay] {
         var out: [DocumentKey: Overlay] = [:]

@@ -1,8 +1,8 @@
 internal import DocModel
 
-// The LevelDB key spaces of a doccache store (schema version 3: the key spaces of schema 1;
+// The LevelDB key spaces of a doccache store (schema version 4: the key spaces of schema 1;
 // schema 2 added batch-reference overlay records, see DocumentRecord.swift; schema 3 the
-// composite-index tables 0x16–0x18).
+// composite-index tables 0x16–0x18; schema 4 the overlay index, tables 0x31–0x33).
 //
 // Every key starts with one table tag byte, followed by components written with DocModel's
 // order-preserving `KeyEncoder` (strings, Int64s, resource paths, index values), so LevelDB's
@@ -56,6 +56,16 @@ internal import DocModel
 //  0x30  overlays                string(user), path(collection),       overlay record: format, flags,
 //                                string(document id)                   zigzag largest batch id,
 //                                                                      MaybeDocument
+//  0x31  overlay index           string(user), then a whole key of     empty
+//                                0x13, 0x14, 0x15, 0x16 or 0x18 (its
+//                                tag included) for the overlay's
+//                                document
+//  0x32  overlay index rows      string(user), path(document)          the document's 0x31 rows as they
+//                                                                      follow the user: varint count,
+//                                                                      length-prefixed keys
+//  0x33  overlay index state     string(user)                          zigzag varint: the watermark, the
+//                                                                      batch id through which every
+//                                                                      overlay is indexed
 //  0x40  targets                 int(target id)                        target data
 //  0x41  target canonical ids    string(canonical id), int(target id)  empty
 //  0x42  target → document       int(target id), path(document)        empty
@@ -83,6 +93,11 @@ internal import DocModel
 // of a query that orders by the index's trailing fields as declared; a reverse scan the
 // opposite order. A document with a value too large to index in one of the fields gets a 0x18
 // row instead.
+// The overlay index (0x31) holds the same rows for the local views of documents with pending
+// writes, per user, under a prefix of the user: every remote index scan can run over it by
+// putting that prefix in front. Its rows are exact for every overlay except those of batches
+// above the watermark (0x33), which a query reads directly (docs/persistence.md, "The
+// overlay index").
 
 /// The key spaces of the store: table tags and the key builders and parsers of every table.
 /// The layout is documented at the top of this file and in `docs/persistence.md`.
@@ -107,6 +122,9 @@ enum KeySchema {
         case syncStatus = 0x25
         case attachments = 0x26
         case overlays = 0x30
+        case overlayIndex = 0x31
+        case overlayIndexRows = 0x32
+        case overlayIndexState = 0x33
         case targets = 0x40
         case targetCanonicalIDs = 0x41
         case targetDocuments = 0x42
@@ -137,6 +155,9 @@ enum KeySchema {
             case .syncStatus: return "sync_status"
             case .attachments: return "attachments"
             case .overlays: return "overlays"
+            case .overlayIndex: return "overlay_index"
+            case .overlayIndexRows: return "overlay_index_rows"
+            case .overlayIndexState: return "overlay_index_state"
             case .targets: return "targets"
             case .targetCanonicalIDs: return "target_canonical_ids"
             case .targetDocuments: return "target_documents"
@@ -260,11 +281,18 @@ enum KeySchema {
 
     /// The document id at the end of an index entry whose prefix has `prefixCount` bytes.
     static func decodeIndexEntryDocumentID(_ bytes: [UInt8], prefixCount: Int) throws(DocError) -> String {
+        try decodeIndexEntry(bytes, prefixCount: prefixCount).id
+    }
+
+    /// The document id at the end of an index entry whose prefix has `prefixCount` bytes, and
+    /// the offset where the id starts (after the value).
+    static func decodeIndexEntry(_ bytes: [UInt8], prefixCount: Int) throws(DocError) -> (id: String, idOffset: Int) {
         var d = KeyDecoder(bytes, offset: prefixCount)
         _ = try d.readIndexValue()
+        let idOffset = d.offset
         let id = try d.readString()
         try d.finish()
-        return id
+        return (id, idOffset)
     }
 
     /// The kind and document id of an unindexed-value row whose prefix has `prefixCount` bytes.
@@ -301,14 +329,16 @@ enum KeySchema {
     /// The document id at the end of a composite index row of `index` whose first
     /// `prefixCount` bytes are its prefix (index id and collection) and the values of its
     /// first `knownFields` fields (a scan's leading values, which need no decoding).
+    /// Also gives the offset where the id starts (after the values).
     static func decodeCompositeEntryDocumentID(
         _ bytes: [UInt8], prefixCount: Int, knownFields: Int, index: CompositeIndex
-    ) throws(DocError) -> String {
+    ) throws(DocError) -> (id: String, idOffset: Int) {
         var d = KeyDecoder(bytes, offset: prefixCount)
         for field in index.fields.dropFirst(knownFields) { _ = try d.readIndexValue(descending: field.direction == .descending) }
+        let idOffset = d.offset
         let id = try d.readString(descending: index.documentIDDirection == .descending)
         try d.finish()
-        return id
+        return (id, idOffset)
     }
 
     /// The document id that ends a row whose prefix has `prefixCount` bytes: a
@@ -461,6 +491,21 @@ enum KeySchema {
         k.append(string: key.documentID)
         return k.bytes
     }
+
+    /// What every overlay index row of `user` starts with: put in front of a remote index key
+    /// or scan prefix, it names the same row of the user's overlay index.
+    static func overlayIndexSpace(_ user: String) -> [UInt8] { stringKey(.overlayIndex, user) }
+
+    /// The row listing the overlay index rows of `key`'s overlay for `user`.
+    static func overlayIndexRows(_ user: String, _ key: DocumentKey) -> [UInt8] {
+        var k = KeyEncoder(prefix: Table.overlayIndexRows.prefix)
+        k.append(string: user)
+        k.append(key: key)
+        return k.bytes
+    }
+
+    /// The row of `user`'s overlay index watermark.
+    static func overlayIndexState(_ user: String) -> [UInt8] { stringKey(.overlayIndexState, user) }
 
     /// The user and document of an overlay row.
     static func decodeOverlay(_ bytes: [UInt8]) throws(DocError) -> (String, DocumentKey) {

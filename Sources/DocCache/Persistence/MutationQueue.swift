@@ -224,9 +224,6 @@ package final class MutationQueue {
 
     /// The number of batches in the queue.
     package func count(in txn: PersistenceTransaction) throws(DocError) -> Int {
-        var n = 0
-        for _ in txn.scan(prefix: KeySchema.mutationsPrefix(user)) { n += 1 }
-        if let failure = txn.failure { throw failure }
-        return n
+        try txn.countKeys(withPrefix: KeySchema.mutationsPrefix(user))
     }
 }

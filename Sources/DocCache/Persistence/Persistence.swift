@@ -17,9 +17,11 @@ package final class Persistence {
     /// The version of the key spaces and record formats this build writes and reads.
     /// Schema 2 added overlays that refer to their batch (see `DocumentRecord`); schema 3 the
     /// declared composite indexes (tables 0x16–0x18), whose rows an older build would not
-    /// maintain. An older store is read as it is and marked 3 on open, so that older builds
-    /// refuse it instead of misreading its overlays or leaving its indexes stale.
-    package static let schemaVersion = 3
+    /// maintain; schema 4 the overlay index (tables 0x31–0x33, ``OverlayIndex``), whose rows
+    /// an older build would leave stale. An older store is read as it is (a store without an
+    /// overlay index has none of its overlays indexed) and marked 4 on open, so that older
+    /// builds refuse it instead of misreading its overlays or leaving its indexes stale.
+    package static let schemaVersion = 4
 
     /// A cache size limit meaning "never collect garbage".
     package static let unlimited: Int64 = -1
@@ -34,6 +36,8 @@ package final class Persistence {
     package let remoteDocuments: RemoteDocumentCache
     /// The materialized local views of documents with pending writes, per user.
     package let overlays: DocumentOverlayCache
+    /// The query index of the overlays.
+    package let overlayIndex: OverlayIndex
     /// Targets, their matching documents and the target metadata.
     package let targets: TargetCache
     /// LRU garbage collection of the cache.
@@ -63,6 +67,7 @@ package final class Persistence {
         compositeIndexes = CompositeIndexCache(state: state)
         remoteDocuments = RemoteDocumentCache(state: state, compositeIndexes: compositeIndexes)
         overlays = DocumentOverlayCache()
+        overlayIndex = OverlayIndex(remoteDocuments: remoteDocuments)
         targets = TargetCache(state: state)
         lru = LRUGarbageCollector(remoteDocuments: remoteDocuments, targets: targets)
     }
@@ -119,7 +124,7 @@ package final class Persistence {
             guard version >= 1 else {
                 throw DocError(.dataLoss, "the store has an invalid schema version \(version)", at: directory)
             }
-            // Schema 1 or 2 → 3: every older record reads as it is; only the mark changes.
+            // Schema 1, 2 or 3 → 4: every older record reads as it is; only the mark changes.
             markSchema = version < Int64(schemaVersion)
         } else {
             let isEmpty = try withLevelDB(directory, "open") { () throws(LevelDBError) in

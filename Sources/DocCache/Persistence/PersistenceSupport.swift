@@ -69,6 +69,12 @@ func withLevelDB<T>(
 /// Bytewise (memcmp) comparison of two keys, LevelDB's order: -1, 0 or 1.
 @inline(__always)
 func compareKeys(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    compareKeys(a[...], b[...])
+}
+
+/// ``compareKeys(_:_:)`` of parts of keys.
+@inline(__always)
+func compareKeys(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Int {
     a.withUnsafeBufferPointer { pa in
         b.withUnsafeBufferPointer { pb in
             let n = min(pa.count, pb.count)

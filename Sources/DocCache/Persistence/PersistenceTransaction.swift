@@ -124,6 +124,27 @@ package final class PersistenceTransaction {
         scan(KeyRange(from: prefix, upTo: KeySchema.prefixEnd(prefix)), reverse: reverse)
     }
 
+    /// The number of keys that start with `prefix`, as the transaction sees them. Without
+    /// buffered writes in the range, LevelDB's keys are counted in place (no key or value is
+    /// copied).
+    package func countKeys(withPrefix prefix: [UInt8]) throws(DocError) -> Int {
+        let range = KeyRange(from: prefix, upTo: KeySchema.prefixEnd(prefix))
+        guard bufferedWrites(in: range).isEmpty else {
+            var count = 0
+            for _ in scan(range) { count += 1 }
+            if let failure { throw failure }
+            return count
+        }
+        checkActive()
+        let end = KeySchema.prefixEnd(prefix)
+        return try withLevelDB(directory, "count") { () throws(LevelDBError) -> Int in
+            try state.faults?.check(.read, label)
+            let cursor = try database.cursor(options: ReadOptions())
+            try cursor.seek(to: prefix)
+            return try cursor.countKeys(before: end.isEmpty ? nil : end)
+        }
+    }
+
     /// Whether any key starts with `prefix` (one seek).
     package func containsKey(withPrefix prefix: [UInt8]) -> Bool {
         var iterator = scan(prefix: prefix).makeIterator()

@@ -20,8 +20,9 @@ package final class RemoteDocumentCache {
     }
 
     /// Every local query index row of the found document `document`: its field, array and
-    /// unindexed-value rows, and its rows in the declared composite indexes.
-    private func indexRows(for document: Document) -> Set<HashedBytes> {
+    /// unindexed-value rows, and its rows in the declared composite indexes (also the rows of
+    /// an overlay's local view, under its user's prefix: ``OverlayIndex``).
+    func indexRows(for document: Document) -> Set<HashedBytes> {
         var rows = FieldIndexer.entries(for: document)
         for row in compositeIndexes.rows(for: document) { rows.insert(HashedBytes(row)) }
         return rows
@@ -216,11 +217,14 @@ package final class RemoteDocumentCache {
     /// an open end includes values of every type on that side (a query engine post-filters
     /// by type). Lazy: stopping early is cheap. Documents whose value at `field` is too large
     /// to index are not included (see ``unindexedDocuments(collection:field:in:)``).
+    ///
+    /// - Parameter space: put in front of every row key: empty for the remote documents' rows,
+    ///   ``OverlayIndex/space(_:)`` for a user's overlays'.
     package func scanIndex(
         collection: ResourcePath, field: FieldPath, lower: IndexBound?, upper: IndexBound?, descending: Bool,
-        in txn: PersistenceTransaction
-    ) -> DecodingScan<DocumentKey> {
-        let prefix = KeySchema.fieldPrefix(.fieldIndex, collection, field)
+        space: [UInt8] = [], in txn: PersistenceTransaction
+    ) -> DecodingScan<IndexRow> {
+        let prefix = space + KeySchema.fieldPrefix(.fieldIndex, collection, field)
         var from = prefix
         if let lower {
             from += lower.value.indexEncoded()
@@ -240,7 +244,7 @@ package final class RemoteDocumentCache {
     /// contains an element equal to `value` (Firestore equality: `1 == 1.0`), in key order.
     package func scanArrayIndex(
         collection: ResourcePath, field: FieldPath, contains value: Value, in txn: PersistenceTransaction
-    ) -> DecodingScan<DocumentKey> {
+    ) -> DecodingScan<IndexRow> {
         let prefix = KeySchema.fieldPrefix(.arrayIndex, collection, field)
         let valuePrefix = prefix + value.indexEncoded()
         return indexScan(
@@ -252,11 +256,12 @@ package final class RemoteDocumentCache {
     /// whose array elements, with `arrayElements`) was too large to index. A query engine
     /// that uses ``scanIndex(collection:field:lower:upper:descending:in:)`` or
     /// ``scanArrayIndex(collection:field:contains:in:)`` must also consider these (usually
-    /// none: one seek tells).
+    /// none: one seek tells). `space` as in ``scanIndex(collection:field:lower:upper:descending:space:in:)``.
     package func unindexedDocuments(
-        collection: ResourcePath, field: FieldPath, arrayElements: Bool = false, in txn: PersistenceTransaction
+        collection: ResourcePath, field: FieldPath, arrayElements: Bool = false, space: [UInt8] = [],
+        in txn: PersistenceTransaction
     ) throws(DocError) -> [DocumentKey] {
-        let prefix = KeySchema.fieldPrefix(.unindexedValues, collection, field)
+        let prefix = space + KeySchema.fieldPrefix(.unindexedValues, collection, field)
         let wanted = (arrayElements ? IndexKind.arrayElement : IndexKind.value).rawValue
         var out: [DocumentKey] = []
         for entry in txn.scan(prefix: prefix) {
@@ -269,11 +274,33 @@ package final class RemoteDocumentCache {
 
     private func indexScan(
         _ range: KeyRange, prefixCount: Int, collection: ResourcePath, descending: Bool, in txn: PersistenceTransaction
-    ) -> DecodingScan<DocumentKey> {
-        DecodingScan(txn.scan(range, reverse: descending), txn) { entry throws(DocError) -> DocumentKey? in
-            let id = try KeySchema.decodeIndexEntryDocumentID(entry.key, prefixCount: prefixCount)
-            return DocumentKey(unchecked: collection, id: id)
+    ) -> DecodingScan<IndexRow> {
+        DecodingScan(txn.scan(range, reverse: descending), txn) { entry throws(DocError) -> IndexRow? in
+            let (id, idOffset) = try KeySchema.decodeIndexEntry(entry.key, prefixCount: prefixCount)
+            return IndexRow(key: DocumentKey(unchecked: collection, id: id), row: entry.key, positionStart: prefixCount, idStart: idOffset)
         }
+    }
+}
+
+/// A row of a local index scan: its document, and where the row sits in the index. Rows of
+/// the same scan over the remote documents' rows and over a user's overlays' rows
+/// (``OverlayIndex``) compare alike: by ``position``, bytewise.
+package struct IndexRow {
+    /// The document of the row.
+    package var key: DocumentKey
+    /// The row after the prefix every row of the scan shares: its values, then the document id.
+    package var position: ArraySlice<UInt8>
+    /// The values of ``position`` without the document id: rows with equal values are tied
+    /// in the index's order (the query may order them by other fields).
+    package var values: ArraySlice<UInt8> { position[..<idStart] }
+    private let idStart: Int
+
+    /// The row `row` of `key`, whose shared prefix ends at `positionStart` and whose document
+    /// id starts at `idStart`.
+    init(key: DocumentKey, row: [UInt8], positionStart: Int, idStart: Int) {
+        self.key = key
+        self.position = row[positionStart...]
+        self.idStart = idStart
     }
 }
 

@@ -22,6 +22,8 @@ package enum TimerID: String, CaseIterable, Sendable, Hashable {
     case attachmentUploadBackoff = "attachment_upload_backoff"
     /// Runs the next step of a composite index's backfill left incomplete by a closed store.
     case compositeIndexBackfill = "composite_index_backfill"
+    /// Indexes the overlays of recent local writes (``OverlayIndex``).
+    case overlayIndexing = "overlay_indexing"
 }
 
 /// A timer handed out by a ``Scheduler``.

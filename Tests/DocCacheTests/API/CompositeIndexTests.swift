@@ -97,11 +97,11 @@ struct CompositeIndexTests {
                     let collection = try ResourcePath("items")
                     let ids = try p.run("walk") { txn throws(DocError) in
                         var ids: [String] = []
-                        for key in p.compositeIndexes.scan(
+                        for row in p.compositeIndexes.scan(
                             index, collection: collection, leading: [.integer(1)], lower: plan.lower, upper: plan.upper,
                             reverse: reverse, in: txn)
                         {
-                            ids.append(key.documentID)
+                            ids.append(row.key.documentID)
                         }
                         if let failure = txn.failure { throw failure }
                         return ids

@@ -15,7 +15,7 @@ struct FieldIndexTests {
         try p.run("scan") { txn throws(DocError) in
             p.remoteDocuments.scanIndex(
                 collection: collection, field: F.field(field), lower: lower, upper: upper, descending: descending, in: txn
-            ).map(\.documentID)
+            ).map(\.key.documentID)
         }
     }
 
@@ -128,8 +128,8 @@ struct FieldIndexTests {
             #expect(try F.keys(of: .fieldIndex, in: p).count == 3)
             #expect(try F.keys(of: .arrayIndex, in: p).count == 2)
             try p.run("contains") { txn throws(DocError) in
-                #expect(p.remoteDocuments.scanArrayIndex(collection: Self.rooms, field: F.field("tags"), contains: "x", in: txn).map(\.documentID).isEmpty)
-                #expect(p.remoteDocuments.scanArrayIndex(collection: Self.rooms, field: F.field("tags"), contains: "z", in: txn).map(\.documentID) == ["a"])
+                #expect(p.remoteDocuments.scanArrayIndex(collection: Self.rooms, field: F.field("tags"), contains: "x", in: txn).map(\.key.documentID).isEmpty)
+                #expect(p.remoteDocuments.scanArrayIndex(collection: Self.rooms, field: F.field("tags"), contains: "z", in: txn).map(\.key.documentID) == ["a"])
             }
             // A deletion (no-document) and an unknown document have no entries.
             try F.addDocuments([.noDocument(NoDocument(key: F.key("rooms/a"), version: F.version(3)))], readTime: 3, to: p)
@@ -151,7 +151,7 @@ struct FieldIndexTests {
             ], to: p)
             try p.run("contains") { txn throws(DocError) in
                 func contains(_ v: Value) -> [String] {
-                    p.remoteDocuments.scanArrayIndex(collection: Self.rooms, field: F.field("tags"), contains: v, in: txn).map(\.documentID)
+                    p.remoteDocuments.scanArrayIndex(collection: Self.rooms, field: F.field("tags"), contains: v, in: txn).map(\.key.documentID)
                 }
                 #expect(contains("a") == ["a"])
                 #expect(contains("b") == ["a", "b"])
@@ -179,7 +179,7 @@ struct FieldIndexTests {
                 // The whole array is too long as a value, too.
                 #expect(try p.remoteDocuments.unindexedDocuments(collection: Self.rooms, field: F.field("tags"), in: txn).map(\.documentID) == ["a"])
                 #expect(try p.remoteDocuments.unindexedDocuments(collection: Self.rooms, field: F.field("other"), in: txn).isEmpty)
-                #expect(p.remoteDocuments.scanArrayIndex(collection: Self.rooms, field: F.field("tags"), contains: "short", in: txn).map(\.documentID) == ["a"])
+                #expect(p.remoteDocuments.scanArrayIndex(collection: Self.rooms, field: F.field("tags"), contains: "short", in: txn).map(\.key.documentID) == ["a"])
             }
             // Shrinking the value moves it into the index and drops the marker.
             try F.addDocuments([F.document("rooms/a", ["s": "also short"])], readTime: 2, to: p)
@@ -197,9 +197,9 @@ struct FieldIndexTests {
                 try p.remoteDocuments.remove(F.key("rooms/a"), in: txn)
                 let keys = p.remoteDocuments.scanIndex(
                     collection: Self.rooms, field: F.field("n"), lower: nil, upper: nil, descending: false, in: txn)
-                #expect(keys.map(\.documentID) == ["c", "b"])
+                #expect(keys.map(\.key.documentID) == ["c", "b"])
                 var iterator = keys.makeIterator()
-                #expect(iterator.next()?.documentID == "c")
+                #expect(iterator.next()?.key.documentID == "c")
             }
         }
     }

@@ -1,0 +1,216 @@
+import DocModel
+import DocTestSupport
+import Testing
+@testable import DocCache
+
+/// The overlay index (`OverlayIndex`): limited queries walk the overlays' index rows instead
+/// of reading every overlay, the rows stay exact through acknowledgements, rejections and
+/// remote changes, and local writes above the watermark are read directly until indexed.
+@Suite("Overlay index")
+struct OverlayIndexTests {
+    typealias F = PersistenceFixtures
+
+    /// Queries a limited query walks an index for: single-field ascending and descending,
+    /// with a range, and one that a declared composite index serves.
+    static func queries() throws -> [Query] {
+        let docs = try Query(collection: "docs")
+        return [
+            try docs.order(by: "n").limit(to: 3),
+            try docs.order(by: "n", descending: true).limit(to: 2),
+            try docs.filter("n", .greaterThan, .integer(2)).order(by: "n").limit(to: 2),
+            try docs.filter("s", .equal, "set").order(by: "n", descending: true).limit(to: 2),
+            try docs.order(by: "n").limit(toLast: 2),
+            // Many documents tie on `s`: the window is decided by `n` among them.
+            try docs.order(by: "s").order(by: "n", descending: true).limit(to: 2),
+        ]
+    }
+
+    static func compositeIndex() throws -> CompositeIndex {
+        try CompositeIndex(collectionGroup: "docs", fields: [try .init("s"), try .init("n", .descending)])
+    }
+
+    @Test(arguments: [1, 2, 3, 4, 5, 6] as [UInt64])
+    func randomHistoriesAnswerQueriesAsTheLocalViewsDo(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        try OverlayHarness.run { h in
+            _ = try h.localStore.declareCompositeIndexes([try Self.compositeIndex()])
+            while try h.localStore.backfillCompositeIndexes(maxDocuments: 100) {}
+            let keys = (0..<10).map { F.key("docs/d\($0)") }
+            let queries = try Self.queries()
+            var indexedWalks = 0
+            for _ in 0..<220 {
+                let key = keys.randomElement(using: &rng)!
+                switch Int.random(in: 0..<100, using: &rng) {
+                case 0..<40:
+                    var mutations = [OverlayMaintenanceTests.randomMutation(key, using: &rng)]
+                    if Bool.random(using: &rng) {
+                        mutations.append(OverlayMaintenanceTests.randomMutation(keys.randomElement(using: &rng)!, using: &rng))
+                    }
+                    try h.write(mutations)
+                case 40..<62:
+                    guard try h.localStore.pendingBatchCount() > 0 else { continue }
+                    if Int.random(in: 0..<3, using: &rng) == 0 { h.server.foreignIncrement(key, field: "n", by: 7) }
+                    try h.acknowledgeOldest()
+                case 62..<67:
+                    guard let batch = try h.localStore.pendingBatches().randomElement(using: &rng) else { continue }
+                    _ = try h.localStore.rejectBatch(batch.batchID)
+                case 67..<75:
+                    h.server.foreignIncrement(key, field: "n", by: Int64.random(in: -4...4, using: &rng))
+                    try h.deliverFromServer(key)
+                case 75..<92:
+                    _ = try h.localStore.indexOverlays(maxBatches: Int.random(in: 1...4, using: &rng))
+                default:
+                    try h.deliverFromServer(key)
+                }
+                try Self.checkRows(h)
+                let unindexed = try h.localStore.unindexedOverlayBatches(upTo: QueryEngine.maximumUnindexedBatches + 1)
+                let overlayCount = try h.overlayCount()
+                if unindexed <= QueryEngine.maximumUnindexedBatches && overlayCount > 0 { indexedWalks += 1 }
+                let views = try keys.compactMap { key throws -> Document? in try h.local(key) }
+                for query in queries {
+                    let expected = query.results(from: views)
+                    let target = try query.toTarget()
+                    var actual = try h.localStore.executeQuery(query, usePreviousResults: false).documents
+                    actual.sort { target.compare($0, $1) < 0 }
+                    if query.limitType == .last { actual.reverse() }
+                    #expect(actual.map(\.key) == expected.map(\.key), "\(query.canonicalID)")
+                    #expect(actual.map { $0.data } == expected.map { $0.data }, "\(query.canonicalID)")
+                }
+            }
+            #expect(indexedWalks > 50, "the histories query through the overlay index, with overlays to find")
+        }
+    }
+
+    /// The rows invariant: the rows listed for each overlay are stored, nothing else is, and
+    /// for a document that no batch above the watermark writes they are exactly the rows of
+    /// its overlay's local view.
+    static func checkRows(_ h: OverlayHarness, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let persistence = h.persistence
+        try persistence.run("check overlay index") { txn throws(DocError) in
+            let space = OverlayIndex.space("u")
+            var stored = Set<[UInt8]>()
+            for entry in txn.scan(prefix: space) { stored.insert(Array(entry.key.dropFirst(space.count))) }
+            var listed = Set<[UInt8]>()
+            var listedByKey: [DocumentKey: Set<[UInt8]>] = [:]
+            let listPrefix = KeySchema.Table.overlayIndexRows.prefix
+            for entry in txn.scan(prefix: listPrefix) {
+                var d = KeyDecoder(entry.key, offset: 1)
+                _ = try d.readString()
+                let key = try d.readKey()
+                var r = ByteReader(entry.value, record: "test")
+                let count = try r.varint()
+                var rows = Set<[UInt8]>()
+                for _ in 0..<count { rows.insert(try r.lengthPrefixed()) }
+                listedByKey[key] = rows
+                listed.formUnion(rows)
+            }
+            #expect(stored == listed, "every stored row is listed for its overlay, and no other", sourceLocation: sourceLocation)
+            let watermark = try persistence.overlayIndex.watermark(user: "u", in: txn)
+            var above = Set<DocumentKey>()
+            for batch in try h.localStore.queue.nextBatches(after: watermark, limit: .max, in: txn) {
+                above.formUnion(batch.mutations.map(\.key))
+            }
+            let overlays = try persistence.overlays.allOverlays(user: "u", in: txn)
+            for key in Set(overlays.keys).union(listedByKey.keys) where !above.contains(key) {
+                let expected = overlays[key]?.document.document.map { Set(persistence.remoteDocuments.indexRows(for: $0).map(\.bytes)) } ?? []
+                #expect(listedByKey[key] ?? [] == expected, "the rows of \(key)", sourceLocation: sourceLocation)
+            }
+        }
+    }
+
+    @Test func aLimitedQueryReadsTheOverlaysFromTheIndexOnceIndexed() throws {
+        try OverlayHarness.run { h in
+            var documents: [DocumentKey: MaybeDocument] = [:]
+            for i in 0..<20 { documents[F.key("docs/d\(i)")] = F.document("docs/d\(i)", ["n": .integer(Int64(i))]) }
+            _ = try h.localStore.applyRemoteEvent(RemoteEvent(snapshotVersion: F.version(10), documentUpdates: documents))
+            // Pending merges lift d5 and d7 to the top.
+            try h.write(.setMerge(F.key("docs/d5"), ObjectValue(["n": 100])))
+            try h.write(.setMerge(F.key("docs/d7"), ObjectValue(["n": 90])))
+            let top = try Query(collection: "docs").order(by: "n", descending: true).limit(to: 3)
+            func keys() throws -> [String] {
+                try h.localStore.executeQuery(top, usePreviousResults: false).documents
+                    .sorted { $0.data["n"]!.integerValue! > $1.data["n"]!.integerValue! }.map(\.key.documentID)
+            }
+            #expect(try keys() == ["d5", "d7", "d19"], "unindexed overlays are read directly")
+            #expect(try h.localStore.unindexedOverlayBatches(upTo: 10) == 2)
+            #expect(try h.localStore.indexOverlays(maxBatches: 10) == false)
+            #expect(try h.localStore.unindexedOverlayBatches(upTo: 10) == 0)
+            #expect(try keys() == ["d5", "d7", "d19"])
+
+            // The query reads the overlays through their rows now: without d5's rows it cannot
+            // see d5's local view (and the remote row of d5 is skipped, as d5 has an overlay).
+            try h.persistence.run("drop a row") { txn throws(DocError) in
+                let space = OverlayIndex.space("u")
+                let prefix = space + KeySchema.fieldPrefix(.fieldIndex, F.path("docs"), F.field("n"))
+                for entry in txn.scan(prefix: prefix)
+                where try KeySchema.decodeIndexEntryDocumentID(entry.key, prefixCount: prefix.count) == "d5" {
+                    txn.delete(entry.key)
+                }
+            }
+            #expect(try keys() == ["d7", "d19", "d18"])
+        }
+    }
+
+    @Test func rowsTiedOnTheIndexedFieldAreOrderedByTheNextOrderBy() throws {
+        try OverlayHarness.run { h in
+            var documents: [DocumentKey: MaybeDocument] = [:]
+            for i in 1...5 { documents[F.key("docs/d\(i)")] = F.document("docs/d\(i)", ["s": "a", "n": .integer(Int64(i))]) }
+            documents[F.key("docs/e")] = F.document("docs/e", ["s": "b", "n": 100])
+            _ = try h.localStore.applyRemoteEvent(RemoteEvent(snapshotVersion: F.version(10), documentUpdates: documents))
+            try h.write(.setMerge(F.key("docs/d1"), ObjectValue(["n": 50])))
+            let query = try Query(collection: "docs").order(by: "s").order(by: "n", descending: true).limit(to: 2)
+            func ids() throws -> [String] {
+                let target = try query.toTarget()
+                return try h.localStore.executeQuery(query, usePreviousResults: false).documents
+                    .sorted { target.compare($0, $1) < 0 }.map(\.key.documentID)
+            }
+            // The index holds (s, id): d1…d5 tie on s, and n decides among all five.
+            #expect(try ids() == ["d1", "d5"])
+            _ = try h.localStore.indexOverlays(maxBatches: 10)
+            #expect(try ids() == ["d1", "d5"])
+        }
+    }
+
+    @Test func acknowledgingAnIndexedOverlayRemovesItsRows() throws {
+        try OverlayHarness.run { h in
+            try h.write(.setMerge(F.key("docs/a"), ObjectValue(["n": 1, "s": "x"])))
+            try h.write(.set(F.key("docs/b"), ObjectValue(["n": 2])))
+            _ = try h.localStore.indexOverlays(maxBatches: 10)
+            #expect(try Self.rowCount(h) > 0)
+            try Self.checkRows(h)
+            try h.acknowledgeOldest()
+            try h.acknowledgeOldest()
+            try Self.checkRows(h)
+            #expect(try Self.rowCount(h) == 0, "no overlay, no row")
+            #expect(try h.overlayCount() == 0)
+        }
+    }
+
+    @Test func declaringOtherCompositeIndexesMarksEveryOverlayUnindexed() throws {
+        try OverlayHarness.run { h in
+            try h.write(.setMerge(F.key("docs/a"), ObjectValue(["n": 1, "s": "set"])))
+            try h.write(.setMerge(F.key("docs/b"), ObjectValue(["n": 2, "s": "set"])))
+            _ = try h.localStore.indexOverlays(maxBatches: 10)
+            #expect(try h.localStore.unindexedOverlayBatches(upTo: 10) == 0)
+            _ = try h.localStore.declareCompositeIndexes([try Self.compositeIndex()])
+            while try h.localStore.backfillCompositeIndexes(maxDocuments: 100) {}
+            #expect(try h.localStore.unindexedOverlayBatches(upTo: 10) == 2, "indexed again with the new index")
+            let query = try Query(collection: "docs").filter("s", .equal, "set").order(by: "n", descending: true).limit(to: 1)
+            #expect(try h.localStore.executeQuery(query, usePreviousResults: false).documents.map(\.key.documentID) == ["b"])
+            _ = try h.localStore.indexOverlays(maxBatches: 10)
+            try Self.checkRows(h)
+            #expect(try h.localStore.executeQuery(query, usePreviousResults: false).documents.map(\.key.documentID) == ["b"])
+            // The same declaration again changes nothing.
+            _ = try h.localStore.declareCompositeIndexes([try Self.compositeIndex()])
+            #expect(try h.localStore.unindexedOverlayBatches(upTo: 10) == 0)
+        }
+    }
+
+    static func rowCount(_ h: OverlayHarness) throws -> Int {
+        try h.persistence.run("count rows") { txn throws(DocError) in
+            var n = 0
+            for _ in txn.scan(prefix: OverlayIndex.space("u")) { n += 1 }
+            return n
+        }
+    }
+}
