@@ -39,29 +39,7 @@ struct OverlayIndexTests {
             let queries = try Self.queries()
             var indexedWalks = 0
             for _ in 0..<220 {
-                let key = keys.randomElement(using: &rng)!
-                switch Int.random(in: 0..<100, using: &rng) {
-                case 0..<40:
-                    var mutations = [OverlayMaintenanceTests.randomMutation(key, using: &rng)]
-                    if Bool.random(using: &rng) {
-                        mutations.append(OverlayMaintenanceTests.randomMutation(keys.randomElement(using: &rng)!, using: &rng))
-                    }
-                    try h.write(mutations)
-                case 40..<62:
-                    guard try h.localStore.pendingBatchCount() > 0 else { continue }
-                    if Int.random(in: 0..<3, using: &rng) == 0 { h.server.foreignIncrement(key, field: "n", by: 7) }
-                    try h.acknowledgeOldest()
-                case 62..<67:
-                    guard let batch = try h.localStore.pendingBatches().randomElement(using: &rng) else { continue }
-                    _ = try h.localStore.rejectBatch(batch.batchID)
-                case 67..<75:
-                    h.server.foreignIncrement(key, field: "n", by: Int64.random(in: -4...4, using: &rng))
-                    try h.deliverFromServer(key)
-                case 75..<92:
-                    _ = try h.localStore.indexOverlays(maxBatches: Int.random(in: 1...4, using: &rng))
-                default:
-                    try h.deliverFromServer(key)
-                }
+                try h.randomStep(keys, indexing: true, using: &rng)
                 try Self.checkRows(h)
                 let unindexed = try h.localStore.unindexedOverlayBatches(upTo: QueryEngine.maximumUnindexedBatches + 1)
                 let overlayCount = try h.overlayCount()

@@ -215,29 +215,7 @@ struct OverlayMaintenanceTests {
         try OverlayHarness.run { h in
             let keys = [F.key("docs/a"), F.key("docs/b"), F.key("docs/c")]
             for _ in 0..<250 {
-                let roll = Int.random(in: 0..<100, using: &rng)
-                let key = keys.randomElement(using: &rng)!
-                switch roll {
-                case 0..<45:
-                    var mutations = [Self.randomMutation(key, using: &rng)]
-                    if Bool.random(using: &rng) {
-                        mutations.append(Self.randomMutation(keys.randomElement(using: &rng)!, using: &rng))
-                    }
-                    try h.write(mutations)
-                case 45..<75:
-                    guard try h.localStore.pendingBatchCount() > 0 else { continue }
-                    if Int.random(in: 0..<3, using: &rng) == 0 { h.server.foreignIncrement(key, field: "n", by: 7) }
-                    try h.acknowledgeOldest()
-                case 75..<82:
-                    let pending = try h.localStore.pendingBatches()
-                    guard let batch = pending.randomElement(using: &rng) else { continue }
-                    _ = try h.localStore.rejectBatch(batch.batchID)
-                case 82..<90:
-                    h.server.foreignIncrement(key, field: "n", by: 3)
-                    try h.deliverFromServer(key)
-                default:
-                    try h.deliverFromServer(key)
-                }
+                try h.randomStep(keys, using: &rng)
                 try h.check()
             }
             #expect(h.referringOverlaysSeen > 0, "the histories include overlays that refer to their batch")
@@ -304,6 +282,36 @@ final class OverlayHarness {
                 batch: batch, commitVersion: server.version, mutationResults: results)])
         } else {
             _ = try localStore.rejectBatch(batch.batchID)
+        }
+    }
+
+    /// One random step of a history over `keys`: a write of one or two random mutations, an
+    /// acknowledgement of the oldest pending batch (sometimes after another writer's increment),
+    /// a rejection of a random pending batch, or watch delivering a document (sometimes after
+    /// another writer's increment); with `indexing`, also steps of the overlay index.
+    func randomStep(_ keys: [DocumentKey], indexing: Bool = false, using rng: inout SplitMix64) throws {
+        let key = keys.randomElement(using: &rng)!
+        switch Int.random(in: 0..<100, using: &rng) {
+        case 0..<42:
+            var mutations = [OverlayMaintenanceTests.randomMutation(key, using: &rng)]
+            if Bool.random(using: &rng) {
+                mutations.append(OverlayMaintenanceTests.randomMutation(keys.randomElement(using: &rng)!, using: &rng))
+            }
+            try write(mutations)
+        case 42..<68:
+            guard try localStore.pendingBatchCount() > 0 else { return }
+            if Int.random(in: 0..<3, using: &rng) == 0 { server.foreignIncrement(key, field: "n", by: 7) }
+            try acknowledgeOldest()
+        case 68..<74:
+            guard let batch = try localStore.pendingBatches().randomElement(using: &rng) else { return }
+            _ = try localStore.rejectBatch(batch.batchID)
+        case 74..<82:
+            server.foreignIncrement(key, field: "n", by: Int64.random(in: -4...4, using: &rng))
+            try deliverFromServer(key)
+        case 82..<96 where indexing:
+            _ = try localStore.indexOverlays(maxBatches: Int.random(in: 1...4, using: &rng))
+        default:
+            try deliverFromServer(key)
         }
     }
 
