@@ -1,3 +1,4 @@
+import CLevelDBExtras
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -120,19 +121,10 @@ package enum WriteAheadLog {
 
 /// CRC-32C (Castagnoli), as LevelDB checksums its log records and table blocks.
 package enum CRC32C {
-    private static let table: [UInt32] = (0..<256).map { n in
-        var c = UInt32(n)
-        for _ in 0..<8 { c = c & 1 != 0 ? (c >> 1) ^ 0x82F6_3B78 : c >> 1 }
-        return c
-    }
-
-    /// The CRC-32C of `bytes`.
+    /// The CRC-32C of `bytes` (the processor's CRC instruction where it has one).
     package static func checksum(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
-        table.withUnsafeBufferPointer { table in
-            var crc: UInt32 = 0xFFFF_FFFF
-            for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
-            return ~crc
-        }
+        guard let base = bytes.baseAddress else { return 0 }
+        return doccache_crc32c(base, bytes.count)
     }
 
     /// LevelDB's masking of a stored CRC (so that a CRC of data holding CRCs is not trivial).

@@ -30,6 +30,28 @@ struct WriteAheadLogTests {
         #expect([UInt8]().withUnsafeBufferPointer { CRC32C.checksum($0) } == 0)
     }
 
+    /// The eight-bytes-at-a-time path and its byte-wise tail agree with a bit-by-bit CRC at
+    /// every length and alignment.
+    @Test func crc32cAgreesWithABitwiseComputationAtEveryLengthAndOffset() {
+        func bitwise(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in bytes {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+            }
+            return ~crc
+        }
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<200).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        for offset in 0..<9 {
+            for length in 0..<(bytes.count - offset) {
+                let slice = bytes[offset..<(offset + length)]
+                let fast = slice.withUnsafeBufferPointer { CRC32C.checksum($0) }
+                #expect(fast == bitwise(slice), "offset \(offset), length \(length)")
+            }
+        }
+    }
+
     @Test func aCleanlyClosedDatabaseReopensWithoutANewLogOrTable() async throws {
         try await withTemporaryPath { path in
             var db = try Database.open(path: path, options: Self.reusing)

@@ -92,6 +92,9 @@ enum FileSystem {
     /// Creates `path` and its missing parents (`mkdir -p`), with mode 0755.
     static func createDirectories(_ path: String) throws(DocError) {
         guard !path.isEmpty else { throw DocError(.invalidArgument, "the store directory path is empty") }
+        // A store is usually opened again: one stat instead of a mkdir per path component.
+        var status = stat()
+        if stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR { return }
         var current = path.hasPrefix("/") ? "" : "."
         for part in path.split(separator: "/", omittingEmptySubsequences: true) {
             current += "/" + part
