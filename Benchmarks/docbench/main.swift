@@ -187,7 +187,7 @@ let scenarios: [Scenario] = [
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let seeded = try await populatedStore(dir, count: try cacheDocumentCount(), pendingWrites: 1_000)
         // The state a session longer than the seeding leaves: the pending writes' overlays
-        // indexed (the store does it 100 ms after a burst of writes), and LevelDB's background
+        // indexed (the store does it a second after a burst of writes), and LevelDB's background
         // compactions done. (A session that closes first abandons a running compaction, and
         // the next open starts it again.)
         try await seeded.core.indexOverlaysNow()

@@ -4,12 +4,11 @@ extension ClientCore {
     /// Local writes after which their overlays are indexed (``OverlayIndex``): until then a
     /// query reads them one by one, which costs less than indexing each write as it is made.
     static let overlayIndexingAfterWrites = 32
-    /// How long after the write that reached ``overlayIndexingAfterWrites`` the indexing runs
-    /// (a burst of writes is indexed together, after it).
-    static let overlayIndexingDelay: Duration = .milliseconds(100)
-    /// How long after opening a store that holds unindexed overlays their indexing runs (out
-    /// of the app's start).
-    static let overlayIndexingDelayAtOpen: Duration = .seconds(1)
+    /// How long after the write that reached ``overlayIndexingAfterWrites``, or after opening
+    /// a store that holds unindexed overlays, the indexing runs: a burst of writes is indexed
+    /// together after it, writes that reach the server by then are not indexed at all (their
+    /// overlays leave with them), and the app's start is not slowed.
+    static let overlayIndexingDelay: Duration = .seconds(1)
     /// Batches whose overlays are indexed per step (one transaction; other work of the store
     /// runs between steps).
     static let overlayIndexingStep = 256

@@ -203,7 +203,7 @@ package actor ClientCore {
         if opened.hasUnindexedOverlays {
             // Not kept as `overlayIndexingTimer` (the initializer cannot set state here); a
             // second step that a write schedules meanwhile finds less or nothing to do.
-            _ = Self.scheduleOverlayIndexing(on: scheduler, for: self, after: Self.overlayIndexingDelayAtOpen)
+            _ = Self.scheduleOverlayIndexing(on: scheduler, for: self, after: Self.overlayIndexingDelay)
         }
         if settings.cacheSizeBytes != StoreSettings.unlimited {
             _ = scheduler.schedule(.garbageCollection, after: Self.initialGarbageCollectionDelay) { [unowned self] in

@@ -14,7 +14,7 @@ struct OverlayIndexingTests {
         let items = try store.collection("items")
         let few = ClientCore.overlayIndexingAfterWrites - 1
         for i in 0..<few { try await items.document("a\(i)").setData(["n": .value(.integer(Int64(i)))]) }
-        try await Task.sleep(for: ClientCore.overlayIndexingDelay * 3)
+        try await Task.sleep(for: ClientCore.overlayIndexingDelay * 2)
         #expect(await store.core.overlayIndexingSteps == 0, "fewer writes than the threshold are read directly")
         #expect(try await store.core.unindexedOverlayBatches(upTo: 1_000) == few)
 
