@@ -8,7 +8,10 @@ extension ClientCore {
     /// Makes `indexes` the declared composite indexes; returns whether one is incomplete.
     package func declareCompositeIndexes(_ indexes: [CompositeIndex]) throws(DocError) -> Bool {
         try checkOpen()
-        return try localStore.declareCompositeIndexes(indexes)
+        let incomplete = try localStore.declareCompositeIndexes(indexes)
+        // Other indexes mark every overlay unindexed: index them again with the new set.
+        try scheduleOverlayIndexingIfUnindexed()
+        return incomplete
     }
 
     /// One backfill step; returns whether an incomplete index remains.

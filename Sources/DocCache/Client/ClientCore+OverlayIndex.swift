@@ -22,6 +22,13 @@ extension ClientCore {
         }
     }
 
+    /// Schedules the indexing when a pending batch is above the watermark and none is
+    /// scheduled.
+    func scheduleOverlayIndexingIfUnindexed() throws(DocError) {
+        guard overlayIndexingTimer == nil, try localStore.unindexedOverlayBatches(upTo: 1) > 0 else { return }
+        overlayIndexingTimer = Self.scheduleOverlayIndexing(on: scheduler, for: self, after: Self.overlayIndexingDelay)
+    }
+
     /// Schedules one overlay-indexing step on the scheduler (also from the initializer).
     nonisolated static func scheduleOverlayIndexing(
         on scheduler: ActorScheduler, for core: ClientCore, after delay: Duration

@@ -82,9 +82,11 @@ package final class QueryEngine {
                     unindexed: { space throws(DocError) in
                         try remoteDocuments.unindexedDocuments(collection: query.path, field: plan.field, space: space, in: txn)
                     },
-                    // Rows with equal values come in document-id order, the target's when its
-                    // next order-by is the document id.
-                    descending: plan.descending, tiesNeedOrdering: target.orderBys.count > 1 && !target.orderBys[1].field.isDocumentID)
+                    // Rows with equal values come in document-id order in the walk's direction:
+                    // the target's only when its next order-by is the document id, that way.
+                    descending: plan.descending,
+                    tiesNeedOrdering: target.orderBys.count > 1
+                        && (!target.orderBys[1].field.isDocumentID || target.orderBys[1].isDescending != plan.descending))
                 return try documentsWalking(walk, query: query, target: target, limit: limit, user: user, in: txn)
             }
         }
@@ -116,9 +118,9 @@ package final class QueryEngine {
         var unindexed: ([UInt8]) throws(DocError) -> [DocumentKey]
         /// Whether the rows come in descending byte order (a reverse scan).
         var descending: Bool
-        /// Whether the target orders rows with equal index values by more than the document
-        /// id (an order-by after the indexed field): the walk then goes on past `limit`
-        /// matches through the rows tied with the last.
+        /// Whether the target orders rows with equal index values otherwise than the walk
+        /// meets them (by another field, or by document id the other way): the walk then goes
+        /// on past `limit` matches through the rows tied with the last.
         var tiesNeedOrdering: Bool
     }
 
@@ -126,6 +128,9 @@ package final class QueryEngine {
     /// use the index, reading their documents' overlays one by one; with more, it reads every
     /// overlay of the collection.
     static let maximumUnindexedBatches = 64
+    /// How many documents of the collection those batches may write for the query to still
+    /// use the index (each is read whole).
+    static let maximumUnindexedDocuments = 256
 
     /// Top `limit` documents in target order from `walk`, in the target's order.
     ///
@@ -141,7 +146,9 @@ package final class QueryEngine {
     ) throws(DocError) -> [Document] {
         let overlays = persistence.overlays, remoteDocuments = persistence.remoteDocuments
         let space = OverlayIndex.space(user)
-        let unindexedOverlays = try overlaysAboveWatermark(in: query.path, user: user, in: txn)
+        // Without overlays in the collection (one seek), the remote rows are the whole answer.
+        let hasOverlays = try overlays.hasOverlays(inCollection: query.path, user: user, in: txn)
+        let unindexedOverlays = hasOverlays ? try overlaysAboveWatermark(in: query.path, user: user, in: txn) : []
         var allOverlays: [DocumentKey: Overlay] = [:]
         if unindexedOverlays == nil {
             var fields = target.orderBys.map(\.field)
@@ -151,7 +158,9 @@ package final class QueryEngine {
         }
         /// The remote document of `key` unless its local view is an overlay's.
         func remote(_ key: DocumentKey) throws(DocError) -> Document? {
-            if let unindexedOverlays {
+            if !hasOverlays {
+                // Nothing to skip.
+            } else if let unindexedOverlays {
                 if unindexedOverlays.contains(key) { return nil }
                 if try overlays.contains(key, user: user, in: txn) { return nil }
             } else if allOverlays[key] != nil {
@@ -168,7 +177,7 @@ package final class QueryEngine {
         }
 
         var remoteRows = walk.rows([]).makeIterator()
-        var overlayRows = unindexedOverlays == nil ? nil : walk.rows(space).makeIterator()
+        var overlayRows = hasOverlays && unindexedOverlays != nil ? walk.rows(space).makeIterator() : nil
         var nextRemote = remoteRows.next(), nextOverlay = overlayRows?.next()
         var candidates: [Document] = []
         var matches = 0
@@ -233,7 +242,8 @@ package final class QueryEngine {
 
     /// The documents directly in `collection` that a batch above `user`'s overlay index
     /// watermark writes (their overlays' rows may be missing or stale), or `nil` when more
-    /// than ``maximumUnindexedBatches`` batches are above it.
+    /// than ``maximumUnindexedBatches`` batches are above it or they write more than
+    /// ``maximumUnindexedDocuments`` documents of the collection.
     private func overlaysAboveWatermark(
         in collection: ResourcePath, user: String, in txn: PersistenceTransaction
     ) throws(DocError) -> Set<DocumentKey>? {
@@ -245,7 +255,7 @@ package final class QueryEngine {
         for batch in batches {
             for mutation in batch.mutations where mutation.key.collectionPath == collection { keys.insert(mutation.key) }
         }
-        return keys
+        return keys.count <= Self.maximumUnindexedDocuments ? keys : nil
     }
 
     /// The first `limit` of `documents` in target order, in order. Keeps a sorted window and

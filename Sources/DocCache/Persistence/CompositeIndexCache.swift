@@ -70,7 +70,7 @@ package final class CompositeIndexCache {
 
     // MARK: Reading
 
-    /// The keys of the documents directly in `collection` whose row in `index` starts with
+    /// The rows of the documents directly in `collection` whose row in `index` starts with
     /// `leading` (values of the index's first fields, in order) and whose value of the next
     /// field is within `lower`...`upper` (in value order; none: unbounded), in index order —
     /// or the reverse with `reverse`. Lazy: stopping early is cheap. Documents with a value

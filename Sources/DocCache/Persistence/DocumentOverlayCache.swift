@@ -39,6 +39,14 @@ package final class DocumentOverlayCache {
         try txn.get(KeySchema.overlay(user, key)) != nil
     }
 
+    /// Whether any document directly in the collection `path` has an overlay for `user` (one
+    /// seek).
+    package func hasOverlays(inCollection path: ResourcePath, user: String, in txn: PersistenceTransaction) throws(DocError) -> Bool {
+        let found = txn.containsKey(withPrefix: KeySchema.overlaysPrefix(user, collection: path))
+        if let failure = txn.failure { throw failure }
+        return found
+    }
+
     /// The overlays of `keys` for `user` (keys without one are absent).
     package func overlays(for keys: some Collection<DocumentKey>, user: String, in txn: PersistenceTransaction) throws(DocError) -> [DocumentKey: Overlay] {
         var out: [DocumentKey: Overlay] = [:]

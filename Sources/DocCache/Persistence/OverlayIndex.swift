@@ -40,7 +40,7 @@ package final class OverlayIndex {
         let listKey = KeySchema.overlayIndexRows(user, key)
         var old: [[UInt8]] = []
         if let raw = try txn.get(listKey) { old = try Self.decodeRows(raw) }
-        let new = document?.document.map(remoteDocuments.indexRows(for:)) ?? []
+        let new = document?.document.map(rows(for:)) ?? []
         if old.isEmpty && new.isEmpty { return }
         let space = Self.space(user)
         var kept = Set<HashedBytes>()
@@ -54,6 +54,13 @@ package final class OverlayIndex {
         } else {
             txn.put(listKey, Self.encodeRows(new))
         }
+    }
+
+    /// The rows (after the user's prefix) of an overlay whose local view is `document`: its
+    /// remote index rows but the array index's, which no query walks (`array-contains`
+    /// filters are checked on each document).
+    func rows(for document: Document) -> Set<HashedBytes> {
+        remoteDocuments.indexRows(for: document).filter { $0.bytes.first != KeySchema.Table.arrayIndex.rawValue }
     }
 
     /// The batch id through which every overlay of `user` is indexed (``batchIDUnknown``:

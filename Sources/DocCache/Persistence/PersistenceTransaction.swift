@@ -128,6 +128,7 @@ package final class PersistenceTransaction {
     /// buffered writes in the range, LevelDB's keys are counted in place (no key or value is
     /// copied).
     package func countKeys(withPrefix prefix: [UInt8]) throws(DocError) -> Int {
+        checkActive()
         let range = KeyRange(from: prefix, upTo: KeySchema.prefixEnd(prefix))
         guard bufferedWrites(in: range).isEmpty else {
             var count = 0
@@ -135,7 +136,6 @@ package final class PersistenceTransaction {
             if let failure { throw failure }
             return count
         }
-        checkActive()
         let end = KeySchema.prefixEnd(prefix)
         return try withLevelDB(directory, "count") { () throws(LevelDBError) -> Int in
             try state.faults?.check(.read, label)

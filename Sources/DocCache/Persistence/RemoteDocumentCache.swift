@@ -216,7 +216,7 @@ package final class RemoteDocumentCache {
     /// or the reverse with `descending`. Values compare in Firestore's cross-type order, so
     /// an open end includes values of every type on that side (a query engine post-filters
     /// by type). Lazy: stopping early is cheap. Documents whose value at `field` is too large
-    /// to index are not included (see ``unindexedDocuments(collection:field:in:)``).
+    /// to index are not included (see ``unindexedDocuments(collection:field:arrayElements:space:in:)``).
     ///
     /// - Parameter space: put in front of every row key: empty for the remote documents' rows,
     ///   ``OverlayIndex/space(_:)`` for a user's overlays'.
@@ -254,7 +254,7 @@ package final class RemoteDocumentCache {
 
     /// The keys of the documents directly in `collection` whose value at `field` (or one of
     /// whose array elements, with `arrayElements`) was too large to index. A query engine
-    /// that uses ``scanIndex(collection:field:lower:upper:descending:in:)`` or
+    /// that uses ``scanIndex(collection:field:lower:upper:descending:space:in:)`` or
     /// ``scanArrayIndex(collection:field:contains:in:)`` must also consider these (usually
     /// none: one seek tells). `space` as in ``scanIndex(collection:field:lower:upper:descending:space:in:)``.
     package func unindexedDocuments(

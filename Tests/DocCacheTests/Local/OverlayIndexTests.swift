@@ -90,7 +90,7 @@ struct OverlayIndexTests {
             }
             let overlays = try persistence.overlays.allOverlays(user: "u", in: txn)
             for key in Set(overlays.keys).union(listedByKey.keys) where !above.contains(key) {
-                let expected = overlays[key]?.document.document.map { Set(persistence.remoteDocuments.indexRows(for: $0).map(\.bytes)) } ?? []
+                let expected = overlays[key]?.document.document.map { Set(persistence.overlayIndex.rows(for: $0).map(\.bytes)) } ?? []
                 #expect(listedByKey[key] ?? [] == expected, "the rows of \(key)", sourceLocation: sourceLocation)
             }
         }
@@ -146,6 +146,32 @@ struct OverlayIndexTests {
             #expect(try ids() == ["d1", "d5"])
             _ = try h.localStore.indexOverlays(maxBatches: 10)
             #expect(try ids() == ["d1", "d5"])
+        }
+    }
+
+    @Test func tiesOrderedByDocumentIDAgainstTheWalkComeInTheTargetsOrder() throws {
+        try OverlayHarness.run { h in
+            var documents: [DocumentKey: MaybeDocument] = [:]
+            for id in ["a", "b", "c"] { documents[F.key("docs/\(id)")] = F.document("docs/\(id)", ["n": 5]) }
+            _ = try h.localStore.applyRemoteEvent(RemoteEvent(snapshotVersion: F.version(10), documentUpdates: documents))
+            let docs = try Query(collection: "docs")
+            let descendingThenID = try docs.order(by: "n", descending: true).order(by: FieldPath.documentID).limit(to: 1)
+            let ascendingThenIDDescending = try docs.order(by: "n").order(by: FieldPath.documentID, descending: true).limit(to: 1)
+            #expect(try h.localStore.executeQuery(descendingThenID, usePreviousResults: false).documents.map(\.key.documentID) == ["a"])
+            #expect(try h.localStore.executeQuery(ascendingThenIDDescending, usePreviousResults: false).documents.map(\.key.documentID) == ["c"])
+        }
+    }
+
+    @Test func aBatchWritingManyDocumentsIsReadWithTheWholeCollection() throws {
+        try OverlayHarness.run { h in
+            let count = QueryEngine.maximumUnindexedDocuments + 40
+            try h.write((0..<count).map { i in .set(F.key("docs/d\(i)"), ObjectValue(["n": .integer(Int64(i))])) })
+            let top = try Query(collection: "docs").order(by: "n", descending: true).limit(to: 2)
+            #expect(try h.localStore.executeQuery(top, usePreviousResults: false).documents.map(\.key.documentID).sorted()
+                    == ["d\(count - 1)", "d\(count - 2)"].sorted())
+            _ = try h.localStore.indexOverlays(maxBatches: 1)
+            #expect(try h.localStore.executeQuery(top, usePreviousResults: false).documents.map(\.key.documentID).sorted()
+                    == ["d\(count - 1)", "d\(count - 2)"].sorted())
         }
     }
 
