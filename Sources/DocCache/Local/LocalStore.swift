@@ -150,9 +150,11 @@ package final class LocalStore {
                     base = updated
                 }
                 // The later batches of `key` went on from the local view this batch gave; they
-                // now go on from the remote document with the server's result.
+                // now go on from the remote document with the server's result. The server
+                // answers batches in queue order, so no older pending batch writes `key` (the
+                // check that a revert needs, `rebase(_:removing:from:to:in:)`, is skipped).
                 try overlayMaintenance.rebase(
-                    key, removing: batch.batchID, from: batch.applyToLocalView(existing, for: key), to: base, in: txn)
+                    key, from: batch.applyToLocalView(existing, for: key), to: base, batchesAfter: batch.batchID, in: txn)
             }
     }
 
