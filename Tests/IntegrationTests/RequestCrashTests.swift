@@ -85,14 +85,19 @@ struct RequestCrashTests {
         guard case .writeResult = seeded else { Issue.record("seeding failed: \(seeded)"); return }
         await seeder.close()
 
-        // A killer: SIGKILL at random moments, restart on the same port and data.
+        // A killer: SIGKILL at random moments, restart on the same port and data. Each kill
+        // waits until a write was answered since the restart before it, so the writes make
+        // progress however long a restart takes on a loaded machine.
         var random = SplitMix64(seed: 0xC0FFEE)
         let killerDone = Flag()
         let kills = Counter()
+        let answered = Counter()
         let killer = Task.detached {
             var rng = SplitMix64(seed: 0xBADC0DE)
             while !killerDone.isSet {
+                let answeredBefore = answered.value
                 try? await Task.sleep(for: .milliseconds(Int(40 + rng.next() % 300)))
+                while answered.value == answeredBefore && !killerDone.isSet { try? await Task.sleep(for: .milliseconds(10)) }
                 if killerDone.isSet { break }
                 server.kill()
                 kills.increment()
@@ -112,6 +117,7 @@ struct RequestCrashTests {
                 "params": .map(["from": .string("accounts/\(from)"), "to": .string("accounts/\(to)"), "amount": .integer(amount)]),
             ]))
             if case .writeError = try await writer.commit(i + 1, [request]) { rejectedWrites += 1 }
+            answered.increment()
         }
         killerDone.set()
         await killer.value

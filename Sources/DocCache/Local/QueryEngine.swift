@@ -216,6 +216,7 @@ package final class QueryEngine {
             if let doc = try remote(key), query.matches(doc) { candidates.append(doc) }
         }
         if let unindexedOverlays {
+            guard hasOverlays else { return Self.first(limit, of: candidates, in: target) }
             for key in try walk.unindexed(space) where !unindexedOverlays.contains(key) {
                 if let doc = try indexedOverlay(key), query.matches(doc) { candidates.append(doc) }
             }
