@@ -172,7 +172,9 @@ struct JSONReader {
         var members: [JSONMember] = []
         // Keys seen so far, mapped to their first spelling (Swift compares `String` keys by
         // Unicode canonical equivalence, which is also how `[String: Value]` treats them).
-        var seen: [String: String] = [:]
+        // Built only for a large object: a small one (most are, e.g. a typed value's one key)
+        // compares with its members' keys, which costs less than hashing each key.
+        var seen: [String: String]?
         if pos < bytes.count, bytes[pos] == UInt8(ascii: "}") {
             pos += 1
             return JSONNode(kind: .object(members), offset: start)
@@ -184,14 +186,22 @@ struct JSONReader {
             }
             let keyOffset = pos
             let key = try parseString()
-            if let earlier = seen[key] {
+            let earlier = seen.map { $0[key] } ?? members.first(where: { $0.key == key })?.key
+            if let earlier {
                 if equalUTF8(earlier, key) {
                     throw error("duplicate key \"\(key)\"", at: keyOffset)
                 }
                 throw error("duplicate key \"\(key)\" (canonically equivalent to the earlier key \"\(earlier)\")",
                             at: keyOffset)
             }
-            seen[key] = key
+            if seen != nil {
+                seen![key] = key
+            } else if members.count >= Self.smallObjectMembers {
+                var all = [String: String](minimumCapacity: members.count * 2)
+                for member in members { all[member.key] = member.key }
+                all[key] = key
+                seen = all
+            }
             skipWhitespace()
             guard pos < bytes.count, bytes[pos] == UInt8(ascii: ":") else {
                 throw error("expected ':' after the object key \"\(key)\", found \(found())", at: pos)
@@ -214,6 +224,9 @@ struct JSONReader {
             }
         }
     }
+
+    /// Up to this many members, an object's duplicate keys are found by comparing keys.
+    private static let smallObjectMembers = 8
 
     private static func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
 

@@ -153,6 +153,11 @@ struct ValueJSONTests {
         (#"{"a":1,"a":2}"#, "duplicate key \"a\"", "byte offset 7"),
         (#"{"b":{"x":1,"y":2,"x":3}}"#, "duplicate key \"x\"", "byte offset 18"),
         ("{\"é\":1,\"e\u{301}\":2}", "canonically equivalent to the earlier key", "byte offset"),
+        // Past eight members the keys seen are kept in a dictionary: the same errors.
+        (#"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"c":11}"#, "duplicate key \"c\"", "byte offset 62"),
+        (#"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"a":9}"#, "duplicate key \"a\"", "byte offset 49"),
+        ("{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"é\":9,\"e\u{301}\":10}",
+         "canonically equivalent to the earlier key", "byte offset"),
         (#""\ud800""#, "lone high surrogate \\uD800", "byte offset 1"),
         (#""\ud83dx""#, "lone high surrogate \\uD83D: expected a \\uDC00-\\uDFFF low surrogate", "byte offset 1"),
         (#""\ud800\u0041""#, "followed by \\u0041, not a low surrogate", "byte offset 1"),
