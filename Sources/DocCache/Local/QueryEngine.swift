@@ -13,6 +13,8 @@ package import DocModel
 ///   stopping after `limit` matches, and the same index over the overlays (``OverlayIndex``;
 ///   the overlays it does not hold yet are read one by one, or, when many are, every overlay
 ///   of the collection), so its cost follows the limit, not the collection size;
+/// - a limited query with an `array-contains` filter and no order-by walks the array index's
+///   rows of the element (in document-id order) the same way;
 /// - otherwise it scans the collection (or collection group).
 package final class QueryEngine {
     let persistence: Persistence
@@ -87,6 +89,21 @@ package final class QueryEngine {
                     descending: plan.descending,
                     tiesNeedOrdering: target.orderBys.count > 1
                         && (!target.orderBys[1].field.isDocumentID || target.orderBys[1].isDescending != plan.descending))
+                return try documentsWalking(walk, query: query, target: target, limit: limit, user: user, in: txn)
+            }
+            if let plan = ArrayContainsPlan(target: target) {
+                // The rows of one element come in document-id order: the target's order.
+                let walk = IndexWalk(
+                    rows: { space in
+                        remoteDocuments.scanArrayIndex(
+                            collection: query.path, field: plan.field, contains: plan.element, descending: plan.descending,
+                            space: space, in: txn)
+                    },
+                    unindexed: { space throws(DocError) in
+                        try remoteDocuments.unindexedDocuments(
+                            collection: query.path, field: plan.field, arrayElements: true, space: space, in: txn)
+                    },
+                    descending: plan.descending, tiesNeedOrdering: false)
                 return try documentsWalking(walk, query: query, target: target, limit: limit, user: user, in: txn)
             }
         }
@@ -336,6 +353,25 @@ struct IndexPlan {
         let c = Value.compare(a.value, b.value)
         if c != 0 { return c < 0 ? a : b }
         return a.inclusive ? b : a
+    }
+}
+
+/// How to walk the array index for a limited query ordered by document id only (no explicit
+/// order-by) with an `array-contains` filter among its top-level conjunctions: the rows of
+/// the filter's element, which come in document-id order.
+struct ArrayContainsPlan {
+    var field: FieldPath
+    var element: Value
+    var descending: Bool
+
+    init?(target: Target) {
+        guard target.collectionGroup == nil, target.orderBys.count == 1, let order = target.orderBys.first,
+              order.field.isDocumentID,
+              let filter = IndexPlan.conjunction(of: target).first(where: { $0.op == .arrayContains })
+        else { return nil }
+        field = filter.field
+        element = filter.value
+        descending = order.isDescending
     }
 }
 

@@ -56,11 +56,10 @@ package final class OverlayIndex {
         }
     }
 
-    /// The rows (after the user's prefix) of an overlay whose local view is `document`: its
-    /// remote index rows but the array index's, which no query walks (`array-contains`
-    /// filters are checked on each document).
+    /// The rows (after the user's prefix) of an overlay whose local view is `document`: the
+    /// rows it would have as a remote document.
     func rows(for document: Document) -> Set<HashedBytes> {
-        remoteDocuments.indexRows(for: document).filter { $0.bytes.first != KeySchema.Table.arrayIndex.rawValue }
+        remoteDocuments.indexRows(for: document)
     }
 
     /// The batch id through which every overlay of `user` is indexed (``batchIDUnknown``:

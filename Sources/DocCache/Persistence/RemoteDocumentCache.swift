@@ -240,22 +240,25 @@ package final class RemoteDocumentCache {
         return indexScan(KeyRange(from: from, upTo: to), prefixCount: prefix.count, collection: collection, descending: descending, in: txn)
     }
 
-    /// The keys of the found documents directly in `collection` whose array at `field`
-    /// contains an element equal to `value` (Firestore equality: `1 == 1.0`), in key order.
+    /// The rows of the found documents directly in `collection` whose array at `field`
+    /// contains an element equal to `value` (Firestore equality: `1 == 1.0`), in key order (the
+    /// reverse with `descending`), each document once. `space` as in
+    /// ``scanIndex(collection:field:lower:upper:descending:space:in:)``.
     package func scanArrayIndex(
-        collection: ResourcePath, field: FieldPath, contains value: Value, in txn: PersistenceTransaction
+        collection: ResourcePath, field: FieldPath, contains value: Value, descending: Bool = false, space: [UInt8] = [],
+        in txn: PersistenceTransaction
     ) -> DecodingScan<IndexRow> {
-        let prefix = KeySchema.fieldPrefix(.arrayIndex, collection, field)
+        let prefix = space + KeySchema.fieldPrefix(.arrayIndex, collection, field)
         let valuePrefix = prefix + value.indexEncoded()
         return indexScan(
             KeyRange(from: valuePrefix, upTo: KeySchema.prefixEnd(valuePrefix)), prefixCount: prefix.count,
-            collection: collection, descending: false, in: txn)
+            collection: collection, descending: descending, in: txn)
     }
 
     /// The keys of the documents directly in `collection` whose value at `field` (or one of
     /// whose array elements, with `arrayElements`) was too large to index. A query engine
     /// that uses ``scanIndex(collection:field:lower:upper:descending:space:in:)`` or
-    /// ``scanArrayIndex(collection:field:contains:in:)`` must also consider these (usually
+    /// ``scanArrayIndex(collection:field:contains:descending:space:in:)`` must also consider these (usually
     /// none: one seek tells). `space` as in ``scanIndex(collection:field:lower:upper:descending:space:in:)``.
     package func unindexedDocuments(
         collection: ResourcePath, field: FieldPath, arrayElements: Bool = false, space: [UInt8] = [],

@@ -22,6 +22,9 @@ struct OverlayIndexTests {
             try docs.order(by: "n").limit(toLast: 2),
             // Many documents tie on `s`: the window is decided by `n` among them.
             try docs.order(by: "s").order(by: "n", descending: true).limit(to: 2),
+            // The array index, in document-id order and reversed.
+            try docs.filter("tags", .arrayContains, .integer(1)).limit(to: 2),
+            try docs.filter("tags", .arrayContains, .integer(2)).order(by: FieldPath.documentID, descending: true).limit(to: 2),
         ]
     }
 
@@ -146,6 +149,42 @@ struct OverlayIndexTests {
             #expect(try ids() == ["d1", "d5"])
             _ = try h.localStore.indexOverlays(maxBatches: 10)
             #expect(try ids() == ["d1", "d5"])
+        }
+    }
+
+    @Test func anArrayContainsQueryWalksTheArrayIndexOfBothSpaces() throws {
+        try OverlayHarness.run { h in
+            var documents: [DocumentKey: MaybeDocument] = [:]
+            for i in 0..<10 {
+                documents[F.key("docs/d\(i)")] = F.document("docs/d\(i)", ["tags": .array(i % 2 == 0 ? ["x", "y"] : ["y"])])
+            }
+            _ = try h.localStore.applyRemoteEvent(RemoteEvent(snapshotVersion: F.version(10), documentUpdates: documents))
+            // A pending write gives d1 the element; another takes it from d0.
+            try h.write(.setMerge(F.key("docs/d1"), ObjectValue(["tags": .array(["x"])])))
+            try h.write(.setMerge(F.key("docs/d0"), ObjectValue(["tags": .array(["y"])])))
+            let query = try Query(collection: "docs").filter("tags", .arrayContains, "x").limit(to: 3)
+            func ids() throws -> [String] {
+                try h.localStore.executeQuery(query, usePreviousResults: false).documents.map(\.key.documentID).sorted()
+            }
+            let last = try Query(collection: "docs").filter("tags", .arrayContains, "x")
+                .order(by: FieldPath.documentID, descending: true).limit(to: 2)
+            func lastIDs() throws -> [String] {
+                try h.localStore.executeQuery(last, usePreviousResults: false).documents.map(\.key.documentID).sorted()
+            }
+            #expect(try ids() == ["d1", "d2", "d4"])
+            #expect(try lastIDs() == ["d6", "d8"])
+            _ = try h.localStore.indexOverlays(maxBatches: 10)
+            #expect(try ids() == ["d1", "d2", "d4"])
+            #expect(try lastIDs() == ["d6", "d8"])
+            // It reads the rows: without d2's remote row for "x", the window moves on to d6.
+            try h.persistence.run("drop a row") { txn throws(DocError) in
+                let prefix = KeySchema.fieldPrefix(.arrayIndex, F.path("docs"), F.field("tags")) + Value.string("x").indexEncoded()
+                for entry in txn.scan(prefix: prefix)
+                where try KeySchema.decodeTrailingDocumentID(entry.key, prefixCount: prefix.count) == "d2" {
+                    txn.delete(entry.key)
+                }
+            }
+            #expect(try ids() == ["d1", "d4", "d6"])
         }
     }
 
