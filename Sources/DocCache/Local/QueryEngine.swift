@@ -53,63 +53,68 @@ package final class QueryEngine {
             let overlays = try persistence.overlays.overlays(inCollection: query.path, user: user, in: txn)
             return Self.merge(remote: remote, overlays: overlays, query: query)
         }
-        if let limit = target.limit {
-            let remoteDocuments = persistence.remoteDocuments, compositeIndexes = persistence.compositeIndexes
-            if let plan = CompositeIndexPlan(
-                target: target, indexes: compositeIndexes.completeIndexes(collectionGroup: query.path.lastSegment ?? ""))
-            {
-                // The index's trailing fields are the target's order-bys: its order is the
-                // target's, ties included.
-                let walk = IndexWalk(
-                    rows: { space in
-                        compositeIndexes.scan(
-                            plan.index, collection: query.path, leading: plan.leading, lower: plan.lower, upper: plan.upper,
-                            reverse: plan.reverse, space: space, in: txn)
-                    },
-                    unindexed: { space throws(DocError) in
-                        try compositeIndexes.unindexedDocuments(plan.index, collection: query.path, space: space, in: txn)
-                    },
-                    descending: plan.reverse, tiesNeedOrdering: false)
-                return try documentsWalking(walk, query: query, target: target, limit: limit, user: user, in: txn)
-            }
-            if let plan = IndexPlan(target: target) {
-                let walk = IndexWalk(
-                    rows: { space in
-                        remoteDocuments.scanIndex(
-                            collection: query.path, field: plan.field, lower: plan.lower, upper: plan.upper,
-                            descending: plan.descending, space: space, in: txn)
-                    },
-                    // Documents whose value for the field is too large for the index have a
-                    // marker instead: they are candidates too.
-                    unindexed: { space throws(DocError) in
-                        try remoteDocuments.unindexedDocuments(collection: query.path, field: plan.field, space: space, in: txn)
-                    },
-                    // Rows with equal values come in document-id order in the walk's direction:
-                    // the target's only when its next order-by is the document id, that way.
-                    descending: plan.descending,
-                    tiesNeedOrdering: target.orderBys.count > 1
-                        && (!target.orderBys[1].field.isDocumentID || target.orderBys[1].isDescending != plan.descending))
-                return try documentsWalking(walk, query: query, target: target, limit: limit, user: user, in: txn)
-            }
-            if let plan = ArrayContainsPlan(target: target) {
-                // The rows of one element come in document-id order: the target's order.
-                let walk = IndexWalk(
-                    rows: { space in
-                        remoteDocuments.scanArrayIndex(
-                            collection: query.path, field: plan.field, contains: plan.element, descending: plan.descending,
-                            space: space, in: txn)
-                    },
-                    unindexed: { space throws(DocError) in
-                        try remoteDocuments.unindexedDocuments(
-                            collection: query.path, field: plan.field, arrayElements: true, space: space, in: txn)
-                    },
-                    descending: plan.descending, tiesNeedOrdering: false)
-                return try documentsWalking(walk, query: query, target: target, limit: limit, user: user, in: txn)
-            }
+        if let limit = target.limit, let walk = indexWalk(query: query, target: target, in: txn) {
+            return try documentsWalking(walk, query: query, target: target, limit: limit, user: user, in: txn)
         }
         let remote = try persistence.remoteDocuments.documents(inCollection: query.path, in: txn)
         let overlays = try persistence.overlays.overlays(inCollection: query.path, user: user, in: txn)
         return Self.merge(remote: remote, overlays: overlays, query: query)
+    }
+
+    /// The index a limited query walks (``documentsWalking``): a declared composite index, the
+    /// field index of its first order-by, or the array index of an `array-contains` element;
+    /// `nil` when none serves it.
+    private func indexWalk(query: Query, target: Target, in txn: PersistenceTransaction) -> IndexWalk? {
+        let remoteDocuments = persistence.remoteDocuments, compositeIndexes = persistence.compositeIndexes
+        if let plan = CompositeIndexPlan(
+            target: target, indexes: compositeIndexes.completeIndexes(collectionGroup: query.path.lastSegment ?? ""))
+        {
+            // The index's trailing fields are the target's order-bys: its order is the
+            // target's, ties included.
+            return IndexWalk(
+                rows: { space in
+                    compositeIndexes.scan(
+                        plan.index, collection: query.path, leading: plan.leading, lower: plan.lower, upper: plan.upper,
+                        reverse: plan.reverse, space: space, in: txn)
+                },
+                unindexed: { space throws(DocError) in
+                    try compositeIndexes.unindexedDocuments(plan.index, collection: query.path, space: space, in: txn)
+                },
+                descending: plan.reverse, tiesNeedOrdering: false)
+        }
+        if let plan = IndexPlan(target: target) {
+            return IndexWalk(
+                rows: { space in
+                    remoteDocuments.scanIndex(
+                        collection: query.path, field: plan.field, lower: plan.lower, upper: plan.upper,
+                        descending: plan.descending, space: space, in: txn)
+                },
+                // Documents whose value for the field is too large for the index have a
+                // marker instead: they are candidates too.
+                unindexed: { space throws(DocError) in
+                    try remoteDocuments.unindexedDocuments(collection: query.path, field: plan.field, space: space, in: txn)
+                },
+                // Rows with equal values come in document-id order in the walk's direction:
+                // the target's only when its next order-by is the document id, that way.
+                descending: plan.descending,
+                tiesNeedOrdering: target.orderBys.count > 1
+                    && (!target.orderBys[1].field.isDocumentID || target.orderBys[1].isDescending != plan.descending))
+        }
+        if let plan = ArrayContainsPlan(target: target) {
+            // The rows of one element come in document-id order: the target's order.
+            return IndexWalk(
+                rows: { space in
+                    remoteDocuments.scanArrayIndex(
+                        collection: query.path, field: plan.field, contains: plan.element, descending: plan.descending,
+                        space: space, in: txn)
+                },
+                unindexed: { space throws(DocError) in
+                    try remoteDocuments.unindexedDocuments(
+                        collection: query.path, field: plan.field, arrayElements: true, space: space, in: txn)
+                },
+                descending: plan.descending, tiesNeedOrdering: false)
+        }
+        return nil
     }
 
     /// Remote documents overridden by overlays, filtered by the query (in no order).

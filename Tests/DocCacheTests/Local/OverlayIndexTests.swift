@@ -32,7 +32,7 @@ struct OverlayIndexTests {
         try CompositeIndex(collectionGroup: "docs", fields: [try .init("s"), try .init("n", .descending)])
     }
 
-    @Test(arguments: [1, 2, 3, 4, 5, 6] as [UInt64])
+    @Test(arguments: [1, 2, 3, 4] as [UInt64])
     func randomHistoriesAnswerQueriesAsTheLocalViewsDo(seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)
         try OverlayHarness.run { h in
@@ -41,7 +41,7 @@ struct OverlayIndexTests {
             let keys = (0..<10).map { F.key("docs/d\($0)") }
             let queries = try Self.queries()
             var indexedWalks = 0
-            for _ in 0..<220 {
+            for _ in 0..<160 {
                 try h.randomStep(keys, indexing: true, using: &rng)
                 try Self.checkRows(h)
                 let unindexed = try h.localStore.unindexedOverlayBatches(upTo: QueryEngine.maximumUnindexedBatches + 1)
@@ -58,7 +58,7 @@ struct OverlayIndexTests {
                     #expect(actual.map { $0.data } == expected.map { $0.data }, "\(query.canonicalID)")
                 }
             }
-            #expect(indexedWalks > 50, "the histories query through the overlay index, with overlays to find")
+            #expect(indexedWalks > 40, "the histories query through the overlay index, with overlays to find (\(indexedWalks) steps)")
         }
     }
 
@@ -120,14 +120,7 @@ struct OverlayIndexTests {
 
             // The query reads the overlays through their rows now: without d5's rows it cannot
             // see d5's local view (and the remote row of d5 is skipped, as d5 has an overlay).
-            try h.persistence.run("drop a row") { txn throws(DocError) in
-                let space = OverlayIndex.space("u")
-                let prefix = space + KeySchema.fieldPrefix(.fieldIndex, F.path("docs"), F.field("n"))
-                for entry in txn.scan(prefix: prefix)
-                where try KeySchema.decodeIndexEntryDocumentID(entry.key, prefixCount: prefix.count) == "d5" {
-                    txn.delete(entry.key)
-                }
-            }
+            try Self.dropRows(of: "d5", under: OverlayIndex.space("u") + KeySchema.fieldPrefix(.fieldIndex, F.path("docs"), F.field("n")), h)
             #expect(try keys() == ["d7", "d19", "d18"])
         }
     }
@@ -177,13 +170,7 @@ struct OverlayIndexTests {
             #expect(try ids() == ["d1", "d2", "d4"])
             #expect(try lastIDs() == ["d6", "d8"])
             // It reads the rows: without d2's remote row for "x", the window moves on to d6.
-            try h.persistence.run("drop a row") { txn throws(DocError) in
-                let prefix = KeySchema.fieldPrefix(.arrayIndex, F.path("docs"), F.field("tags")) + Value.string("x").indexEncoded()
-                for entry in txn.scan(prefix: prefix)
-                where try KeySchema.decodeTrailingDocumentID(entry.key, prefixCount: prefix.count) == "d2" {
-                    txn.delete(entry.key)
-                }
-            }
+            try Self.dropRows(of: "d2", under: KeySchema.fieldPrefix(.arrayIndex, F.path("docs"), F.field("tags")), h)
             #expect(try ids() == ["d1", "d4", "d6"])
         }
     }
@@ -246,6 +233,17 @@ struct OverlayIndexTests {
             // The same declaration again changes nothing.
             _ = try h.localStore.declareCompositeIndexes([try Self.compositeIndex()])
             #expect(try h.localStore.unindexedOverlayBatches(upTo: 10) == 0)
+        }
+    }
+
+    /// Deletes the index rows of the document `id` under `prefix` (a field's rows in the field
+    /// or array index, of either space): a query that still sees the document does not read them.
+    static func dropRows(of id: String, under prefix: [UInt8], _ h: OverlayHarness) throws {
+        try h.persistence.run("drop rows") { txn throws(DocError) in
+            for entry in txn.scan(prefix: prefix)
+            where try KeySchema.decodeIndexEntryDocumentID(entry.key, prefixCount: prefix.count) == id {
+                txn.delete(entry.key)
+            }
         }
     }
 

@@ -84,11 +84,11 @@ final class ChildProcess: @unchecked Sendable {
     /// Whether it ended with a signal (SIGKILL) rather than an exit status.
     var wasKilled: Bool { !process.isRunning && process.terminationReason == .uncaughtSignal }
 
-    /// SIGKILL, then reaps it. Does nothing when it already ended.
+    /// SIGKILL, then reaps it (``awaitExit(of:within:)``). Does nothing when it already ended.
     func kill() {
         guard process.isRunning else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        awaitExit(of: process)
     }
 
     /// SIGINT (Ctrl-C), as a user ends a `docctl listen`.
@@ -96,6 +96,24 @@ final class ChildProcess: @unchecked Sendable {
         guard process.isRunning else { return }
         Foundation.kill(process.processIdentifier, SIGINT)
     }
+}
+
+/// Waits until `Process` has seen `process` end, at most `limit`; then reaps the child itself.
+///
+/// Not `waitUntilExit`: it spins on the run loop until a Dispatch worker delivers the child's
+/// exit, and with the (2-thread, on these machines) cooperative pool blocked by waiting tests
+/// none may come. In one `make test` run a killed child stayed a zombie while the test process
+/// spun for 15 minutes. After `limit`, `waitpid` reaps the child here, so no zombie is left and
+/// the caller goes on (`Process` may then still report it running). Returns whether the child
+/// has ended (false: it still runs after `limit`).
+@discardableResult
+func awaitExit(of process: Process, within limit: Duration = .seconds(10)) -> Bool {
+    let pid = process.processIdentifier
+    let deadline = ContinuousClock.now + limit
+    while process.isRunning && ContinuousClock.now < deadline { usleep(2_000) }
+    guard process.isRunning else { return true }
+    var status: Int32 = 0
+    return waitpid(pid, &status, WNOHANG) == pid
 }
 
 /// A child's stdout and stderr so far, and whether each pipe reached its end.

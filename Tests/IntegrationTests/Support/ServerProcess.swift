@@ -77,15 +77,18 @@ final class ServerProcess: @unchecked Sendable {
     func kill() {
         guard let process else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        awaitExit(of: process)
         self.process = nil
     }
 
-    /// SIGTERM: a graceful shutdown.
+    /// SIGTERM: a graceful shutdown (SIGKILL after 60 s).
     func stop() {
         guard let process else { return }
         process.terminate()
-        process.waitUntilExit()
+        if !awaitExit(of: process, within: .seconds(60)) {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            awaitExit(of: process)
+        }
         self.process = nil
     }
 
