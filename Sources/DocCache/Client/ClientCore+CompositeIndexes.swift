@@ -8,9 +8,9 @@ extension ClientCore {
     /// Makes `indexes` the declared composite indexes; returns whether one is incomplete.
     package func declareCompositeIndexes(_ indexes: [CompositeIndex]) throws(DocError) -> Bool {
         try checkOpen()
-        let incomplete = try localStore.declareCompositeIndexes(indexes)
+        let (incomplete, changed) = try localStore.declareCompositeIndexes(indexes)
         // Other indexes mark every overlay unindexed: index them again with the new set.
-        try scheduleOverlayIndexingIfUnindexed()
+        if changed && pendingWriteCount > 0 { scheduleOverlayIndexing() }
         return incomplete
     }
 

@@ -17,15 +17,12 @@ extension ClientCore {
     /// indexing of their overlays.
     func noteLocalWrite() {
         unindexedWrites += 1
-        if unindexedWrites >= Self.overlayIndexingAfterWrites && overlayIndexingTimer == nil {
-            overlayIndexingTimer = Self.scheduleOverlayIndexing(on: scheduler, for: self, after: Self.overlayIndexingDelay)
-        }
+        if unindexedWrites >= Self.overlayIndexingAfterWrites { scheduleOverlayIndexing() }
     }
 
-    /// Schedules the indexing when a pending batch is above the watermark and none is
-    /// scheduled.
-    func scheduleOverlayIndexingIfUnindexed() throws(DocError) {
-        guard overlayIndexingTimer == nil, try localStore.unindexedOverlayBatches(upTo: 1) > 0 else { return }
+    /// Schedules an indexing step after ``overlayIndexingDelay`` unless one is scheduled.
+    func scheduleOverlayIndexing() {
+        guard overlayIndexingTimer == nil else { return }
         overlayIndexingTimer = Self.scheduleOverlayIndexing(on: scheduler, for: self, after: Self.overlayIndexingDelay)
     }
 
@@ -45,7 +42,7 @@ extension ClientCore {
         overlayIndexingTimer = nil
         guard !isClosed, storageFailure == nil else { return }
         guard activity.sending.isEmpty else {
-            overlayIndexingTimer = Self.scheduleOverlayIndexing(on: scheduler, for: self, after: Self.overlayIndexingDelay)
+            scheduleOverlayIndexing()
             return
         }
         do throws(DocError) {

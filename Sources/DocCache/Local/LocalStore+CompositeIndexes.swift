@@ -6,20 +6,20 @@ extension LocalStore {
     /// ``backfillCompositeIndexes(maxDocuments:)`` has given every cached document its row).
     /// A change of the declared indexes also marks every overlay unindexed
     /// (``OverlayIndex/resetWatermarks(in:)``), so each is indexed again with the new set.
-    /// Returns whether an index is incomplete.
-    package func declareCompositeIndexes(_ indexes: [CompositeIndex]) throws(DocError) -> Bool {
+    /// Returns whether an index is incomplete, and whether the declared set changed (the
+    /// overlays are then unindexed).
+    package func declareCompositeIndexes(_ indexes: [CompositeIndex]) throws(DocError) -> (incomplete: Bool, changed: Bool) {
         let cache = persistence.compositeIndexes
-        let declared = try persistence.run("Declare composite indexes") { txn throws(DocError) in
+        let (declared, changed) = try persistence.run("Declare composite indexes") { txn throws(DocError) in
             let declared = try cache.declare(indexes, in: txn)
             // The overlays' rows follow the declared indexes once indexed again; until then a
             // query reads them directly.
-            if Set(declared.map(\.index)) != Set(cache.declared.map(\.index)) {
-                try persistence.overlayIndex.resetWatermarks(in: txn)
-            }
-            return declared
+            let changed = Set(declared.map(\.index)) != Set(cache.declared.map(\.index))
+            if changed { try persistence.overlayIndex.resetWatermarks(in: txn) }
+            return (declared, changed)
         }
         cache.commitDeclared(declared)
-        return declared.contains { !$0.isComplete }
+        return (declared.contains { !$0.isComplete }, changed)
     }
 
     /// Gives up to `maxDocuments` cached documents their rows in an incomplete composite

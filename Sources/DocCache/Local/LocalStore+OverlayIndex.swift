@@ -10,9 +10,8 @@ extension LocalStore {
         return try persistence.run("Index overlays") { txn throws(DocError) in
             let index = persistence.overlayIndex
             let watermark = try index.watermark(user: user, in: txn)
-            let batches = try queue.nextBatches(after: watermark, limit: maxBatches + 1, in: txn)
-            guard !batches.isEmpty else { return false }
-            let step = batches.prefix(maxBatches)
+            let step = try queue.nextBatches(after: watermark, limit: maxBatches, in: txn)
+            guard let last = step.last else { return false }
             var indexed = Set<DocumentKey>()
             for batch in step {
                 for mutation in batch.mutations where indexed.insert(mutation.key).inserted {
@@ -20,8 +19,8 @@ extension LocalStore {
                     try index.update(mutation.key, to: overlay?.document, user: user, in: txn)
                 }
             }
-            index.setWatermark(step[step.endIndex - 1].batchID, user: user, in: txn)
-            return batches.count > maxBatches
+            index.setWatermark(last.batchID, user: user, in: txn)
+            return try queue.highestUnacknowledgedBatchID(in: txn) > last.batchID
         }
     }
 

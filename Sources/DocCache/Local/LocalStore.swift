@@ -255,11 +255,10 @@ package final class LocalStore {
     /// the server, how many batches are queued, and the attachment records.
     package func openState() throws(DocError) -> OpenState {
         try persistence.run("Read open state") { txn throws(DocError) in
-            let watermark = try persistence.overlayIndex.watermark(user: user, in: txn)
-            return OpenState(
+            OpenState(
                 deliveries: try deliveryStore.all(in: txn), lastSyncedAt: try deliveryStore.lastSyncedAt(in: txn),
                 pendingBatchCount: try queue.count(in: txn), attachments: try AttachmentStore().all(in: txn),
-                hasUnindexedOverlays: !(try queue.nextBatches(after: watermark, limit: 1, in: txn)).isEmpty)
+                hasUnindexedOverlays: try persistence.overlayIndex.hasUnindexedBatches(in: queue, in: txn))
         }
     }
 

@@ -8,9 +8,10 @@ internal import Synchronization
 /// Why: LevelDB keeps a deletion marker per deleted key until a compaction drops it, and a seek
 /// that lands before a run of markers steps over every one of them to find the next live key.
 /// A synced run of queued writes deletes four rows per batch (the batch, its document → batch
-/// rows, its delivery record, its overlay), and every later query seeks into those tables (its
-/// overlays) or just before them (a composite index's unindexed rows): after 10,000 synced
-/// writes, one such seek took 5.7 ms instead of 2 µs until LevelDB happened to compact there.
+/// rows, its delivery record, its overlay; and an indexed overlay's index rows), and every
+/// later query seeks into those tables (its overlays) or just before them (a composite index's
+/// unindexed rows): after 10,000 synced writes, one such seek took 5.7 ms instead of 2 µs until
+/// LevelDB happened to compact there.
 /// Compacting the range once the run is over drops the markers.
 final class BackgroundCompactor: Sendable {
     private let database: Database

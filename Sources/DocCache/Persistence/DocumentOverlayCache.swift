@@ -132,10 +132,7 @@ package final class DocumentOverlayCache {
 
     /// The number of overlays of `user`.
     package func count(user: String, in txn: PersistenceTransaction) throws(DocError) -> Int {
-        var n = 0
-        for _ in txn.scan(prefix: KeySchema.overlaysPrefix(user)) { n += 1 }
-        if let failure = txn.failure { throw failure }
-        return n
+        try txn.countKeys(withPrefix: KeySchema.overlaysPrefix(user))
     }
 
     private static func decode(

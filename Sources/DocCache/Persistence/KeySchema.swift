@@ -279,11 +279,6 @@ enum KeySchema {
         return k.bytes
     }
 
-    /// The document id at the end of an index entry whose prefix has `prefixCount` bytes.
-    static func decodeIndexEntryDocumentID(_ bytes: [UInt8], prefixCount: Int) throws(DocError) -> String {
-        try decodeIndexEntry(bytes, prefixCount: prefixCount).id
-    }
-
     /// The document id at the end of an index entry whose prefix has `prefixCount` bytes, and
     /// the offset where the id starts (after the value).
     static func decodeIndexEntry(_ bytes: [UInt8], prefixCount: Int) throws(DocError) -> (id: String, idOffset: Int) {

@@ -163,7 +163,7 @@ package final class LRUGarbageCollector {
             // After the tag byte, a sentinel key is the document's path encoding, and a
             // document → target key starts with it (path encodings are prefix-free).
             let path = entry.key[1...]
-            while let row = targetRow, Self.compare(row.key[1...], path) < 0 {
+            while let row = targetRow, compareKeys(row.key[1...], path[...]) < 0 {
                 targetRow = targetRows.next()
             }
             if let row = targetRow, row.key[1...].starts(with: path) { continue }
@@ -187,12 +187,6 @@ package final class LRUGarbageCollector {
         }
         if let failure = txn.failure { throw failure }
         return keys
-    }
-
-    /// Bytewise comparison of two key slices: -1, 0 or 1.
-    private static func compare(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Int {
-        for (x, y) in zip(a, b) where x != y { return x < y ? -1 : 1 }
-        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 
     // MARK: Sentinel values

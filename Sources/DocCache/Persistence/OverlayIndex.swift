@@ -40,7 +40,7 @@ package final class OverlayIndex {
         let listKey = KeySchema.overlayIndexRows(user, key)
         var old: [[UInt8]] = []
         if let raw = try txn.get(listKey) { old = try Self.decodeRows(raw) }
-        let new = document?.document.map(rows(for:)) ?? []
+        let new = document?.document.map(remoteDocuments.indexRows(for:)) ?? []
         if old.isEmpty && new.isEmpty { return }
         let space = Self.space(user)
         var kept = Set<HashedBytes>()
@@ -54,12 +54,6 @@ package final class OverlayIndex {
         } else {
             txn.put(listKey, Self.encodeRows(new))
         }
-    }
-
-    /// The rows (after the user's prefix) of an overlay whose local view is `document`: the
-    /// rows it would have as a remote document.
-    func rows(for document: Document) -> Set<HashedBytes> {
-        remoteDocuments.indexRows(for: document)
     }
 
     /// The batch id through which every overlay of `user` is indexed (``batchIDUnknown``:
@@ -80,6 +74,12 @@ package final class OverlayIndex {
         var w = ByteWriter(capacity: 10)
         w.zigzag(Int64(id))
         txn.put(KeySchema.overlayIndexState(user), w.bytes)
+    }
+
+    /// Whether a pending batch of `queue` is above its user's watermark (two seeks, no batch
+    /// decoded).
+    func hasUnindexedBatches(in queue: MutationQueue, in txn: PersistenceTransaction) throws(DocError) -> Bool {
+        try queue.highestUnacknowledgedBatchID(in: txn) > watermark(user: queue.user, in: txn)
     }
 
     /// Lowers every user's watermark to "nothing indexed", so every overlay is indexed again

@@ -129,14 +129,14 @@ package final class PersistenceTransaction {
     /// copied).
     package func countKeys(withPrefix prefix: [UInt8]) throws(DocError) -> Int {
         checkActive()
-        let range = KeyRange(from: prefix, upTo: KeySchema.prefixEnd(prefix))
+        let end = KeySchema.prefixEnd(prefix)
+        let range = KeyRange(from: prefix, upTo: end)
         guard bufferedWrites(in: range).isEmpty else {
             var count = 0
             for _ in scan(range) { count += 1 }
             if let failure { throw failure }
             return count
         }
-        let end = KeySchema.prefixEnd(prefix)
         return try withLevelDB(directory, "count") { () throws(LevelDBError) -> Int in
             try state.faults?.check(.read, label)
             let cursor = try database.cursor(options: ReadOptions())

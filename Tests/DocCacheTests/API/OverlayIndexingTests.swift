@@ -21,7 +21,7 @@ struct OverlayIndexingTests {
         for i in 0..<40 { try await items.document("b\(i)").setData(["n": .value(.integer(Int64(100 + i)))]) }
         #expect(await eventually { await store.core.overlayIndexingSteps > 0 })
         #expect(await eventually { (try? await store.core.unindexedOverlayBatches(upTo: 1_000)) == 0 })
-        // The query reads them through the index now, and sees every one.
+        // The query sees every one of them (OverlayIndexTests shows which rows it reads).
         let top = try await items.order(by: "n", descending: true).limit(to: 3).getDocuments()
         #expect(top.documents.map(\.documentID) == ["b39", "b38", "b37"])
         await store.close()
