@@ -184,7 +184,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LevelDBTests",
-            dependencies: ["LevelDB", "leveldb-crash-child"],
+            dependencies: ["DocTestSupport", "LevelDB", "leveldb-crash-child"],
             swiftSettings: strict
         ),
         .testTarget(

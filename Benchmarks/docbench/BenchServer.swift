@@ -18,9 +18,9 @@ enum BenchStore: Sendable {
     /// A fresh database on the run's PostgreSQL cluster — or, when `DOCBENCH_POSTGRES_URL`
     /// is set, that database (an empty one of a server you run, e.g. to inspect its
     /// statistics; the scenario's data stays there).
-    static func newPostgresDatabase() throws -> BenchStore {
+    static func newPostgresDatabase() async throws -> BenchStore {
         if let url = ProcessInfo.processInfo.environment["DOCBENCH_POSTGRES_URL"] { return .postgres(url: url) }
-        return .postgres(url: try BenchPostgres.cluster().createUniqueDatabase(prefix: "bench"))
+        return .postgres(url: try await BenchPostgres.cluster().createUniqueDatabase(prefix: "bench"))
     }
 }
 
@@ -28,22 +28,24 @@ enum BenchStore: Sendable {
 /// defaults otherwise, so commits are as durable as the embedded store's synced writes),
 /// stopped when the run ends.
 enum BenchPostgres {
-    private static let started = Mutex<PostgresCluster?>(nil)
+    private static let started = Mutex<Task<PostgresCluster, any Error>?>(nil)
 
-    static func cluster() throws -> PostgresCluster {
-        try started.withLock { cluster in
-            if let cluster { return cluster }
-            let new = try PostgresCluster.start(fsync: true)
-            cluster = new
+    static func cluster() async throws -> PostgresCluster {
+        let start = started.withLock { start in
+            if let start { return start }
+            let new = Task { try await PostgresCluster.start(fsync: true) }
+            start = new
             return new
         }
+        return try await start.value
     }
 
-    static func stop() {
-        started.withLock { cluster in
-            cluster?.stop()
-            cluster = nil
+    static func stop() async {
+        let start = started.withLock { start in
+            defer { start = nil }
+            return start
         }
+        try? await start?.value.stop()
     }
 }
 

@@ -10,10 +10,10 @@ import Foundation
 /// store is read directly: every document must be there, and its change log must hold exactly
 /// one change per write (a batch applied twice would add a second one); otherwise the
 /// scenario fails.
-func syncOffline(writes: Int, runs: Int, store: @Sendable () throws -> BenchStore = { .leveldb }) async throws -> Result {
+func syncOffline(writes: Int, runs: Int, store: @Sendable () async throws -> BenchStore = { .leveldb }) async throws -> Result {
     var samples: [Double] = []
     for run in 0..<runs {
-        let server = try await BenchServer(store: try store())
+        let server = try await BenchServer(store: try await store())
         let directory = temporaryDirectory("sync-offline")
         do {
             let store = try await DocumentStore.open(

@@ -219,19 +219,19 @@ let scenarios: [Scenario] = [
         try await syncOffline(writes: 10_000, runs: n)
     },
     Scenario(name: "fanout-postgres", summary: "fanout on the PostgreSQL store (throwaway cluster, fsync on)", defaultN: 50) { n in
-        try await fanout(commits: n, store: try .newPostgresDatabase())
+        try await fanout(commits: n, store: try await .newPostgresDatabase())
     },
     Scenario(name: "fanout-2", summary: "1,000 listeners on instance B, commits through instance A, one PostgreSQL database", defaultN: 50) { n in
-        try await fanout(commits: n, store: try .newPostgresDatabase(), instances: 2)
+        try await fanout(commits: n, store: try await .newPostgresDatabase(), instances: 2)
     },
     Scenario(name: "sync-offline-10k-postgres", summary: "sync-offline-10k on the PostgreSQL store (fsync on); n = runs", defaultN: 3) { n in
-        try await syncOffline(writes: 10_000, runs: n) { try .newPostgresDatabase() }
+        try await syncOffline(writes: 10_000, runs: n) { try await .newPostgresDatabase() }
     },
     Scenario(name: "server-query", summary: "bounded server query (== filter, orderBy, limit 50) over 1,000,000 documents, embedded store; peer: the full scan", defaultN: 200) { n in
         try await serverQuery(queries: n, store: .leveldb)
     },
     Scenario(name: "server-query-postgres", summary: "server-query on the PostgreSQL store; peer: the full scan", defaultN: 200) { n in
-        try await serverQuery(queries: n, store: try .newPostgresDatabase())
+        try await serverQuery(queries: n, store: try await .newPostgresDatabase())
     },
     Scenario(name: "attachment-upload", summary: "n × 1 MiB attachments added offline, uploaded by the store to a loopback server; peer: a plain HTTP PUT of each", defaultN: 100) { n in
         try await attachmentUpload(count: n)
@@ -285,8 +285,8 @@ for scenario in selected {
         for figure in result.figures { report(figure, n: count) }
     } catch {
         FileHandle.standardError.write("docbench: \(scenario.name) failed: \(error)\n".data(using: .utf8)!)
-        BenchPostgres.stop()
+        await BenchPostgres.stop()
         exit(1)
     }
 }
-BenchPostgres.stop()
+await BenchPostgres.stop()

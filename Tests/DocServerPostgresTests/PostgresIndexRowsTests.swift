@@ -8,8 +8,8 @@ import Testing
 /// The rows of `doccache_field_index` as text, one per row: tenant, collection, field, kind,
 /// value and document id (bytes in hex).
 enum IndexRowsDump {
-    static func dump(_ cluster: PostgresCluster, database: String) throws -> [String] {
-        try cluster.psql("""
+    static func dump(_ cluster: PostgresCluster, database: String) async throws -> [String] {
+        try await cluster.psql("""
             SELECT tenant || ' ' || encode(collection, 'hex') || ' ' || encode(field, 'hex') || ' ' || kind || ' '
                    || encode(value, 'hex') || ' ' || encode(doc_id, 'hex')
             FROM doccache_field_index ORDER BY 1
@@ -37,7 +37,7 @@ enum IndexRowsDump {
     /// values and deleted documents go, in the commit that changes them.
     @Test(arguments: 0..<3 as Range<UInt64>)
     func indexRowsFollowTheDocuments(seed: UInt64) async throws {
-        let url = try freshDatabase("index")
+        let url = try await freshDatabase("index")
         let db = databaseName(url)
         let store = try await PostgresServerStore.connect(url: url, options: testOptions())
         let tenant = try await store.tenant(TenantID("acme"))
@@ -50,7 +50,7 @@ enum IndexRowsDump {
                                                       writes: writes.map { DocumentWrite(key: $0.key, document: $0.value) }))
             for (key, document) in writes { model[key] = document }
         }
-        let rows = try IndexRowsDump.dump(PostgresCluster.shared(), database: db)
+        let rows = try await IndexRowsDump.dump(PostgresCluster.shared(), database: db)
         #expect(rows == IndexRowsDump.expected(model.values, tenant: "acme"), "seed \(seed)")
         #expect(model.values.contains { !DocumentIndexEntries($0).unindexed.isEmpty }, "seed \(seed) writes values too large to index")
         await store.close()

@@ -7,7 +7,7 @@ import Testing
 /// ``PostgresServerStore/commitNotices()``: an instance hears of the commits of another.
 @Suite struct PostgresNoticeTests {
     @Test func listenModeDeliversCommitsOfAnotherInstance() async throws {
-        let url = try freshDatabase("listen")
+        let url = try await freshDatabase("listen")
         // The safety poll is too slow to matter here: what arrives comes from LISTEN/NOTIFY.
         let listener = try await PostgresServerStore.connect(url: url, options: testOptions(notices: .listen(safetyPollMilliseconds: 600_000)))
         let writer = try await PostgresServerStore.connect(url: url, options: testOptions(notices: .listen))
@@ -31,7 +31,7 @@ import Testing
     }
 
     @Test func pollModeDeliversCommitsOfAnotherInstance() async throws {
-        let url = try freshDatabase("poll")
+        let url = try await freshDatabase("poll")
         let listener = try await PostgresServerStore.connect(url: url, options: testOptions(notices: .poll(milliseconds: 50)))
         let writer = try await PostgresServerStore.connect(url: url, options: testOptions(notices: .poll(milliseconds: 50)))
         // A tenant that exists before the listener subscribes and never commits.
@@ -54,7 +54,7 @@ import Testing
     /// instance hears the next listen-mode commit first, which it would not if the poll-mode
     /// commit before it had notified (notifications arrive in commit order).
     @Test func pollModeSendsNoNotifications() async throws {
-        let url = try freshDatabase("nonotify")
+        let url = try await freshDatabase("nonotify")
         let listener = try await PostgresServerStore.connect(url: url, options: testOptions(notices: .listen(safetyPollMilliseconds: 600_000)))
         let notifying = try await PostgresServerStore.connect(url: url, options: testOptions(notices: .listen))
         let polling = try await PostgresServerStore.connect(url: url, options: testOptions(notices: .poll(milliseconds: 1_000)))
@@ -81,7 +81,7 @@ import Testing
     }
 
     @Test func noticesEndWhenTheStoreCloses() async throws {
-        let url = try freshDatabase("endnotice")
+        let url = try await freshDatabase("endnotice")
         let store = try await PostgresServerStore.connect(url: url, options: testOptions(notices: .listen))
         let notices = try #require(store.commitNotices())
         let ended = Task {

@@ -7,7 +7,7 @@ import Testing
 /// orders the commits of a tenant, deduplicates batches and refuses stale reads.
 @Suite struct PostgresRacingStoresTests {
     @Test func racingIncrementsLoseNothing() async throws {
-        let url = try freshDatabase("race")
+        let url = try await freshDatabase("race")
         // 200 increments start at once and queue for 2 × 4 pooled connections; the operation
         // timeout counts that queue too, which on a loaded 2-core CI machine (the whole suite
         // running beside) has exceeded the default 10 s. Correctness is what is tested here.
@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test func aBatchSentToBothInstancesIsAppliedOnce() async throws {
-        let url = try freshDatabase("dedupe")
+        let url = try await freshDatabase("dedupe")
         let a = try await PostgresServerStore.connect(url: url, options: testOptions())
         let b = try await PostgresServerStore.connect(url: url, options: testOptions())
         let tenantA = try await a.tenant(TenantID("acme"))

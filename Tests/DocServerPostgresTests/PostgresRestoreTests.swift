@@ -10,21 +10,12 @@ import Testing
 /// the restored version resume, later ones never do.
 @Suite struct PostgresRestoreTests {
     /// Runs a PostgreSQL client tool of the test cluster; throws with its output on failure.
-    func tool(_ name: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try PostgresCluster.shared().binDirectory + "/" + name)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw DocError(.internal, "\(name) failed: \(text)") }
+    func tool(_ name: String, _ arguments: [String]) async throws {
+        try await PostgresCluster.shared().runClientTool(name, arguments)
     }
 
     @Test func aRestoredDumpGetsNewIncarnationsThatRememberTheDumpsVersion() async throws {
-        let url = try freshDatabase("restore")
+        let url = try await freshDatabase("restore")
         let dump = FileManager.default.temporaryDirectory.appendingPathComponent("doccache-\(UUID().uuidString).dump").path
         defer { try? FileManager.default.removeItem(atPath: dump) }
 
@@ -33,12 +24,12 @@ import Testing
         _ = try await store.tenant(TenantID("beta"))
         for batch in 0..<3 { try await P.touch(acme, "rooms/r\(batch)", batch: batch) }
         let dumped = try await acme.state()
-        try tool("pg_dump", ["--format=custom", "--file=\(dump)", url])
+        try await tool("pg_dump", ["--format=custom", "--file=\(dump)", url])
         // Lost by the restore: a commit after the dump, whose version a client's token carries.
         let lost = try await P.touch(acme, "rooms/lost", batch: 3)
         await store.close()
 
-        try tool("pg_restore", ["--clean", "--dbname=\(url)", dump])
+        try await tool("pg_restore", ["--clean", "--dbname=\(url)", dump])
         store = try await PostgresServerStore.connect(url: url, options: testOptions())
         acme = try await store.tenant(TenantID("acme"))
         // As restored: the dump's incarnation, which would resume the lost token as soon as

@@ -6,21 +6,21 @@ import Testing
 
 @Suite struct PostgresSchemaTests {
     @Test func firstStartCreatesTheVersionedSchema() async throws {
-        let url = try freshDatabase("schema")
-        let cluster = try PostgresCluster.shared()
+        let url = try await freshDatabase("schema")
+        let cluster = try await PostgresCluster.shared()
         let db = databaseName(url)
-        #expect(try cluster.psql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'doccache_%'", database: db)
+        #expect(try await cluster.psql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'doccache_%'", database: db)
                     .trimmingCharacters(in: .whitespacesAndNewlines) == "0")
         let store = try await PostgresServerStore.connect(url: url, options: testOptions())
         await store.close()
-        #expect(try cluster.psql("SELECT value FROM doccache_meta WHERE name = 'schema_version'", database: db)
+        #expect(try await cluster.psql("SELECT value FROM doccache_meta WHERE name = 'schema_version'", database: db)
                     .trimmingCharacters(in: .whitespacesAndNewlines) == "2")
-        let tables = try cluster.psql("SELECT tablename FROM pg_tables WHERE tablename LIKE 'doccache_%' ORDER BY 1", database: db)
+        let tables = try await cluster.psql("SELECT tablename FROM pg_tables WHERE tablename LIKE 'doccache_%' ORDER BY 1", database: db)
             .split(separator: "\n").map(String.init)
         #expect(tables == ["doccache_change_log", "doccache_documents", "doccache_field_index", "doccache_meta", "doccache_outcomes",
                            "doccache_tenants"])
         // Every order-significant key column is bytea.
-        let types = try cluster.psql("""
+        let types = try await cluster.psql("""
             SELECT table_name || '.' || column_name || ':' || data_type FROM information_schema.columns
             WHERE column_name IN ('doc_key', 'path_key', 'group_id', 'client_id') ORDER BY 1
             """, database: db).split(separator: "\n").map(String.init)
@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func instancesStartingTogetherMigrateOnce() async throws {
-        let url = try freshDatabase("schema")
+        let url = try await freshDatabase("schema")
         let stores = try await withThrowingTaskGroup(of: PostgresServerStore.self) { group in
             for _ in 0..<4 { group.addTask { try await PostgresServerStore.connect(url: url, options: testOptions()) } }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -45,16 +45,16 @@ import Testing
         #expect(stores.count == 4)
         for store in stores { try await store.checkHealth() }
         for store in stores { await store.close() }
-        #expect(try PostgresCluster.shared().psql("SELECT value FROM doccache_meta", database: databaseName(url))
+        #expect(try await PostgresCluster.shared().psql("SELECT value FROM doccache_meta", database: databaseName(url))
                     .trimmingCharacters(in: .whitespacesAndNewlines) == "2")
     }
 
     /// A database of schema version 1 (no query indexes) holding documents: opening it builds
     /// the index rows of every stored document, and indexed queries answer as before.
     @Test func versionTwoIndexesTheDocumentsAlreadyStored() async throws {
-        let url = try freshDatabase("schema")
+        let url = try await freshDatabase("schema")
         let db = databaseName(url)
-        let cluster = try PostgresCluster.shared()
+        let cluster = try await PostgresCluster.shared()
         let store = try await PostgresServerStore.connect(url: url, options: testOptions())
         let tenant = try await store.tenant(TenantID("acme"))
         for i in 0..<1_200 {
@@ -62,13 +62,13 @@ import Testing
         }
         _ = try await P.touch(try await store.tenant(TenantID("other")), "items/x", batch: 3)
         await store.close()
-        let before = try IndexRowsDump.dump(cluster, database: db)
+        let before = try await IndexRowsDump.dump(cluster, database: db)
         #expect(before.count == 1_201)   // one field per document
-        try cluster.psql("DROP TABLE doccache_field_index; UPDATE doccache_meta SET value = '1' WHERE name = 'schema_version'",
+        try await cluster.psql("DROP TABLE doccache_field_index; UPDATE doccache_meta SET value = '1' WHERE name = 'schema_version'",
                          database: db)
 
         let reopened = try await PostgresServerStore.connect(url: url, options: testOptions())
-        #expect(try IndexRowsDump.dump(cluster, database: db) == before)
+        #expect(try await IndexRowsDump.dump(cluster, database: db) == before)
         let query = try DocModel.Query(collection: "items").filter("b", .equal, .integer(3))
             .order(by: FieldPath("b")).limit(to: 500).toTarget()
         let read = try await reopened.tenant(TenantID("acme")).query(query, limit: 500)
@@ -77,10 +77,10 @@ import Testing
     }
 
     @Test func aNewerSchemaIsAClearError() async throws {
-        let url = try freshDatabase("schema")
+        let url = try await freshDatabase("schema")
         let store = try await PostgresServerStore.connect(url: url, options: testOptions())
         await store.close()
-        try PostgresCluster.shared().psql("UPDATE doccache_meta SET value = '99' WHERE name = 'schema_version'", database: databaseName(url))
+        try await PostgresCluster.shared().psql("UPDATE doccache_meta SET value = '99' WHERE name = 'schema_version'", database: databaseName(url))
         let error = await #expect(throws: DocError.self) { try await PostgresServerStore.connect(url: url, options: testOptions()) }
         #expect(error?.code == .failedPrecondition)
         #expect(error?.message.contains("schema version 99") == true, "\(String(describing: error))")
@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func tenantCreationRacesToOneTenant() async throws {
-        let url = try freshDatabase("schema")
+        let url = try await freshDatabase("schema")
         let a = try await PostgresServerStore.connect(url: url, options: testOptions())
         let b = try await PostgresServerStore.connect(url: url, options: testOptions())
         async let fromA = a.tenant(TenantID("acme")).state()

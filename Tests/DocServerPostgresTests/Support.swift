@@ -7,8 +7,8 @@ import Synchronization
 import Testing
 
 /// A new database on the process's shared throwaway cluster.
-func freshDatabase(_ prefix: String = "pg") throws -> String {
-    try PostgresCluster.shared().createUniqueDatabase(prefix: prefix)
+func freshDatabase(_ prefix: String = "pg") async throws -> String {
+    try await PostgresCluster.shared().createUniqueDatabase(prefix: prefix)
 }
 
 /// The name of a database from its URL.
@@ -16,9 +16,10 @@ func databaseName(_ url: String) -> String { String(url.split(separator: "/").la
 
 /// Options for tests: a small pool, quick timeouts.
 func testOptions(notices: PostgresServerStore.NoticeMode = .poll(milliseconds: 100), channel: String = "doccache_commits",
-                 operationTimeout: Duration = .seconds(10), maximumConnections: Int = 4) -> PostgresServerStore.Options {
+                 operationTimeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(3),
+                 maximumConnections: Int = 4) -> PostgresServerStore.Options {
     PostgresServerStore.Options(notices: notices, channel: channel, operationTimeout: operationTimeout,
-                                connectTimeout: .seconds(3), maximumConnections: maximumConnections)
+                                connectTimeout: connectTimeout, maximumConnections: maximumConnections)
 }
 
 enum P {

@@ -144,14 +144,11 @@ import Testing
             listeners.append(c)
         }
         let w = try await server.connect(client: "w")
-        let clock = ContinuousClock()
-        let start = clock.now
+        // How long this takes is docbench's `fanout` scenario, in a release build.
         await server.write(w, batch: 1, [T.set("hot/doc", ["v": 1])])
-        let elapsed = clock.now - start
         for c in listeners {
             let got = c.outbound.drain()
             #expect(got.count == 2 && got[0].documentChange?.document.data["v"] == 1)
         }
-        #expect(elapsed < .seconds(5))   // generous on a shared debug build; the benchmark measures it properly
     }
 }

@@ -257,7 +257,8 @@ struct AttachmentProxyTests {
         let note = try await store.document("notes/n1").setData(["photo": .attachment(id)])
 
         // Without the stall this takes a second or two (one backoff step); the stall lasts 60 s.
-        let done = await eventually(20) { note.isCommitted }
+        // The cap stays below the stall and leaves room for a saturated suite's waits.
+        let done = await eventually(45) { note.isCommitted }
         let stats = proxy.statistics
         let state = await store.attachments.attachment(id)?.state.description ?? "missing"
         print("attachment-proxy reused-connection head cut (\(seedText)): \(stats)")

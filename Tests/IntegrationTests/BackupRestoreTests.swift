@@ -148,7 +148,7 @@ struct BackupRestoreTests {
     @Test func aBackupTakenDuringConcurrentWritesRestoresTheStateAtItsVersion() async throws {
         let server = try ServerProcess()
         defer { server.stop(); server.removeData() }
-        try server.start()
+        try await server.start()
         let runner = try DocctlRunner(server: server.url, secret: server.secretFile)
         defer { runner.removeHome() }
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("doccache-backup-\(UUID().uuidString)").path
@@ -238,7 +238,7 @@ struct BackupRestoreTests {
         // The restored server resumes clients: a token from before the backup resumes (or
         // resets) to the restored data; one from after it resets — also once a new commit has
         // carried the tenant past its version.
-        try restoredServer.start()
+        try await restoredServer.start()
         let writer = RawSocket(url: restoredServer.url)
         guard case .welcome? = await writer.hello(token: try await restoredServer.token(tenant: "acme", uid: "writer"), clientID: "after") else {
             Issue.record("no welcome from the restored server"); return

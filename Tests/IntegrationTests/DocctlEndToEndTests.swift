@@ -15,7 +15,7 @@ struct DocctlEndToEndTests {
                            _ body: (ServerProcess, DocctlRunner) async throws -> Void) async throws {
         let server = try ServerProcess(arguments: arguments)
         defer { server.kill(); server.removeData() }
-        try server.start()
+        try await server.start()
         let docctl = try DocctlRunner(server: server.url, secret: server.secretFile)
         defer { docctl.removeHome() }
         try await body(server, docctl)
@@ -120,7 +120,7 @@ struct DocctlEndToEndTests {
 
             // …and once the server is back on the same port, a write from another process
             // reaches it.
-            try server.start()
+            try await server.start()
             let set = try await docctl.run(["set", "rooms/r9", #"{"name": "Back"}"#, "--wait"] + docctl.user("alice"))
             #expect(set.status == 0, "\(set)")
             var arrived = false

@@ -18,12 +18,12 @@ import Testing
 struct PostgresInstancesTests {
     /// Two instances on a fresh database of the shared cluster, started (A first: it creates
     /// the token secret both use).
-    static func twoInstances(_ label: String, extra: [String] = []) throws -> (ServerProcess, ServerProcess) {
-        let url = try PostgresCluster.shared().createUniqueDatabase(prefix: label)
+    static func twoInstances(_ label: String, extra: [String] = []) async throws -> (ServerProcess, ServerProcess) {
+        let url = try await PostgresCluster.shared().createUniqueDatabase(prefix: label)
         let a = try ServerProcess(arguments: ["--store", url] + extra)
-        try a.start()
+        try await a.start()
         let b = try ServerProcess(arguments: ["--store", url] + extra, sharingSecretWith: a)
-        try b.start()
+        try await b.start()
         return (a, b)
     }
 
@@ -73,7 +73,7 @@ struct PostgresInstancesTests {
     }
 
     @Test func aThousandIncrementsThroughTwoInstancesOneKilledCountExactlyAThousand() async throws {
-        let (a, b) = try Self.twoInstances("increments")
+        let (a, b) = try await Self.twoInstances("increments")
         defer { a.stop(); b.stop(); a.removeData(); b.removeData() }
         let proxy = try BalancingProxy(backendPorts: [a.port, b.port])
         defer { proxy.stop() }
@@ -113,7 +113,7 @@ struct PostgresInstancesTests {
         #expect(third, "the increments did not start arriving")
         a.kill()
         try await Task.sleep(for: .seconds(1))
-        try a.start()
+        try await a.start()
 
         var left: [Int] = []
         let drained = await eventually(300) {
@@ -151,7 +151,7 @@ struct PostgresInstancesTests {
     }
 
     @Test func twoHundredTransfersThroughBothInstancesConserveMoney() async throws {
-        let (a, b) = try Self.twoInstances("transfers", extra: ["--examples"])
+        let (a, b) = try await Self.twoInstances("transfers", extra: ["--examples"])
         defer { a.stop(); b.stop(); a.removeData(); b.removeData() }
         let admin = try await RequestCrashTests.ResilientWriter(server: a, uid: "admin", claims: ["admin": true])
         // "hot" can cover only some of the 20 transfers out of it (20 × 300 > 2,000).
@@ -261,11 +261,11 @@ extension PostgresInstancesTests {
 
     @Test func theDatabaseLostWhileServingAnswersUnavailableAndRecoversWithoutARestart() async throws {
         // A cluster of its own: this test stops it.
-        let cluster = try PostgresCluster.start()
+        let cluster = try await PostgresCluster.start()
         defer { cluster.stop() }
-        let server = try ServerProcess(arguments: ["--store", try cluster.createUniqueDatabase(prefix: "lost")])
+        let server = try ServerProcess(arguments: ["--store", try await cluster.createUniqueDatabase(prefix: "lost")])
         defer { server.stop(); server.removeData() }
-        try server.start()
+        try await server.start()
         #expect(await healthStatus(server.url) == 200)
         let writer = RawSocket(url: server.url)
         guard case .welcome? = await writer.hello(token: try await server.token(uid: "alice"), clientID: "alice") else {
@@ -274,7 +274,7 @@ extension PostgresInstancesTests {
         writer.send(.write(.init(clientID: "alice", batchID: 1, mutations: [.set(try DocumentKey("rooms/a"), ObjectValue(["n": 1]))])))
         #expect(await writer.next(where: { if case .writeResult = $0 { true } else { false } }) != nil)
 
-        try cluster.kill()
+        try await cluster.kill()
         #expect(await eventually(30) { await healthStatus(server.url) == 503 })
         writer.send(.write(.init(clientID: "alice", batchID: 2, mutations: [.set(try DocumentKey("rooms/b"), ObjectValue(["n": 2]))])))
         let refused = await writer.next(where: { if case .writeError = $0 { true } else { false } })
@@ -283,7 +283,7 @@ extension PostgresInstancesTests {
         #expect(error.error.code.isTransient)
 
         // Back: the same process serves again, and the batch sent again is applied once.
-        try cluster.restart()
+        try await cluster.restart()
         #expect(await eventually(60) { await healthStatus(server.url) == 200 })
         var answer: ServerMessage?
         let committed = await eventually(60) {

@@ -76,7 +76,7 @@ struct RequestCrashTests {
     @Test func fiveHundredTransfersEachHaveExactlyOneEffect() async throws {
         let server = try ServerProcess(arguments: ["--examples"])
         defer { server.removeData() }
-        try server.start()
+        try await server.start()
         let admin = try await server.token(uid: "admin", claims: ["admin": true])
         let alice = try await server.token(uid: "alice")
 
@@ -101,7 +101,7 @@ struct RequestCrashTests {
                 if killerDone.isSet { break }
                 server.kill()
                 kills.increment()
-                try? server.start()
+                try? await server.start()
             }
         }
 
@@ -127,7 +127,7 @@ struct RequestCrashTests {
 
         // One more kill and a clean start: the start-up recovery processes what is left.
         server.kill()
-        try server.start()
+        try await server.start()
         var requests: [String: [String: Value]] = [:]
         let settled = await eventually(120) {
             guard let read = try? await Self.readAll("requests", server: server, token: alice) else { return false }

@@ -123,7 +123,7 @@ struct ServerMetricsTests {
         let metricsPort = try freeLoopbackPort()
         let server = try ServerProcess(arguments: ["--metrics-port", String(metricsPort)])
         defer { server.removeData() }
-        try server.start()
+        try await server.start()
         defer { server.stop() }
         let metrics = try await Scrape.get("http://127.0.0.1:\(metricsPort)/metrics")
         #expect(metrics.status == 200)
@@ -175,7 +175,7 @@ struct ServerMetricsTests {
                 "params": .map(["from": "accounts/a", "to": "accounts/b", "amount": 30]),
             ]),
         ]), on: connection)
-        let processed = await eventually(20) {
+        let processed = await eventually(60) {
             captured.lines.contains { $0.message == "request processed" && $0.metadata["request_id"] == "requests/r1" }
         }
         #expect(processed, "\(captured.lines.map(\.message))")

@@ -1,3 +1,4 @@
+import DocTestSupport
 import Foundation
 import Testing
 
@@ -56,7 +57,7 @@ final class CrashChild {
     deinit {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            awaitExit(of: process)
         }
     }
 
@@ -101,10 +102,11 @@ final class CrashChild {
         }
     }
 
-    /// Kills the child with SIGKILL and waits for it to end.
+    /// Kills the child with SIGKILL and waits for it to end (``awaitExit(of:within:)``: not
+    /// `waitUntilExit`, which can spin forever when the cooperative pool is blocked).
     func killAndWait() {
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        awaitExit(of: process)
     }
 }
 

@@ -55,7 +55,7 @@ final class StoreFixture: Sendable {
             let store = try open(at: directory, clock: clock)
             return StoreFixture(kind: kind, clock: clock, location: directory, store: store)
         case .postgres:
-            let url = try PostgresCluster.shared().createUniqueDatabase(prefix: "contract")
+            let url = try await PostgresCluster.shared().createUniqueDatabase(prefix: "contract")
             let store = try await PostgresServerStore.connect(url: url, options: postgresOptions(clock))
             return StoreFixture(kind: kind, clock: clock, location: url, store: store)
         }

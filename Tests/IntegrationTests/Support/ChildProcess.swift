@@ -1,4 +1,5 @@
 import DocModel
+import DocTestSupport
 import Foundation
 import Synchronization
 
@@ -26,6 +27,7 @@ final class ChildProcess: @unchecked Sendable {
         // others get /dev/null.
         if keepStandardInputOpen { process.standardInput = Pipe() } else { process.standardInput = FileHandle.nullDevice }
         try process.run()
+        launched = ContinuousClock.now
         for (handle, isStdout) in [(stdout.fileHandleForReading, true), (stderr.fileHandleForReading, false)] {
             let output = self.output
             Thread.detachNewThread {
@@ -34,10 +36,24 @@ final class ChildProcess: @unchecked Sendable {
                     if chunk.isEmpty { break }
                     output.withLock { if isStdout { $0.stdout.append(chunk) } else { $0.stderr.append(chunk) } }
                 }
-                output.withLock { if isStdout { $0.stdoutClosed = true } else { $0.stderrClosed = true } }
+                let now = ContinuousClock.now
+                output.withLock {
+                    if isStdout { $0.stdoutClosed = true } else { $0.stderrClosed = true }
+                    if $0.stdoutClosed && $0.stderrClosed { $0.outputEnded = now }
+                }
             }
         }
     }
+
+    /// When `Process.run()` returned.
+    let launched: ContinuousClock.Instant
+
+    /// How long the child ran: from its launch until both its pipes reached their end (it
+    /// exited, or closed them), nil while one is open. Taken by the threads that read the
+    /// pipes, so it does not include the time a test's task waits for a thread of the
+    /// cooperative pool, which other suites saturate when the whole suite runs (one `make
+    /// test` saw a 20 ms call answered after 35 s).
+    var runningTime: Duration? { output.withLock { $0.outputEnded.map { launched.duration(to: $0) } } }
 
     var processIdentifier: Int32 { process.processIdentifier }
     var isRunning: Bool { process.isRunning }
@@ -98,28 +114,13 @@ final class ChildProcess: @unchecked Sendable {
     }
 }
 
-/// Waits until `Process` has seen `process` end, at most `limit`; then reaps the child itself.
-///
-/// Not `waitUntilExit`: it spins on the run loop until a Dispatch worker delivers the child's
-/// exit, and with the (2-thread, on these machines) cooperative pool blocked by waiting tests
-/// none may come. In one `make test` run a killed child stayed a zombie while the test process
-/// spun for 15 minutes. After `limit`, `waitpid` reaps the child here, so no zombie is left and
-/// the caller goes on (`Process` may then still report it running). Returns whether the child
-/// has ended (false: it still runs after `limit`).
-@discardableResult
-func awaitExit(of process: Process, within limit: Duration = .seconds(10)) -> Bool {
-    let pid = process.processIdentifier
-    let deadline = ContinuousClock.now + limit
-    while process.isRunning && ContinuousClock.now < deadline { usleep(2_000) }
-    guard process.isRunning else { return true }
-    var status: Int32 = 0
-    return waitpid(pid, &status, WNOHANG) == pid
-}
-
-/// A child's stdout and stderr so far, and whether each pipe reached its end.
+/// A child's stdout and stderr so far, whether each pipe reached its end, and when both had.
 final class CollectedOutput: Sendable {
-    private let state = Mutex<(stdout: Data, stderr: Data, stdoutClosed: Bool, stderrClosed: Bool)>((Data(), Data(), false, false))
-    func withLock<R>(_ body: (inout (stdout: Data, stderr: Data, stdoutClosed: Bool, stderrClosed: Bool)) -> R) -> R {
-        state.withLock { body(&$0) }
+    struct State {
+        var stdout = Data(), stderr = Data()
+        var stdoutClosed = false, stderrClosed = false
+        var outputEnded: ContinuousClock.Instant?
     }
+    private let state = Mutex(State())
+    func withLock<R>(_ body: (inout State) -> R) -> R { state.withLock { body(&$0) } }
 }

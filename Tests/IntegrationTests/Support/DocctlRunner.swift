@@ -44,6 +44,8 @@ struct DocctlRunner: Sendable {
         var status: Int32?
         var stdout: String
         var stderr: String
+        /// How long the process ran (``ChildProcess/runningTime``); nil when it was killed.
+        var runningTime: Duration?
         var lines: [String] { stdout.split(separator: "\n").map(String.init) }
         var description: String { "exit \(status.map(String.init) ?? "none (killed)")\nstdout: \(stdout)\nstderr: \(stderr)" }
     }
@@ -53,7 +55,8 @@ struct DocctlRunner: Sendable {
         let child = try start(arguments)
         defer { child.kill() }
         let status = await child.waitForExit(within: seconds)
-        return Result(status: status, stdout: child.standardOutput, stderr: child.standardError)
+        return Result(status: status, stdout: child.standardOutput, stderr: child.standardError,
+                      runningTime: status == nil ? nil : child.runningTime)
     }
 
     /// Starts `docctl ARGUMENTS` (a `listen`) and returns at once; the caller kills it.

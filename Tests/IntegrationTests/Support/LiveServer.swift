@@ -81,10 +81,22 @@ final class LiveServer: Sendable {
     }
 
     /// Stops and starts again on the same data; `samePort` keeps the URL (clients reconnect).
+    ///
+    /// Binding the same port again can fail for a while: once the port is free, the kernel may
+    /// give it to an outgoing connection of another test as its ephemeral port (seen once in a
+    /// full run: `Address already in use`). The start is tried again for up to 30 s, as an
+    /// operator would restart a server.
     func restart(samePort: Bool = true) async throws {
         let port = samePort ? address.port : 0
         await stop()
-        try await start(port: port)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while true {
+            do {
+                return try await start(port: port)
+            } catch where port != 0 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
     }
 
     func token(tenant: String = "acme", uid: String = "alice", claims: [String: Value] = [:], ttl: Duration = .seconds(3_600)) async throws -> String {

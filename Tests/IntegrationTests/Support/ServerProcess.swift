@@ -44,8 +44,25 @@ final class ServerProcess: @unchecked Sendable {
     var url: String { "http://127.0.0.1:\(port)" }
 
     /// Starts the server (on the previous port after the first start) and waits for its
-    /// `listening on` line.
-    func start() throws {
+    /// `listening on` line, on a thread of its own (``onOwnThread(_:)``): a start takes up to
+    /// seconds on a loaded machine, and a blocked thread of the cooperative pool stalls every
+    /// other test.
+    ///
+    /// A start on the previous port is tried again for up to 30 s: once the killed server's
+    /// port is free, the kernel may give it to an outgoing connection of another test for a
+    /// while (see ``LiveServer/restart(samePort:)``).
+    func start() async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while true {
+            do {
+                return try await onOwnThread { try self.startBlocking() }
+            } catch where port != 0 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
+    }
+
+    private func startBlocking() throws {
         let process = Process()
         process.executableURL = try Self.executable("docctl")
         process.arguments = ["serve", "--port", String(port), "--data", dataDirectory, "--secret", secretFile,
@@ -70,6 +87,8 @@ final class ServerProcess: @unchecked Sendable {
             }
         }
         process.terminate()
+        awaitExit(of: process)
+        self.process = nil
         throw DocError(.unavailable, "docctl serve did not print its address; output: \(String(decoding: buffer, as: UTF8.self))")
     }
 

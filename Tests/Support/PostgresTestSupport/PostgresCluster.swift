@@ -15,10 +15,14 @@ import Synchronization
 /// it dies, so a crashed or killed test run leaves no server behind.
 ///
 /// ```swift
-/// let cluster = try PostgresCluster.start()
+/// let cluster = try await PostgresCluster.start()
 /// defer { cluster.stop() }
-/// let url = try cluster.createDatabase("t1")   // postgres://postgres@127.0.0.1:PORT/t1
+/// let url = try await cluster.createDatabase("t1")   // postgres://postgres@127.0.0.1:PORT/t1
 /// ```
+///
+/// The tools run on threads of their own (``onOwnThread(_:)``), never on the cooperative pool
+/// the calling test shares with every other test; only ``stop()``, which `defer` and `atexit`
+/// need synchronous, blocks its caller (for a `pg_ctl stop -m immediate`).
 public final class PostgresCluster: Sendable {
     /// The temporary directory holding the data directory, the server log and the unix socket.
     public let directory: String
@@ -73,7 +77,11 @@ public final class PostgresCluster: Sendable {
     ///   - database: The database created at start.
     /// - Throws: ``PostgresClusterError`` when the binaries are missing (run `make deps`), or
     ///   when `initdb`, `pg_ctl` or `createdb` fail (the message includes their output).
-    public static func start(fsync: Bool = false, database: String = "doccache") throws -> PostgresCluster {
+    public static func start(fsync: Bool = false, database: String = "doccache") async throws -> PostgresCluster {
+        try await onOwnThread { try startBlocking(fsync: fsync, database: database) }
+    }
+
+    private static func startBlocking(fsync: Bool, database: String) throws -> PostgresCluster {
         let bin = try findBinDirectory()
         let asPostgres = getuid() == 0
         let directory = FileManager.default.temporaryDirectory
@@ -97,7 +105,7 @@ public final class PostgresCluster: Sendable {
                 }
                 cluster.startWatchdog()
                 do {
-                    try cluster.createDatabase(database)
+                    try runTool(bin + "/createdb", cluster.createdbArguments(database), asPostgres: false, in: directory)
                 } catch {
                     cluster.stop()
                     throw error
@@ -111,25 +119,27 @@ public final class PostgresCluster: Sendable {
         }
     }
 
-    private static let sharedCluster = Mutex<Result<PostgresCluster, PostgresClusterError>?>(nil)
+    /// The start of the shared cluster, made by its first caller; the others await it too.
+    private static let sharedStart = Mutex<Task<PostgresCluster, any Error>?>(nil)
+    /// The shared cluster once started, for the `atexit` handler that stops it.
+    private static let sharedCluster = Mutex<PostgresCluster?>(nil)
 
     /// One cluster per process, started on first use and stopped when the process exits: what
     /// test suites share (each test then creates its own database with ``createDatabase(_:)``).
-    public static func shared() throws -> PostgresCluster {
-        try sharedCluster.withLock { shared -> Result<PostgresCluster, PostgresClusterError> in
-            if let shared { return shared }
-            let started: Result<PostgresCluster, PostgresClusterError>
-            do {
-                started = .success(try PostgresCluster.start())
-                atexit { try? PostgresCluster.sharedCluster.withLock { $0 }?.get().stop() }
-            } catch let error as PostgresClusterError {
-                started = .failure(error)
-            } catch {
-                started = .failure(PostgresClusterError("\(error)"))
+    /// A start that failed fails every call, with the same error.
+    public static func shared() async throws -> PostgresCluster {
+        let start = sharedStart.withLock { start in
+            if let start { return start }
+            let new = Task {
+                let cluster = try await PostgresCluster.start()
+                sharedCluster.withLock { $0 = cluster }
+                atexit { PostgresCluster.sharedCluster.withLock { $0 }?.stop() }
+                return cluster
             }
-            shared = started
-            return started
-        }.get()
+            start = new
+            return new
+        }
+        return try await start.value
     }
 
     // MARK: Databases
@@ -138,46 +148,54 @@ public final class PostgresCluster: Sendable {
 
     /// Creates `name` (owned by the superuser) and returns its URL.
     @discardableResult
-    public func createDatabase(_ name: String) throws -> String {
-        try tool("createdb", ["-h", "127.0.0.1", "-p", String(port), "-U", user, name], asPostgres: false)
+    public func createDatabase(_ name: String) async throws -> String {
+        try await tool("createdb", createdbArguments(name), asPostgres: false)
         return url(database: name)
     }
 
+    private func createdbArguments(_ name: String) -> [String] {
+        ["-h", "127.0.0.1", "-p", String(port), "-U", user, name]
+    }
+
     /// Creates a database with a fresh name starting with `prefix` and returns its URL.
-    public func createUniqueDatabase(prefix: String = "t") throws -> String {
+    public func createUniqueDatabase(prefix: String = "t") async throws -> String {
         let n = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
         let name = "\(prefix)_\(getpid())_\(n)_\(UUID().uuidString.prefix(6).lowercased())"
-        return try createDatabase(name)
+        return try await createDatabase(name)
     }
 
     /// Runs SQL with `psql` (stops at the first error) and returns its unaligned, tuples-only
     /// output.
     @discardableResult
-    public func psql(_ sql: String, database: String? = nil) throws -> String {
-        try tool("psql", ["-h", "127.0.0.1", "-p", String(port), "-U", user, "-d", database ?? self.database,
-                          "-v", "ON_ERROR_STOP=1", "-X", "-q", "-A", "-t", "-c", sql],
-                 asPostgres: false)
+    public func psql(_ sql: String, database: String? = nil) async throws -> String {
+        try await tool("psql", ["-h", "127.0.0.1", "-p", String(port), "-U", user, "-d", database ?? self.database,
+                                "-v", "ON_ERROR_STOP=1", "-X", "-q", "-A", "-t", "-c", sql],
+                       asPostgres: false)
     }
 
     // MARK: Faults and shutdown
 
     /// Stops the server at once (`pg_ctl stop -m immediate`, as a crash would) and keeps the
     /// data: ``restart()`` starts it again on the same port.
-    public func kill() throws {
-        try state.withLock { state in
-            guard state == .running else { return }
-            try tool("pg_ctl", ["-D", dataDirectory, "-m", "immediate", "-w", "stop"], asPostgres: runAsPostgres)
-            state = .killed
-        }
+    /// Not to be called while another ``kill()`` or ``restart()`` of the cluster runs.
+    public func kill() async throws {
+        guard isRunning else { return }
+        try await tool("pg_ctl", ["-D", dataDirectory, "-m", "immediate", "-w", "stop"], asPostgres: runAsPostgres)
+        state.withLock { $0 = .killed }
     }
 
     /// Starts a ``kill()``ed server again on the same port and socket.
-    public func restart() throws {
-        try state.withLock { state in
-            guard state == .killed else { return }
-            try startServer()
-            state = .running
-        }
+    public func restart() async throws {
+        guard state.withLock({ $0 == .killed }) else { return }
+        try await onOwnThread { try self.startServer() }
+        state.withLock { $0 = .running }
+    }
+
+    /// Runs the client tool `name` (`pg_dump`, `pg_restore`, …) of the cluster's binaries as
+    /// this process's user and returns its combined output; throws with it when it fails.
+    @discardableResult
+    public func runClientTool(_ name: String, _ arguments: [String]) async throws -> String {
+        try await tool(name, arguments, asPostgres: false)
     }
 
     /// Stops the server and removes its directory. Idempotent.
@@ -185,7 +203,8 @@ public final class PostgresCluster: Sendable {
         state.withLock { state in
             guard state != .stopped else { return }
             if state == .running {
-                _ = try? tool("pg_ctl", ["-D", dataDirectory, "-m", "immediate", "-w", "stop"], asPostgres: runAsPostgres)
+                _ = try? Self.runTool(binDirectory + "/pg_ctl", ["-D", dataDirectory, "-m", "immediate", "-w", "stop"],
+                                      asPostgres: runAsPostgres, in: directory)
             }
             try? FileManager.default.removeItem(atPath: directory)
             state = .stopped
@@ -200,8 +219,8 @@ public final class PostgresCluster: Sendable {
             "-c max_connections=300", "-c shared_buffers=32MB",
         ]
         if !fsync { settings += ["-c fsync=off", "-c full_page_writes=off"] }
-        try tool("pg_ctl", ["-D", dataDirectory, "-l", logPath, "-w", "-t", "60", "-o", settings.joined(separator: " "), "start"],
-                 asPostgres: runAsPostgres)
+        try Self.runTool(binDirectory + "/pg_ctl", ["-D", dataDirectory, "-l", logPath, "-w", "-t", "60", "-o", settings.joined(separator: " "), "start"],
+                         asPostgres: runAsPostgres, in: directory)
     }
 
     /// A shell that waits for this process to end, then stops the server and removes the
@@ -218,9 +237,11 @@ public final class PostgresCluster: Sendable {
         try? ChildProcess.start(["/bin/sh", "-c", script])
     }
 
+    /// Runs the tool `name` of the cluster's binaries on a thread of its own.
     @discardableResult
-    private func tool(_ name: String, _ arguments: [String], asPostgres: Bool) throws -> String {
-        try Self.runTool(binDirectory + "/" + name, arguments, asPostgres: asPostgres, in: directory)
+    private func tool(_ name: String, _ arguments: [String], asPostgres: Bool) async throws -> String {
+        let (path, directory) = (binDirectory + "/" + name, self.directory)
+        return try await onOwnThread { try Self.runTool(path, arguments, asPostgres: asPostgres, in: directory) }
     }
 
     @discardableResult
