@@ -62,7 +62,7 @@ import Testing
     /// PUT, retried while another upload of the id still holds its lock (409 `aborted`).
     static func putRetrying(_ client: Client, _ id: String, _ body: [UInt8], length: Int, offset: Int) async throws -> HTTPAnswer {
         var answer = try await client.put(id, body, length: length, offset: offset, contentType: "application/pdf")
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)
         while answer.status == 409, answer.errorCode == "aborted", ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
             answer = try await client.put(id, body, length: length, offset: offset, contentType: "application/pdf")

@@ -76,7 +76,7 @@ struct ConcurrencyTests {
                         var ok = 0, closed = 0, other = 0
                         started.value.add(1, ordering: .relaxed)
                         // Runs until the close is observed (bounded, should the close never come).
-                        let giveUp = ContinuousClock.now + .seconds(30)
+                        let giveUp = ContinuousClock.now + .seconds(120)
                         var round = 0
                         while ContinuousClock.now < giveUp {
                             round += 1

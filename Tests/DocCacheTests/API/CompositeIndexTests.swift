@@ -225,7 +225,7 @@ struct CompositeIndexTests {
         }
         #expect(faults.injected == 1)
         // The declaration stands and its build continues in this session, without another call.
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(120)   // a liveness cap: the build takes well under a second alone
         while await store.indexConfiguration().contains(where: { !$0.isComplete }), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -250,7 +250,7 @@ struct CompositeIndexTests {
         let store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")
         #expect(await store.indexConfiguration().map(\.index.id) == [index.id])
         // The store continues the build by itself.
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(120)   // a liveness cap: the build takes well under a second alone
         while await store.indexConfiguration().contains(where: { !$0.isComplete }), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }

@@ -56,7 +56,7 @@ final class ChildProcess: @unchecked Sendable {
     var runningTime: Duration? { output.withLock { $0.outputEnded.map { launched.duration(to: $0) } } }
 
     var processIdentifier: Int32 { process.processIdentifier }
-    var isRunning: Bool { process.isRunning }
+    var isRunning: Bool { reapedStatus.withLock { $0 == nil } && process.isRunning }
 
     var standardOutput: String { output.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
     var standardError: String { output.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
@@ -84,12 +84,16 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Waits for the child to exit by itself and for its output to be read; returns its exit
     /// status, or nil after `seconds` (the child is then killed).
+    ///
+    /// Once both pipes have ended the child has exited; `Process` may still take a while to
+    /// notice (see ``awaitExit(of:within:)``), so after 5 s more the child is reaped here.
     func waitForExit(within seconds: Double = 120) async -> Int32? {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while ContinuousClock.now < deadline {
-            if !process.isRunning, output.withLock({ $0.stdoutClosed && $0.stderrClosed }) {
-                process.waitUntilExit()
-                return process.terminationStatus
+            if let ended = output.withLock({ $0.outputEnded }) {
+                if let status = reapedStatus.withLock({ $0 }) { return status }
+                if !process.isRunning { return process.terminationStatus }
+                if ended.duration(to: .now) > .seconds(5), let status = reap() { return status }
             }
             try? await Task.sleep(for: .milliseconds(20))
         }
@@ -97,19 +101,39 @@ final class ChildProcess: @unchecked Sendable {
         return nil
     }
 
+    /// The exit status when this object reaped the child itself (`Process` never saw it end).
+    private let reapedStatus = Mutex<Int32?>(nil)
+
+    /// `waitpid` without blocking: the child's exit status (128 + the signal when a signal
+    /// ended it), or nil while it runs.
+    private func reap() -> Int32? {
+        var status: Int32 = 0
+        guard waitpid(process.processIdentifier, &status, WNOHANG) == process.processIdentifier else { return nil }
+        // WIFEXITED / WEXITSTATUS (macros Swift does not import).
+        let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        reapedStatus.withLock { $0 = code }
+        return code
+    }
+
+    /// Whether both of the child's pipes have reached their end (it has exited, or closed them).
+    var outputHasEnded: Bool { output.withLock { $0.outputEnded != nil } }
+
     /// Whether it ended with a signal (SIGKILL) rather than an exit status.
-    var wasKilled: Bool { !process.isRunning && process.terminationReason == .uncaughtSignal }
+    var wasKilled: Bool {
+        if let status = reapedStatus.withLock({ $0 }) { return status > 128 }
+        return !process.isRunning && process.terminationReason == .uncaughtSignal
+    }
 
     /// SIGKILL, then reaps it (``awaitExit(of:within:)``). Does nothing when it already ended.
     func kill() {
-        guard process.isRunning else { return }
+        guard isRunning else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
         awaitExit(of: process)
     }
 
     /// SIGINT (Ctrl-C), as a user ends a `docctl listen`.
     func interrupt() {
-        guard process.isRunning else { return }
+        guard isRunning else { return }
         Foundation.kill(process.processIdentifier, SIGINT)
     }
 }

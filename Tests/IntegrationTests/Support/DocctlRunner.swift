@@ -46,8 +46,14 @@ struct DocctlRunner: Sendable {
         var stderr: String
         /// How long the process ran (``ChildProcess/runningTime``); nil when it was killed.
         var runningTime: Duration?
+        /// Whether its stdout and stderr had reached their end when it was killed (it had
+        /// exited, yet was not seen to): only meaningful when `status` is nil.
+        var outputHadEnded = false
         var lines: [String] { stdout.split(separator: "\n").map(String.init) }
-        var description: String { "exit \(status.map(String.init) ?? "none (killed)")\nstdout: \(stdout)\nstderr: \(stderr)" }
+        var description: String {
+            let exit = status.map(String.init) ?? "none (killed; its output \(outputHadEnded ? "had ended" : "was still open"))"
+            return "exit \(exit)\nstdout: \(stdout)\nstderr: \(stderr)"
+        }
     }
 
     /// Runs `docctl ARGUMENTS` to its end (killed after `seconds`, a liveness cap).
@@ -56,7 +62,7 @@ struct DocctlRunner: Sendable {
         defer { child.kill() }
         let status = await child.waitForExit(within: seconds)
         return Result(status: status, stdout: child.standardOutput, stderr: child.standardError,
-                      runningTime: status == nil ? nil : child.runningTime)
+                      runningTime: status == nil ? nil : child.runningTime, outputHadEnded: child.outputHasEnded)
     }
 
     /// Starts `docctl ARGUMENTS` (a `listen`) and returns at once; the caller kills it.
