@@ -16,9 +16,9 @@ final class CrashChild {
         var description: String
     }
 
-    let process = Process()
-    private let output = Pipe()
-    private let input = Pipe()
+    /// Started with ``SpawnedProcess``: its exit is seen by a thread of its own, not by
+    /// Foundation's `Process`, which a saturated run may not tell for a long time.
+    let process: SpawnedProcess
     private var buffer: [UInt8] = []
     private var reachedEnd = false
 
@@ -47,24 +47,20 @@ final class CrashChild {
     }
 
     init(arguments: [String]) throws {
-        process.executableURL = try Self.executableURL()
-        process.arguments = arguments
-        process.standardOutput = output
-        process.standardInput = input
-        try process.run()
+        process = try SpawnedProcess(executable: try Self.executableURL().path, arguments: arguments,
+                                     standardInput: .pipe, standardOutput: .pipe, standardError: .inherit)
     }
 
     deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            awaitExit(of: process)
-        }
+        killAndWait()
+        close(process.standardInput)
+        close(process.standardOutput)
     }
 
     /// The next line of the child's standard output, or `nil` at end-of-file.
     /// - Throws: if no full line arrives before `deadline`.
     func readLine(before deadline: ContinuousClock.Instant) throws -> String? {
-        let descriptor = output.fileHandleForReading.fileDescriptor
+        let descriptor = process.standardOutput
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffer[..<newline], as: UTF8.self)
@@ -102,11 +98,10 @@ final class CrashChild {
         }
     }
 
-    /// Kills the child with SIGKILL and waits for it to end (``awaitExit(of:within:)``: not
-    /// `waitUntilExit`, which can spin forever when the cooperative pool is blocked).
+    /// Kills the child with SIGKILL (unless it has ended) and waits for it to end.
     func killAndWait() {
-        kill(process.processIdentifier, SIGKILL)
-        awaitExit(of: process)
+        process.signal(SIGKILL)
+        process.waitUntilEnded()
     }
 }
 

@@ -21,19 +21,17 @@ struct CrashDurabilityTests {
     @Test(arguments: [(40, true), (100_000, false)])
     func everyAcceptedWriteIsPendingAfterAKill(count: Int, waitForReady: Bool) async throws {
         let dir = TemporaryDirectory("crash")
-        let process = Process()
-        process.executableURL = try Self.childExecutable()
-        process.arguments = [dir.path, String(count)]
-        let output = Pipe(), input = Pipe()
-        process.standardOutput = output
-        process.standardInput = input
-        try process.run()
+        // Not Foundation's `Process` (see SpawnedProcess); stdin stays open (the child ends on
+        // its end-of-file) until the child has been killed.
+        let process = try SpawnedProcess(executable: try Self.childExecutable().path, arguments: [dir.path, String(count)],
+                                         standardInput: .pipe, standardOutput: .pipe, standardError: .inherit)
+        defer { close(process.standardInput) }
 
         // Read "accepted <batch> <path>" lines until ready (or, for the endless run, until
         // enough writes were reported), with a time limit so the test cannot hang. The reads
         // block, so they run on a thread of their own, not on one of the few threads every
         // other test's tasks share.
-        let handle = output.fileHandleForReading
+        let handle = FileHandle(fileDescriptor: process.standardOutput, closeOnDealloc: true)
         let accepted = await withCheckedContinuation { (done: CheckedContinuation<[(Int, String)], Never>) in
             Thread.detachNewThread {
                 var accepted: [(Int, String)] = []
@@ -55,10 +53,9 @@ struct CrashDurabilityTests {
                 done.resume(returning: accepted)
             }
         }
-        kill(process.processIdentifier, SIGKILL)
-        #expect(awaitExit(of: process), "the child still runs after SIGKILL")
-        // (When `awaitExit` had to reap the child itself, `Process` may not know it ended.)
-        if !process.isRunning { #expect(process.terminationReason == .uncaughtSignal) }
+        process.signal(SIGKILL)
+        #expect(process.waitUntilEnded(), "the child still runs after SIGKILL")
+        #expect(process.wasSignaled, "the child ended by itself (status \(String(describing: process.exitStatus)))")
         #expect(accepted.count >= (waitForReady ? count : 60), "the child reported \(accepted.count) writes")
 
         let store = try await DocumentStore.open(directory: dir.path, tenant: "crash", user: "child")

@@ -6,36 +6,40 @@ import Synchronization
 /// A child process whose stdout and stderr are collected as they arrive (each read by its own
 /// thread, so a chatty child never blocks on a full pipe), with bounded waits for lines and
 /// for its exit. `kill()` (SIGKILL) is safe to call in every path, also twice.
-final class ChildProcess: @unchecked Sendable {
-    // `Process` is used from one test at a time; the collected output is behind a Mutex.
-    private let process: Process
+///
+/// Started with ``SpawnedProcess`` (posix_spawn, a waiter thread per child), not Foundation's
+/// `Process`, which learns of an exit from a Dispatch worker that a saturated run may not
+/// give it for minutes.
+final class ChildProcess: Sendable {
+    private let process: SpawnedProcess
     private let output = CollectedOutput()
+    /// The parent's end of the child's stdin when it is kept open (the crash children end
+    /// when it closes); closed by ``kill()`` and when this object goes away.
+    private let standardInput: Mutex<Int32>
     let commandLine: String
 
     init(executable: URL, arguments: [String], environment: [String: String]? = nil, currentDirectory: URL? = nil,
          keepStandardInputOpen: Bool = false) throws {
-        process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         commandLine = ([executable.lastPathComponent] + arguments).joined(separator: " ")
-        let stdout = Pipe(), stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
         // A child that watches stdin for EOF (the crash child) ends when this pipe closes;
         // others get /dev/null.
-        if keepStandardInputOpen { process.standardInput = Pipe() } else { process.standardInput = FileHandle.nullDevice }
-        try process.run()
-        launched = ContinuousClock.now
-        for (handle, isStdout) in [(stdout.fileHandleForReading, true), (stderr.fileHandleForReading, false)] {
+        process = try SpawnedProcess(executable: executable.path, arguments: arguments, environment: environment,
+                                     currentDirectory: currentDirectory?.path,
+                                     standardInput: keepStandardInputOpen ? .pipe : .null)
+        standardInput = Mutex(process.standardInput)
+        for (fd, isStdout) in [(process.standardOutput, true), (process.standardError, false)] {
             let output = self.output
             Thread.detachNewThread {
+                var buffer = [UInt8](repeating: 0, count: 65_536)
                 while true {
-                    let chunk = handle.availableData
-                    if chunk.isEmpty { break }
-                    output.withLock { if isStdout { $0.stdout.append(chunk) } else { $0.stderr.append(chunk) } }
+                    let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                    if count < 0 && errno == EINTR { continue }
+                    if count <= 0 { break }
+                    output.withLock {
+                        if isStdout { $0.stdout.append(contentsOf: buffer[..<count]) } else { $0.stderr.append(contentsOf: buffer[..<count]) }
+                    }
                 }
+                close(fd)
                 let now = ContinuousClock.now
                 output.withLock {
                     if isStdout { $0.stdoutClosed = true } else { $0.stderrClosed = true }
@@ -45,8 +49,10 @@ final class ChildProcess: @unchecked Sendable {
         }
     }
 
-    /// When `Process.run()` returned.
-    let launched: ContinuousClock.Instant
+    deinit { closeStandardInput() }
+
+    /// When the child was started.
+    var launched: ContinuousClock.Instant { process.launched }
 
     /// How long the child ran: from its launch until both its pipes reached their end (it
     /// exited, or closed them), nil while one is open. Taken by the threads that read the
@@ -55,8 +61,8 @@ final class ChildProcess: @unchecked Sendable {
     /// test` saw a 20 ms call answered after 35 s).
     var runningTime: Duration? { output.withLock { $0.outputEnded.map { launched.duration(to: $0) } } }
 
-    var processIdentifier: Int32 { process.processIdentifier }
-    var isRunning: Bool { reapedStatus.withLock { $0 == nil } && process.isRunning }
+    var processIdentifier: Int32 { process.pid }
+    var isRunning: Bool { process.isRunning }
 
     var standardOutput: String { output.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
     var standardError: String { output.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
@@ -83,58 +89,41 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Waits for the child to exit by itself and for its output to be read; returns its exit
-    /// status, or nil after `seconds` (the child is then killed).
-    ///
-    /// Once both pipes have ended the child has exited; `Process` may still take a while to
-    /// notice (see ``awaitExit(of:within:)``), so after 5 s more the child is reaped here.
+    /// status (128 + the signal when a signal ended it), or nil after `seconds` (the child is
+    /// then killed).
     func waitForExit(within seconds: Double = 120) async -> Int32? {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while ContinuousClock.now < deadline {
-            if let ended = output.withLock({ $0.outputEnded }) {
-                if let status = reapedStatus.withLock({ $0 }) { return status }
-                if !process.isRunning { return process.terminationStatus }
-                if ended.duration(to: .now) > .seconds(5), let status = reap() { return status }
-            }
+            if let status = process.exitStatus, outputHasEnded { return status }
             try? await Task.sleep(for: .milliseconds(20))
         }
         kill()
         return nil
     }
 
-    /// The exit status when this object reaped the child itself (`Process` never saw it end).
-    private let reapedStatus = Mutex<Int32?>(nil)
-
-    /// `waitpid` without blocking: the child's exit status (128 + the signal when a signal
-    /// ended it), or nil while it runs.
-    private func reap() -> Int32? {
-        var status: Int32 = 0
-        guard waitpid(process.processIdentifier, &status, WNOHANG) == process.processIdentifier else { return nil }
-        // WIFEXITED / WEXITSTATUS (macros Swift does not import).
-        let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        reapedStatus.withLock { $0 = code }
-        return code
-    }
-
     /// Whether both of the child's pipes have reached their end (it has exited, or closed them).
     var outputHasEnded: Bool { output.withLock { $0.outputEnded != nil } }
 
     /// Whether it ended with a signal (SIGKILL) rather than an exit status.
-    var wasKilled: Bool {
-        if let status = reapedStatus.withLock({ $0 }) { return status > 128 }
-        return !process.isRunning && process.terminationReason == .uncaughtSignal
-    }
+    var wasKilled: Bool { process.wasSignaled }
 
-    /// SIGKILL, then reaps it (``awaitExit(of:within:)``). Does nothing when it already ended.
+    /// SIGKILL, then waits for it to end (at most 30 s). Does nothing when it already ended.
     func kill() {
-        guard isRunning else { return }
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        awaitExit(of: process)
+        defer { closeStandardInput() }   // after the signal: a crash child ends cleanly on EOF
+        guard process.signal(SIGKILL) else { return }
+        process.waitUntilEnded()
     }
 
     /// SIGINT (Ctrl-C), as a user ends a `docctl listen`.
     func interrupt() {
-        guard isRunning else { return }
-        Foundation.kill(process.processIdentifier, SIGINT)
+        process.signal(SIGINT)
+    }
+
+    private func closeStandardInput() {
+        standardInput.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
     }
 }
 

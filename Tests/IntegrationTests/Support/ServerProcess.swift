@@ -11,7 +11,7 @@ final class ServerProcess: @unchecked Sendable {
     let dataDirectory: String
     let secretFile: String
     let extraArguments: [String]
-    private(set) var process: Process?
+    private(set) var process: SpawnedProcess?
     private(set) var port: Int = 0
 
     /// The built executables live next to the test bundle's binary.
@@ -63,31 +63,42 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     private func startBlocking() throws {
-        let process = Process()
-        process.executableURL = try Self.executable("docctl")
-        process.arguments = ["serve", "--port", String(port), "--data", dataDirectory, "--secret", secretFile,
-                             "--rules", Self.repositoryRoot.appendingPathComponent("Rules/firestore.rules").path,
-                             "--log-level", "warning", "--tick-seconds", "1"] + extraArguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let arguments = ["serve", "--port", String(port), "--data", dataDirectory, "--secret", secretFile,
+                         "--rules", Self.repositoryRoot.appendingPathComponent("Rules/firestore.rules").path,
+                         "--log-level", "warning", "--tick-seconds", "1"] + extraArguments
+        let process = try SpawnedProcess(executable: try Self.executable("docctl").path, arguments: arguments,
+                                         standardOutput: .pipe, standardError: .null)
         self.process = process
-        var buffer = Data()
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            buffer.append(chunk)
+        let output = process.standardOutput
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4_096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            buffer += chunk[..<count]
             let text = String(decoding: buffer, as: UTF8.self)
             if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on http://") }),
                let colon = line.lastIndex(of: ":"), let port = Int(line[line.index(after: colon)...]) {
                 self.port = port
+                // Whatever else it prints is read and dropped, so that it never blocks on a
+                // full pipe.
+                Thread.detachNewThread {
+                    var rest = [UInt8](repeating: 0, count: 4_096)
+                    while true {
+                        let count = rest.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+                        if count < 0 && errno == EINTR { continue }
+                        if count <= 0 { break }
+                    }
+                    close(output)
+                }
                 return
             }
         }
-        process.terminate()
-        awaitExit(of: process)
+        close(output)
+        // It ended (or closed its stdout) without printing its address.
+        process.signal(SIGKILL)
+        process.waitUntilEnded()
         self.process = nil
         throw DocError(.unavailable, "docctl serve did not print its address; output: \(String(decoding: buffer, as: UTF8.self))")
     }
@@ -95,18 +106,18 @@ final class ServerProcess: @unchecked Sendable {
     /// SIGKILL: no shutdown, no flush beyond what was already synced.
     func kill() {
         guard let process else { return }
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        awaitExit(of: process)
+        process.signal(SIGKILL)
+        process.waitUntilEnded()
         self.process = nil
     }
 
     /// SIGTERM: a graceful shutdown (SIGKILL after 60 s).
     func stop() {
         guard let process else { return }
-        process.terminate()
-        if !awaitExit(of: process, within: .seconds(60)) {
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            awaitExit(of: process)
+        process.signal(SIGTERM)
+        if !process.waitUntilEnded(within: .seconds(60)) {
+            process.signal(SIGKILL)
+            process.waitUntilEnded()
         }
         self.process = nil
     }
