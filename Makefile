@@ -18,7 +18,7 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 UNAME := $(shell uname -s)
 
-.PHONY: deps deps-leveldb deps-postgres deps-sqlite build test release serve bench-peers clean
+.PHONY: deps deps-leveldb deps-postgres deps-sqlite build test release serve bench-peers bench-callgrind clean
 
 # initdb is not on PATH in Debian's package: it lives under /usr/lib/postgresql/VERSION/bin.
 PG_INITDB := $(shell command -v initdb 2>/dev/null || ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null | tail -n 1)
@@ -79,6 +79,12 @@ bench-peers: deps-leveldb deps-sqlite
 	python3 Benchmarks/bench-peers.py .build-release/release/docbench \
 		"$$($(SWIFT) build -c release --package-path Benchmarks/grdb-peer --scratch-path $(PEERS_SCRATCH) --show-bin-path)/grdb-peer" \
 		$(PEERS_ARGS)
+
+# Instructions per local-write write and per raw LevelDB put, counted by callgrind (valgrind
+# 3.24 from Debian trixie's package, unpacked under .build-callgrind; see the script).
+bench-callgrind: deps-leveldb
+	$(SWIFT) build -c release --product docbench --scratch-path .build-release
+	python3 Benchmarks/callgrind/count-local-write.py .build-release/release/docbench
 
 clean:
 	rm -rf .build
