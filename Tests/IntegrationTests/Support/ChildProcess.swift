@@ -30,14 +30,9 @@ final class ChildProcess: Sendable {
         for (fd, isStdout) in [(process.standardOutput, true), (process.standardError, false)] {
             let output = self.output
             Thread.detachNewThread {
-                var buffer = [UInt8](repeating: 0, count: 65_536)
-                while true {
-                    let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                    if count < 0 && errno == EINTR { continue }
-                    if count <= 0 { break }
-                    output.withLock {
-                        if isStdout { $0.stdout.append(contentsOf: buffer[..<count]) } else { $0.stderr.append(contentsOf: buffer[..<count]) }
-                    }
+                readChunks(of: fd) { chunk in
+                    output.withLock { if isStdout { $0.stdout.append(contentsOf: chunk) } else { $0.stderr.append(contentsOf: chunk) } }
+                    return true
                 }
                 close(fd)
                 let now = ContinuousClock.now

@@ -71,29 +71,25 @@ final class ServerProcess: @unchecked Sendable {
         self.process = process
         let output = process.standardOutput
         var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4_096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            buffer += chunk[..<count]
+        var listening = false
+        readChunks(of: output, bufferSize: 4_096) { chunk in
+            buffer += chunk
             let text = String(decoding: buffer, as: UTF8.self)
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on http://") }),
-               let colon = line.lastIndex(of: ":"), let port = Int(line[line.index(after: colon)...]) {
-                self.port = port
-                // Whatever else it prints is read and dropped, so that it never blocks on a
-                // full pipe.
-                Thread.detachNewThread {
-                    var rest = [UInt8](repeating: 0, count: 4_096)
-                    while true {
-                        let count = rest.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
-                        if count < 0 && errno == EINTR { continue }
-                        if count <= 0 { break }
-                    }
-                    close(output)
-                }
-                return
+            // Complete lines only: a line read in part could end in part of its port.
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            guard let line = lines.first(where: { $0.hasPrefix("listening on http://") }),
+                  let colon = line.lastIndex(of: ":"), let port = Int(line[line.index(after: colon)...]) else { return true }
+            self.port = port
+            listening = true
+            return false
+        }
+        if listening {
+            // Whatever else it prints is read and dropped, so that it never blocks on a full pipe.
+            Thread.detachNewThread {
+                readChunks(of: output, bufferSize: 4_096) { _ in true }
+                close(output)
             }
+            return
         }
         close(output)
         // It ended (or closed its stdout) without printing its address.

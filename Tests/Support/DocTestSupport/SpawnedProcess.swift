@@ -189,3 +189,14 @@ private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeM
     defer { for pointer in pointers { free(pointer) } }
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
 }
+
+/// Reads `fd` until its end (or a read error), handing each chunk to `body`, and stops early
+/// when `body` returns false. Reads a signal interrupted are tried again.
+public func readChunks(of fd: Int32, bufferSize: Int = 65_536, _ body: (ArraySlice<UInt8>) -> Bool) {
+    var buffer = [UInt8](repeating: 0, count: bufferSize)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0, body(buffer[..<count]) else { return }
+    }
+}
