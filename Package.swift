@@ -46,7 +46,8 @@ let package = Package(
             name: "CLevelDB",
             providers: [.apt(["libleveldb-dev"]), .brew(["leveldb"])]
         ),
-        // The options LevelDB's C API leaves out (reuse_logs), set through its C++ API.
+        // The options LevelDB's C API leaves out (reuse_logs), set through its C++ API; and a
+        // CRC-32C on the processor's instruction for the log-reuse check.
         .target(
             name: "CLevelDBExtras",
             dependencies: ["CLevelDB"]

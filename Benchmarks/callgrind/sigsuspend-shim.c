@@ -1,5 +1,5 @@
 /*
- * Loaded into docbench under valgrind (LD_PRELOAD) by count-local-write.sh; not part of any
+ * Loaded into docbench under valgrind (LD_PRELOAD) by count-local-write.py; not part of any
  * build of the project.
  *
  * Valgrind rewrites the signal mask a program passes to sigsuspend in place, to keep its own

@@ -5,7 +5,6 @@ import DocServerPostgres
 import Foundation
 import Logging
 import PostgresTestSupport
-import Synchronization
 
 /// Where a benchmark server keeps its data.
 enum BenchStore: Sendable {
@@ -24,29 +23,11 @@ enum BenchStore: Sendable {
     }
 }
 
-/// The PostgreSQL cluster of a docbench run: started on first use (`fsync` on, PostgreSQL's
-/// defaults otherwise, so commits are as durable as the embedded store's synced writes),
-/// stopped when the run ends.
+/// The PostgreSQL cluster of a docbench run: ``PostgresCluster/shared(fsync:)``, started on
+/// first use with `fsync` on (PostgreSQL's defaults otherwise, so commits are as durable as
+/// the embedded store's synced writes) and stopped when the process exits.
 enum BenchPostgres {
-    private static let started = Mutex<Task<PostgresCluster, any Error>?>(nil)
-
-    static func cluster() async throws -> PostgresCluster {
-        let start = started.withLock { start in
-            if let start { return start }
-            let new = Task { try await PostgresCluster.start(fsync: true) }
-            start = new
-            return new
-        }
-        return try await start.value
-    }
-
-    static func stop() async {
-        let start = started.withLock { start in
-            defer { start = nil }
-            return start
-        }
-        try? await start?.value.stop()
-    }
+    static func cluster() async throws -> PostgresCluster { try await PostgresCluster.shared(fsync: true) }
 }
 
 /// A server on 127.0.0.1 (system-chosen port) for the scenarios that need one: a store

@@ -285,8 +285,6 @@ for scenario in selected {
         for figure in result.figures { report(figure, n: count) }
     } catch {
         FileHandle.standardError.write("docbench: \(scenario.name) failed: \(error)\n".data(using: .utf8)!)
-        await BenchPostgres.stop()
         exit(1)
     }
 }
-await BenchPostgres.stop()

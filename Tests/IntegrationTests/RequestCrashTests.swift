@@ -101,9 +101,14 @@ struct RequestCrashTests {
                 if killerDone.isSet { break }
                 server.kill()
                 kills.increment()
-                try? await server.start()
+                // Started again until it runs: with no server, no answer would ever come.
+                while (try? await server.start()) == nil && !killerDone.isSet {
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
             }
         }
+        // Ends the killer also when the writes below throw.
+        defer { killerDone.set() }
 
         let writer = ResilientWriter(server: server, token: alice, clientID: "alice-device")
         var rejectedWrites = 0

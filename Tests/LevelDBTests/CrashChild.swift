@@ -100,8 +100,7 @@ final class CrashChild {
 
     /// Kills the child with SIGKILL (unless it has ended) and waits for it to end.
     func killAndWait() {
-        process.signal(SIGKILL)
-        process.waitUntilEnded()
+        process.killAndWait()
     }
 }
 

@@ -11,10 +11,9 @@ extension LocalStore {
     package func declareCompositeIndexes(_ indexes: [CompositeIndex]) throws(DocError) -> (incomplete: Bool, changed: Bool) {
         let cache = persistence.compositeIndexes
         let (declared, changed) = try persistence.run("Declare composite indexes") { txn throws(DocError) in
-            let declared = try cache.declare(indexes, in: txn)
+            let (declared, changed) = try cache.declare(indexes, in: txn)
             // The overlays' rows follow the declared indexes once indexed again; until then a
             // query reads them directly.
-            let changed = Set(declared.map(\.index)) != Set(cache.declared.map(\.index))
             if changed { try persistence.overlayIndex.resetWatermarks(in: txn) }
             return (declared, changed)
         }

@@ -20,6 +20,8 @@ extension LocalStore {
                 }
             }
             index.setWatermark(last.batchID, user: user, in: txn)
+            // A short step took every batch there was.
+            guard step.count == maxBatches else { return false }
             return try queue.highestUnacknowledgedBatchID(in: txn) > last.batchID
         }
     }

@@ -140,11 +140,13 @@ package final class CompositeIndexCache {
     /// Makes `indexes` the declared indexes: rows and definitions of indexes no longer
     /// declared are removed, new ones are stored as incomplete (``backfill(maxDocuments:from:in:)``
     /// completes them). Call ``commitDeclared(_:cursor:)`` with the result once the transaction has
-    /// committed.
-    func declare(_ indexes: [CompositeIndex], in txn: PersistenceTransaction) throws(DocError) -> [StoredCompositeIndex] {
+    /// committed. `changed`: whether an index was added or removed.
+    func declare(_ indexes: [CompositeIndex], in txn: PersistenceTransaction) throws(DocError)
+        -> (declared: [StoredCompositeIndex], changed: Bool) {
         var wanted: [String: CompositeIndex] = [:]
         for index in indexes { wanted[index.id] = index }
         var result: [StoredCompositeIndex] = []
+        var changed = false
         for stored in state.compositeIndexes {
             if wanted.removeValue(forKey: stored.index.id) != nil {
                 result.append(stored)
@@ -153,16 +155,18 @@ package final class CompositeIndexCache {
                     for entry in txn.scan(prefix: KeySchema.compositeIndexPrefix(table, stored.index.id)) { txn.delete(entry.key) }
                 }
                 txn.delete(KeySchema.compositeIndexDefinition(stored.index.id))
+                changed = true
             }
         }
         for index in indexes where wanted[index.id] != nil {
             wanted[index.id] = nil
+            changed = true
             let stored = StoredCompositeIndex(index: index, isComplete: false)
             txn.put(KeySchema.compositeIndexDefinition(index.id), Self.encode(stored))
             result.append(stored)
         }
         if let failure = txn.failure { throw failure }
-        return result
+        return (result, changed)
     }
 
     /// Where a backfill step leaves an index: the last document it gave a row (nil: none left).

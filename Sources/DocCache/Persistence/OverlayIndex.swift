@@ -38,21 +38,21 @@ package final class OverlayIndex {
     /// longer apply.
     func update(_ key: DocumentKey, to document: MaybeDocument?, user: String, in txn: PersistenceTransaction) throws(DocError) {
         let listKey = KeySchema.overlayIndexRows(user, key)
-        var old: [[UInt8]] = []
-        if let raw = try txn.get(listKey) { old = try Self.decodeRows(raw) }
+        let raw = try txn.get(listKey)
+        var old = Set<HashedBytes>()
+        if let raw { old = Set(try Self.decodeRows(raw).map(HashedBytes.init)) }
         let new = document?.document.map(remoteDocuments.indexRows(for:)) ?? []
         if old.isEmpty && new.isEmpty { return }
         let space = Self.space(user)
-        var kept = Set<HashedBytes>()
-        for row in old {
-            let hashed = HashedBytes(row)
-            if new.contains(hashed) { kept.insert(hashed) } else { txn.delete(space + row) }
-        }
-        for row in new where !kept.contains(row) { txn.put(space + row.bytes, []) }
+        for row in old where !new.contains(row) { txn.delete(space + row.bytes) }
+        for row in new where !old.contains(row) { txn.put(space + row.bytes, []) }
         if new.isEmpty {
             txn.delete(listKey)
         } else {
-            txn.put(listKey, Self.encodeRows(new))
+            // Unchanged rows (an acknowledgement that only moved the version, an overlay
+            // indexed again) keep their stored list: equal sets encode to equal bytes.
+            let encoded = Self.encodeRows(new)
+            if encoded != raw { txn.put(listKey, encoded) }
         }
     }
 

@@ -211,7 +211,7 @@ package final class RemoteDocumentCache {
 
     // MARK: Local query indexes
 
-    /// The keys of the found documents directly in `collection` whose value at `field` lies
+    /// The index rows of the documents directly in `collection` whose value at `field` lies
     /// between `lower` and `upper` (each optional, inclusive or not), in (value, key) order —
     /// or the reverse with `descending`. Values compare in Firestore's cross-type order, so
     /// an open end includes values of every type on that side (a query engine post-filters

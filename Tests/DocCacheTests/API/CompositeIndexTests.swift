@@ -87,7 +87,7 @@ struct CompositeIndexTests {
             try PersistenceFixtures.withDirectory { dir in
                 let p = try Persistence.open(directory: dir)
                 defer { p.close() }
-                let declared = try p.run("declare") { txn throws(DocError) in try p.compositeIndexes.declare([index], in: txn) }
+                let declared = try p.run("declare") { txn throws(DocError) in try p.compositeIndexes.declare([index], in: txn).declared }
                 p.compositeIndexes.commitDeclared(declared)
                 try PersistenceFixtures.addDocuments((0..<20).flatMap { i in
                     [PersistenceFixtures.document("items/s\(i)", ["group": 1, "score": .integer(Int64(i))]),

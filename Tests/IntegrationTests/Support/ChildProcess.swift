@@ -16,11 +16,9 @@ final class ChildProcess: Sendable {
     /// The parent's end of the child's stdin when it is kept open (the crash children end
     /// when it closes); closed by ``kill()`` and when this object goes away.
     private let standardInput: Mutex<Int32>
-    let commandLine: String
 
     init(executable: URL, arguments: [String], environment: [String: String]? = nil, currentDirectory: URL? = nil,
          keepStandardInputOpen: Bool = false) throws {
-        commandLine = ([executable.lastPathComponent] + arguments).joined(separator: " ")
         // A child that watches stdin for EOF (the crash child) ends when this pipe closes;
         // others get /dev/null.
         process = try SpawnedProcess(executable: executable.path, arguments: arguments, environment: environment,
@@ -35,28 +33,19 @@ final class ChildProcess: Sendable {
                     return true
                 }
                 close(fd)
-                let now = ContinuousClock.now
-                output.withLock {
-                    if isStdout { $0.stdoutClosed = true } else { $0.stderrClosed = true }
-                    if $0.stdoutClosed && $0.stderrClosed { $0.outputEnded = now }
-                }
+                output.withLock { if isStdout { $0.stdoutClosed = true } else { $0.stderrClosed = true } }
             }
         }
     }
 
     deinit { closeStandardInput() }
 
-    /// When the child was started.
-    var launched: ContinuousClock.Instant { process.launched }
+    /// How long the child ran, from its launch to its exit; nil while it runs. Taken by
+    /// ``SpawnedProcess``'s waiter thread, so it does not include the time a test's task waits
+    /// for a thread of the cooperative pool, which other suites saturate when the whole suite
+    /// runs (one `make test` saw a 20 ms call answered after 35 s).
+    var runningTime: Duration? { process.runningTime }
 
-    /// How long the child ran: from its launch until both its pipes reached their end (it
-    /// exited, or closed them), nil while one is open. Taken by the threads that read the
-    /// pipes, so it does not include the time a test's task waits for a thread of the
-    /// cooperative pool, which other suites saturate when the whole suite runs (one `make
-    /// test` saw a 20 ms call answered after 35 s).
-    var runningTime: Duration? { output.withLock { $0.outputEnded.map { launched.duration(to: $0) } } }
-
-    var processIdentifier: Int32 { process.pid }
     var isRunning: Bool { process.isRunning }
 
     var standardOutput: String { output.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
@@ -97,10 +86,10 @@ final class ChildProcess: Sendable {
     }
 
     /// Whether both of the child's pipes have reached their end (it has exited, or closed them).
-    var outputHasEnded: Bool { output.withLock { $0.outputEnded != nil } }
+    var outputHasEnded: Bool { output.withLock { $0.stdoutClosed && $0.stderrClosed } }
 
-    /// Whether it ended with a signal (SIGKILL) rather than an exit status.
-    var wasKilled: Bool { process.wasSignaled }
+    /// Whether SIGKILL ended it (not an exit status, nor another signal).
+    var wasKilled: Bool { process.wasSignaled && process.exitStatus == 128 + SIGKILL }
 
     /// SIGKILL, then waits for it to end (at most 30 s). Does nothing when it already ended.
     func kill() {
@@ -122,12 +111,11 @@ final class ChildProcess: Sendable {
     }
 }
 
-/// A child's stdout and stderr so far, whether each pipe reached its end, and when both had.
+/// A child's stdout and stderr so far, and whether each pipe reached its end.
 final class CollectedOutput: Sendable {
     struct State {
         var stdout = Data(), stderr = Data()
         var stdoutClosed = false, stderrClosed = false
-        var outputEnded: ContinuousClock.Instant?
     }
     private let state = Mutex(State())
     func withLock<R>(_ body: (inout State) -> R) -> R { state.withLock { body(&$0) } }

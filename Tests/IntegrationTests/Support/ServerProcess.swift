@@ -2,6 +2,7 @@ import DocModel
 import DocServer
 import DocTestSupport
 import Foundation
+import Synchronization
 
 /// `docctl serve` as a real child process: started on a data directory, read until it prints
 /// `listening on …`, killed with SIGKILL or stopped with SIGTERM, started again on the same
@@ -48,30 +49,45 @@ final class ServerProcess: @unchecked Sendable {
     /// seconds on a loaded machine, and a blocked thread of the cooperative pool stalls every
     /// other test.
     ///
-    /// A start on the previous port is tried again for up to 30 s: once the killed server's
-    /// port is free, the kernel may give it to an outgoing connection of another test for a
-    /// while (see ``LiveServer/restart(samePort:)``).
+    /// A start on a given port whose address is in use is tried again for up to 30 s: once a
+    /// killed server's port is free, the kernel may give it to an outgoing connection of
+    /// another test for a while (see ``LiveServer/restart(samePort:)``).
     func start() async throws {
         let deadline = ContinuousClock.now + .seconds(30)
         while true {
             do {
                 return try await onOwnThread { try self.startBlocking() }
-            } catch where port != 0 && ContinuousClock.now < deadline {
+            } catch where port != 0 && "\(error)".contains("Address already in use") && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(200))
             }
         }
     }
 
-    private func startBlocking() throws {
+    /// How long a start may take before the server is killed (a liveness cap).
+    static let startLimit: Duration = .seconds(120)
+
+    private func startBlocking() throws(DocError) {
         let arguments = ["serve", "--port", String(port), "--data", dataDirectory, "--secret", secretFile,
                          "--rules", Self.repositoryRoot.appendingPathComponent("Rules/firestore.rules").path,
                          "--log-level", "warning", "--tick-seconds", "1"] + extraArguments
-        let process = try SpawnedProcess(executable: try Self.executable("docctl").path, arguments: arguments,
-                                         standardOutput: .pipe, standardError: .null)
+        let process: SpawnedProcess
+        do {
+            // stderr with stdout: a failed start's reason is in the error below.
+            process = try SpawnedProcess(executable: try Self.executable("docctl").path, arguments: arguments,
+                                         standardOutput: .pipe, standardError: .standardOutput)
+        } catch {
+            throw DocError(.unavailable, "cannot start docctl serve: \(error)")
+        }
         self.process = process
         let output = process.standardOutput
+        // A server that neither prints its address nor ends is killed, which ends the read.
+        let started = Atomic<Bool>(false)
+        Thread.detachNewThread {
+            let deadline = ContinuousClock.now + Self.startLimit
+            while !started.load(ordering: .relaxed) && process.isRunning && ContinuousClock.now < deadline { usleep(50_000) }
+            if !started.load(ordering: .relaxed) { process.killAndWait() }
+        }
         var buffer: [UInt8] = []
-        var listening = false
         readChunks(of: output, bufferSize: 4_096) { chunk in
             buffer += chunk
             let text = String(decoding: buffer, as: UTF8.self)
@@ -80,10 +96,10 @@ final class ServerProcess: @unchecked Sendable {
             guard let line = lines.first(where: { $0.hasPrefix("listening on http://") }),
                   let colon = line.lastIndex(of: ":"), let port = Int(line[line.index(after: colon)...]) else { return true }
             self.port = port
-            listening = true
+            started.store(true, ordering: .relaxed)
             return false
         }
-        if listening {
+        if started.load(ordering: .relaxed) {
             // Whatever else it prints is read and dropped, so that it never blocks on a full pipe.
             Thread.detachNewThread {
                 readChunks(of: output, bufferSize: 4_096) { _ in true }
@@ -92,9 +108,8 @@ final class ServerProcess: @unchecked Sendable {
             return
         }
         close(output)
-        // It ended (or closed its stdout) without printing its address.
-        process.signal(SIGKILL)
-        process.waitUntilEnded()
+        // It ended (or closed its stdout, or was killed at the cap) without printing its address.
+        process.killAndWait()
         self.process = nil
         throw DocError(.unavailable, "docctl serve did not print its address; output: \(String(decoding: buffer, as: UTF8.self))")
     }
@@ -102,8 +117,7 @@ final class ServerProcess: @unchecked Sendable {
     /// SIGKILL: no shutdown, no flush beyond what was already synced.
     func kill() {
         guard let process else { return }
-        process.signal(SIGKILL)
-        process.waitUntilEnded()
+        process.killAndWait()
         self.process = nil
     }
 
@@ -111,10 +125,7 @@ final class ServerProcess: @unchecked Sendable {
     func stop() {
         guard let process else { return }
         process.signal(SIGTERM)
-        if !process.waitUntilEnded(within: .seconds(60)) {
-            process.signal(SIGKILL)
-            process.waitUntilEnded()
-        }
+        if !process.waitUntilEnded(within: .seconds(60)) { process.killAndWait() }
         self.process = nil
     }
 

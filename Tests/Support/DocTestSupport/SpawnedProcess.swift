@@ -14,6 +14,9 @@ import Synchronization
 /// for more than 10 s). Reaping the child behind `Process`'s back instead is unsafe: with
 /// `pid_max` 32,768 a pid comes back, and `Process` would then reap another child.
 ///
+/// Linux (glibc 2.34 or later) only: it uses glibc's `posix_spawn` file actions and
+/// `siginfo_t` layout.
+///
 /// Here one thread per child blocks in `waitid(…, WNOWAIT)` until the child has ended,
 /// records its status and the time, and only then reaps it, under the lock that
 /// ``signal(_:)`` takes: a signal never reaches a pid that was reused.
@@ -24,6 +27,8 @@ public final class SpawnedProcess: Sendable {
         case null
         /// This process's own.
         case inherit
+        /// For standard error only: the same pipe or file as standard output.
+        case standardOutput
         /// A new pipe; the parent's end is in ``standardInput``, ``standardOutput`` or
         /// ``standardError`` (the parent reads or writes it, and closes it).
         case pipe
@@ -56,19 +61,20 @@ public final class SpawnedProcess: Sendable {
         var parentEnds: [Int32] = [-1, -1, -1]
         var childEnds: [Int32] = []
         defer { for fd in childEnds { close(fd) } }
-        var failure: (any Error)?
+        var spawned = false
+        defer { if !spawned { for fd in parentEnds where fd >= 0 { close(fd) } } }
         for (target, stream) in [(Int32(0), stdin), (1, stdout), (2, stderr)] {
             switch stream {
             case .inherit:
                 break
+            case .standardOutput:
+                precondition(target == 2, "only standard error can go where standard output goes")
+                posix_spawn_file_actions_adddup2(&actions, 1, 2)
             case .null:
                 posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
             case .pipe:
                 var fds: [Int32] = [-1, -1]
-                guard pipe(&fds) == 0 else {
-                    failure = SpawnError("pipe failed: errno \(errno)")
-                    break
-                }
+                guard pipe(&fds) == 0 else { throw SpawnError("pipe failed: errno \(errno)") }
                 // Not inherited by other children (the file actions close the rest anyway).
                 _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
                 _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
@@ -78,10 +84,6 @@ public final class SpawnedProcess: Sendable {
                 parentEnds[Int(target)] = parent
                 posix_spawn_file_actions_adddup2(&actions, child, target)
             }
-        }
-        if let failure {
-            for fd in parentEnds where fd >= 0 { close(fd) }
-            throw failure
         }
         if let currentDirectory { try Self.addChdir(&actions, currentDirectory) }
         try Self.addCloseFrom(&actions, 3)
@@ -95,10 +97,8 @@ public final class SpawnedProcess: Sendable {
                 posix_spawn(&pid, executable, &actions, nil, argvPointer, envpPointer)
             }
         }
-        guard result == 0 else {
-            for fd in parentEnds where fd >= 0 { close(fd) }
-            throw SpawnError("cannot start \(executable): \(String(cString: strerror(result)))")
-        }
+        guard result == 0 else { throw SpawnError("cannot start \(executable): \(String(cString: strerror(result)))") }
+        spawned = true
         self.pid = pid
         launched = ContinuousClock.now
         (standardInput, standardOutput, standardError) = (parentEnds[0], parentEnds[1], parentEnds[2])
@@ -109,7 +109,12 @@ public final class SpawnedProcess: Sendable {
     private func waitForEnd() {
         var info = siginfo_t()
         while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0 {
-            guard errno == EINTR else { return }
+            guard errno == EINTR else {
+                // Cannot happen for a child of ours; if it does, it counts as ended (status
+                // -1) rather than running forever for every caller that waits.
+                exit.withLock { $0 = Exit(status: -1, signaled: false, at: .now) }
+                return
+            }
         }
         let code = info.si_code, value = info._sifields._sigchld.si_status
         let signaled = code == CLD_KILLED || code == CLD_DUMPED
@@ -134,6 +139,12 @@ public final class SpawnedProcess: Sendable {
         exit.withLock { exit in exit == nil && kill(pid, signal) == 0 }
     }
 
+    /// SIGKILL unless it has ended, then ``waitUntilEnded(within:)``.
+    public func killAndWait() {
+        signal(SIGKILL)
+        waitUntilEnded()
+    }
+
     /// Waits (blocking this thread, polling every millisecond) until the child has ended, at
     /// most `limit`; returns whether it has. For the synchronous paths (`defer`) after a
     /// SIGKILL, which ends a child at once.
@@ -142,17 +153,6 @@ public final class SpawnedProcess: Sendable {
         let deadline = ContinuousClock.now + limit
         while isRunning && ContinuousClock.now < deadline { usleep(1_000) }
         return !isRunning
-    }
-
-    /// Waits without blocking a thread until the child has ended, at most `limit`; returns its
-    /// status, or nil if it still runs.
-    public func ended(within limit: Duration) async -> Int32? {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if let status = exitStatus { return status }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return exitStatus
     }
 
     // MARK: glibc's file actions that Swift does not import

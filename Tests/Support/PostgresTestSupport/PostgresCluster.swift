@@ -126,12 +126,13 @@ public final class PostgresCluster: Sendable {
 
     /// One cluster per process, started on first use and stopped when the process exits: what
     /// test suites share (each test then creates its own database with ``createDatabase(_:)``).
-    /// A start that failed fails every call, with the same error.
-    public static func shared() async throws -> PostgresCluster {
+    /// A start that failed fails every call, with the same error. `fsync`: as for
+    /// ``start(fsync:database:)``; the first call decides.
+    public static func shared(fsync: Bool = false) async throws -> PostgresCluster {
         let start = sharedStart.withLock { start in
             if let start { return start }
             let new = Task {
-                let cluster = try await PostgresCluster.start()
+                let cluster = try await PostgresCluster.start(fsync: fsync)
                 sharedCluster.withLock { $0 = cluster }
                 atexit { PostgresCluster.sharedCluster.withLock { $0 }?.stop() }
                 return cluster
