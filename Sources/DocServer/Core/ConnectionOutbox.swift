@@ -3,8 +3,10 @@ internal import DocModel
 internal import Synchronization
 
 /// The frames waiting to be sent to one connection, in order: an `AsyncSequence` of their
-/// messages with a single consumer (the transport's send loop), which may also take the
-/// frames themselves (``nextFrame()``) to write their encodings.
+/// messages with a single consumer, which may also take the frames themselves to write their
+/// encodings: a task awaiting ``nextFrame()``, or a transport that writes from its own thread
+/// when told that frames wait (``onFramesWaiting(_:)`` and ``takeFrame()``, how the WebSocket
+/// server's ``OutboxPump`` avoids waking a task per connection).
 ///
 /// Everything the server says to a connection goes through here — answers to its requests and
 /// changes from other clients' commits alike — so the order is the order the server decided.
@@ -22,7 +24,19 @@ public final class ConnectionOutbox: AsyncSequence, Sendable {
         var head = 0
         var finished = false
         var waiter: CheckedContinuation<OutboundFrame?, Never>?
+        /// Called when frames are queued while ``wakeArmed`` (see ``onFramesWaiting(_:)``).
+        var wake: (@Sendable () -> Void)?
+        /// Whether the consumer found the outbox empty and waits for `wake`.
+        var wakeArmed = false
         var count: Int { buffer.count - head }
+
+        /// `wake`, disarmed, if frames just queued should call it (`always`: also when not
+        /// armed, for the end of the outbox, which its consumer must see whatever it waits for).
+        mutating func takeWake(always: Bool = false) -> (@Sendable () -> Void)? {
+            guard let wake, wakeArmed || always else { return nil }
+            wakeArmed = false
+            return wake
+        }
 
         mutating func pop() -> OutboundFrame? {
             guard head < buffer.count else { return nil }
@@ -56,8 +70,9 @@ public final class ConnectionOutbox: AsyncSequence, Sendable {
     @discardableResult
     public func send(frames: [OutboundFrame]) -> Bool {
         guard !frames.isEmpty else { return true }
-        let (accepted, resume) = state.withLock { s -> (Bool, (CheckedContinuation<OutboundFrame?, Never>, OutboundFrame?)?) in
-            guard !s.finished else { return (false, nil) }
+        let (accepted, resume, wake) = state.withLock {
+            s -> (Bool, (CheckedContinuation<OutboundFrame?, Never>, OutboundFrame?)?, (@Sendable () -> Void)?) in
+            guard !s.finished else { return (false, nil, nil) }
             if s.count + frames.count > capacity {
                 s.buffer = [OutboundFrame(.error(.init(DocError(.resourceExhausted,
                     "the client did not read its frames fast enough (more than \(capacity) waiting); reconnect and resume"), fatal: true)))]
@@ -65,34 +80,72 @@ public final class ConnectionOutbox: AsyncSequence, Sendable {
                 s.finished = true
                 if let waiter = s.waiter {
                     s.waiter = nil
-                    return (false, (waiter, s.pop()))
+                    return (false, (waiter, s.pop()), nil)
                 }
-                return (false, nil)
+                return (false, nil, s.takeWake(always: true))
             }
             s.buffer.append(contentsOf: frames)
             if let waiter = s.waiter {
                 s.waiter = nil
-                return (true, (waiter, s.pop()))
+                return (true, (waiter, s.pop()), nil)
             }
-            return (true, nil)
+            return (true, nil, s.takeWake())
         }
         if let (waiter, frame) = resume { waiter.resume(returning: frame) }
+        wake?()
         return accepted
     }
 
     /// Ends the sequence after the frames already queued and `last`, if given.
     public func finish(with last: ServerMessage? = nil) {
-        let resume = state.withLock { s -> (CheckedContinuation<OutboundFrame?, Never>, OutboundFrame?)? in
-            guard !s.finished else { return nil }
+        let (resume, wake) = state.withLock {
+            s -> ((CheckedContinuation<OutboundFrame?, Never>, OutboundFrame?)?, (@Sendable () -> Void)?) in
+            guard !s.finished else { return (nil, nil) }
             if let last { s.buffer.append(OutboundFrame(last)) }
             s.finished = true
             if let waiter = s.waiter {
                 s.waiter = nil
-                return (waiter, s.pop())
+                return ((waiter, s.pop()), nil)
             }
-            return nil
+            return (nil, s.takeWake(always: true))
         }
         if let (waiter, frame) = resume { waiter.resume(returning: frame) }
+        wake?()
+    }
+
+    /// What ``takeFrame()`` found.
+    package enum Take: Sendable {
+        /// The oldest frame waiting, now taken.
+        case frame(OutboundFrame)
+        /// None waits: the outbox calls its ``onFramesWaiting(_:)`` handler when one does.
+        case empty
+        /// None waits, and none will: the outbox is finished.
+        case finished
+    }
+
+    /// Sets the handler a consumer that does not await ``nextFrame()`` is woken with: it is
+    /// called (outside the outbox's lock, on the thread that queued them) when frames are
+    /// queued after a ``takeFrame()`` found none, once until the next such ``takeFrame()``; and
+    /// when the outbox is finished (an overflow, ``finish(with:)``), whatever the consumer took
+    /// last, so a consumer that held back frames (a socket that cannot take more) still learns
+    /// that the last of them are due. Frames waiting already do not call it: the consumer
+    /// takes them first.
+    package func onFramesWaiting(_ wake: @escaping @Sendable () -> Void) {
+        state.withLock { s in
+            s.wake = wake
+            s.wakeArmed = false
+        }
+    }
+
+    /// Takes the oldest frame waiting, without waiting: ``Take/empty`` arms the
+    /// ``onFramesWaiting(_:)`` handler for the next frame queued.
+    package func takeFrame() -> Take {
+        state.withLock { s in
+            if let frame = s.pop() { return .frame(frame) }
+            if s.finished { return .finished }
+            s.wakeArmed = true
+            return .empty
+        }
     }
 
     /// Whether the outbox no longer accepts frames.

@@ -7,13 +7,17 @@ public import NIOCore
 ///
 /// The bytes are what ``FrameEncoder`` writes for the message; a shared frame is encoded once,
 /// when it is made, and every connection then writes the same `ByteBuffer` storage (a
-/// `ByteBuffer` is copied on write only, and sending never writes to it).
+/// `ByteBuffer` is copied on write only, and sending never writes to it). The protocol runs
+/// over WebSocket (docs/protocol.md), whose server frames are not masked, so a shared frame
+/// also carries its whole WebSocket text frame (``webSocketFrame``), header included: every
+/// connection writes those bytes to its socket as they are.
 public struct OutboundFrame: Sendable {
     private enum Storage: Sendable {
         /// Encoded when sent, for this connection alone.
         case own(ServerMessage)
-        /// Encoded once when made; every connection given the frame writes this buffer.
-        case shared(ServerMessage, ByteBuffer)
+        /// Encoded once when made; every connection given the frame writes these buffers
+        /// (`payload` is a view of `frame`'s bytes after the WebSocket header).
+        case shared(ServerMessage, payload: ByteBuffer, frame: ByteBuffer)
     }
 
     private let storage: Storage
@@ -24,9 +28,11 @@ public struct OutboundFrame: Sendable {
     }
 
     /// A frame that several connections send: encoded here, once (by the hub, which makes
-    /// few of them per commit), so the connections' send loops only write it.
+    /// few of them per commit), so the connections only write it.
     public static func shared(_ message: ServerMessage) -> OutboundFrame {
-        OutboundFrame(storage: .shared(message, encode(message)))
+        let (frame, headerBytes) = webSocketTextFrame(FrameEncoder.encode(message))
+        let payload = frame.getSlice(at: headerBytes, length: frame.readableBytes - headerBytes)!
+        return OutboundFrame(storage: .shared(message, payload: payload, frame: frame))
     }
 
     private init(storage: Storage) {
@@ -36,7 +42,7 @@ public struct OutboundFrame: Sendable {
     /// The message the frame carries.
     public var message: ServerMessage {
         switch storage {
-        case .own(let message), .shared(let message, _): return message
+        case .own(let message), .shared(let message, _, _): return message
         }
     }
 
@@ -49,12 +55,38 @@ public struct OutboundFrame: Sendable {
     /// The frame's bytes: the message's UTF-8 JSON, byte for byte what ``FrameEncoder`` writes.
     public var encoded: ByteBuffer {
         switch storage {
-        case .own(let message): return Self.encode(message)
-        case .shared(_, let buffer): return buffer
+        case .own(let message): return ByteBuffer(bytes: FrameEncoder.encode(message))
+        case .shared(_, let payload, _): return payload
         }
     }
 
-    private static func encode(_ message: ServerMessage) -> ByteBuffer {
-        ByteBuffer(bytes: FrameEncoder.encode(message))
+    /// The frame as a WebSocket server sends it: a final, unmasked text frame (RFC 6455,
+    /// section 5.2) whose payload is ``encoded``.
+    var webSocketFrame: ByteBuffer {
+        switch storage {
+        case .own(let message): return Self.webSocketTextFrame(FrameEncoder.encode(message)).frame
+        case .shared(_, _, let frame): return frame
+        }
+    }
+
+    /// `payload` behind the header of a final, unmasked text frame, in one buffer, and the
+    /// header's length.
+    static func webSocketTextFrame(_ payload: [UInt8]) -> (frame: ByteBuffer, headerBytes: Int) {
+        var frame = ByteBuffer()
+        frame.reserveCapacity(payload.count + 10)
+        frame.writeInteger(UInt8(0x81))   // FIN, opcode 1 (text)
+        switch payload.count {
+        case ..<126:
+            frame.writeInteger(UInt8(payload.count))
+        case ...0xFFFF:
+            frame.writeInteger(UInt8(126))
+            frame.writeInteger(UInt16(payload.count))
+        default:
+            frame.writeInteger(UInt8(127))
+            frame.writeInteger(UInt64(payload.count))
+        }
+        let headerBytes = frame.writerIndex
+        frame.writeBytes(payload)
+        return (frame, headerBytes)
     }
 }

@@ -80,14 +80,10 @@ public final class DocServerHTTP: Sendable {
         // A WebSocket message may span frames; its whole size is bounded by the protocol's
         // frame limit (plus room for the framing of an oversized frame to be read and refused).
         let maxMessage = core.configuration.frameLimits.maxFrameBytes
-        let session = ListenSession(core: core, verifier: verifier, maxFrameBytes: maxMessage, logger: logger)
+        let session = ListenSession(
+            core: core, verifier: verifier, maxFrameBytes: maxMessage, logger: logger, pumps: PumpQueues())
         router.ws(RouterPath(stringLiteral: HTTPServerSettings.listenPath)) { inbound, outbound, context in
-            // A commit's frames to this connection leave together (see FlushCoalescingHandler).
-            let channel = context.requestContext.channel
-            try? await channel.eventLoop.submit {
-                try channel.pipeline.syncOperations.addHandler(FlushCoalescingHandler(), position: .first)
-            }.get()
-            await session.run(inbound: inbound, outbound: outbound)
+            await session.run(inbound: inbound, outbound: outbound, channel: context.requestContext.channel)
         }
         // Upload bodies are streamed to the blob store chunk by chunk: Hummingbird's
         // `maxUploadSize` only caps bodies collected in memory, which these handlers never do.

@@ -7,11 +7,13 @@ internal import DocModel
 internal import DocProtocol
 internal import HummingbirdWebSocket
 internal import NIOWebSocket
+internal import NIOCore
 internal import Logging
 
-/// One WebSocket connection on `/listen`: the `hello` handshake, then the two loops of a
-/// streaming transport around ``DocServerCore`` — frames in, one at a time and in order; the
-/// connection's outbound frames out, in order.
+/// One WebSocket connection on `/listen`: the `hello` handshake, then a streaming transport
+/// around ``DocServerCore`` — frames in, one at a time and in order, in this task; the
+/// connection's outbound frames out, in order, written from its event loop by an
+/// ``OutboxPump``.
 ///
 /// Ending: the client closing the socket closes the core connection; the core ending the
 /// connection (a fatal `error` frame: shutdown, overflow) closes the socket after that frame.
@@ -22,8 +24,11 @@ struct ListenSession: Sendable {
     let verifier: TokenVerifier
     let maxFrameBytes: Int
     let logger: Logger
+    /// The pump queues of the server's event loops.
+    let pumps: PumpQueues
 
-    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
+    /// Serves the connection on `channel` (upgraded to WebSocket) until either side ends it.
+    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel) async {
         var messages = inbound.messages(maxSize: maxFrameBytes).makeAsyncIterator()
         let first: WebSocketMessage
         do {
@@ -43,22 +48,26 @@ struct ListenSession: Sendable {
             try? await outbound.write(.text(FrameEncoder.string(.error(.init(error, fatal: true)))))
             return
         }
+        let ended = channel.eventLoop.makePromise(of: Void.self)
+        let pump = OutboxPump(outbox: connection.outbound, queue: pumps.queue(for: channel.eventLoop), ended: ended)
+        do {
+            try await channel.eventLoop.submit {
+                try channel.pipeline.syncOperations.addHandler(pump, position: .first)
+            }.get()
+        } catch {
+            // The channel closed before the pump could join it.
+            ended.succeed(())
+            await core.close(connection)
+            return
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await Self.endAtExpiry(of: auth, connection: connection)
             }
             group.addTask {
-                // Each frame's encoding is written as it is: a frame shared by many connections
-                // (a commit's change to every listener of a target) is one buffer for all.
-                while let frame = await connection.outbound.nextFrame() {
-                    do {
-                        try await outbound.write(.custom(WebSocketFrame(fin: true, opcode: .text, data: frame.encoded)))
-                    } catch {
-                        break
-                    }
-                }
-                // The core ended the connection (or the client left): closing the socket ends
-                // the receive loop below.
+                // The core ended the connection (or the client left), and the pump has written
+                // its last frame: closing the socket ends the receive loop below.
+                try? await ended.futureResult.get()
                 try? await outbound.close(.goingAway, reason: nil)
             }
             do {

@@ -3,7 +3,7 @@ internal import HummingbirdWebSocket
 internal import NIOCore
 
 /// The request context of the server's router: Hummingbird's basic WebSocket context plus the
-/// connection's channel, so a `/listen` connection can add ``FlushCoalescingHandler`` to its
+/// connection's channel, so a `/listen` connection can add its ``OutboxPump`` to its
 /// pipeline once it is upgraded.
 struct ServerRequestContext: Hummingbird.RequestContext, WebSocketRequestContext {
     var coreContext: CoreRequestContextStorage
