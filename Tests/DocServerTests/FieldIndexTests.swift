@@ -34,6 +34,12 @@ import Testing
     @Test func fieldPathsAreCanonical() {
         let entries = entries(["a.b": 1, "m": .map(["c d": 2])])
         #expect(Set(entries.entries.map(\.field)) == ["`a.b`", "m", "m.`c d`"])
+        // Nested under a quoted segment, with backquotes and backslashes to escape: the
+        // path's own canonical form.
+        let nested = self.entries(["q.r": .map(["s`t": .map(["u\\v": 1, "w": 2])])])
+        let paths = [["q.r"], ["q.r", "s`t"], ["q.r", "s`t", "u\\v"], ["q.r", "s`t", "w"]]
+        #expect(Set(nested.entries.map(\.field)) == Set(paths.map { FieldPath(unchecked: $0).canonicalString }))
+        #expect(nested.entries.contains { $0.field == "`q.r`.`s\\`t`.`u\\\\v`" })
     }
 
     @Test func valuesTooLargeGetAMarkerInsteadOfAnEntry() {

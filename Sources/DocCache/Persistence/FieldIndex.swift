@@ -22,8 +22,9 @@ package struct IndexBound: Sendable, Hashable {
 /// unindexed-value row per (field, kind) whose value is too large to index, so a query engine
 /// can detect that the index is incomplete for the field and fetch those documents itself.
 enum FieldIndexer {
-    /// Every index row key of the found document `document`.
-    static func entries(for document: Document) -> Set<HashedBytes> {
+    /// Every index row key of the found document `document`, each once (a row names its
+    /// field and value, and a document has one value per field and each array element once).
+    static func entries(for document: Document) -> [[UInt8]] {
         let collection = document.key.collectionPath
         let id = document.key.documentID
         func base(_ table: KeySchema.Table) -> KeyEncoder {
@@ -33,20 +34,21 @@ enum FieldIndexer {
         }
         let fieldBase = base(.fieldIndex), arrayBase = base(.arrayIndex)
         let index = DocumentIndexEntries(document)
-        var rows = Set<HashedBytes>(minimumCapacity: index.entries.count + index.unindexed.count)
+        var rows: [[UInt8]] = []
+        rows.reserveCapacity(index.entries.count + index.unindexed.count)
         for entry in index.entries {
             var k = entry.kind == .value ? fieldBase : arrayBase
             k.append(string: entry.field)
             k.append(raw: entry.value)
             k.append(string: id)
-            rows.insert(HashedBytes(k.bytes))
+            rows.append(k.bytes)
         }
         for marker in index.unindexed {
             var k = base(.unindexedValues)
             k.append(string: marker.field)
             k.append(int64: marker.kind.rawValue)
             k.append(string: id)
-            rows.insert(HashedBytes(k.bytes))
+            rows.append(k.bytes)
         }
         return rows
     }

@@ -41,7 +41,7 @@ package final class OverlayIndex {
         let raw = try txn.get(listKey)
         var old = Set<HashedBytes>()
         if let raw { old = Set(try Self.decodeRows(raw).map(HashedBytes.init)) }
-        let new = document?.document.map(remoteDocuments.indexRows(for:)) ?? []
+        let new = Set(document?.document.map(remoteDocuments.indexRows(for:))?.map(HashedBytes.init) ?? [])
         if old.isEmpty && new.isEmpty { return }
         let space = Self.space(user)
         for row in old where !new.contains(row) { txn.delete(space + row.bytes) }

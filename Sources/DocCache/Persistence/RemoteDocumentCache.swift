@@ -21,10 +21,12 @@ package final class RemoteDocumentCache {
 
     /// Every local query index row of the found document `document`: its field, array and
     /// unindexed-value rows, and its rows in the declared composite indexes (also the rows of
-    /// an overlay's local view, under its user's prefix: ``OverlayIndex``).
-    func indexRows(for document: Document) -> Set<HashedBytes> {
+    /// an overlay's local view, under its user's prefix: ``OverlayIndex``). Each row once:
+    /// the composite rows are under their index's id, apart from the others and each other.
+    func indexRows(for document: Document) -> [[UInt8]] {
         var rows = FieldIndexer.entries(for: document)
-        for row in compositeIndexes.rows(for: document) { rows.insert(HashedBytes(row)) }
+        rows.append(contentsOf: compositeIndexes.rows(for: document))
+        assert(Set(rows.map(HashedBytes.init)).count == rows.count, "an index row twice for \(document.key)")
         return rows
     }
 
@@ -55,10 +57,17 @@ package final class RemoteDocumentCache {
             txn.put(KeySchema.collectionGroup(key), [])
         }
 
-        let oldEntries = old?.document.document.map(indexRows(for:)) ?? []
-        let newEntries = document.document.map(indexRows(for:)) ?? []
-        for entry in oldEntries where !newEntries.contains(entry) { txn.delete(entry.bytes) }
-        for entry in newEntries where !oldEntries.contains(entry) { txn.put(entry.bytes, []) }
+        let newRows = document.document.map(indexRows(for:)) ?? []
+        if let oldDocument = old?.document.document {
+            let oldRows = Set(indexRows(for: oldDocument).map(HashedBytes.init))
+            let newSet = Set(newRows.map(HashedBytes.init))
+            for row in oldRows where !newSet.contains(row) { txn.delete(row.bytes) }
+            for row in newSet where !oldRows.contains(row) { txn.put(row.bytes, []) }
+        } else {
+            // Nothing to compare with (a document new to the cache, each synced write's):
+            // every row is new, and none is hashed.
+            for row in newRows { txn.put(row, []) }
+        }
 
         txn.stampSentinel(key)
     }
@@ -78,7 +87,7 @@ package final class RemoteDocumentCache {
         txn.delete(KeySchema.readTime(key.collectionPath, old.readTime, key.documentID))
         txn.delete(KeySchema.collectionGroup(key))
         if let document = old.document.document {
-            for entry in indexRows(for: document) { txn.delete(entry.bytes) }
+            for row in indexRows(for: document) { txn.delete(row) }
         }
         txn.delete(KeySchema.sentinel(key))
         return true

@@ -58,22 +58,25 @@ package struct DocumentIndexEntries: Sendable, Hashable {
 
     /// The entries of `document` (its data; the key does not matter).
     package init(_ document: Document) {
-        walk(document.data.fields, prefix: [])
+        walk(document.data.fields, prefix: "")
     }
 
-    private mutating func walk(_ fields: [String: Value], prefix: [String]) {
+    /// `prefix`: the canonical form of the map's field path ("" for the document), which each
+    /// field's extends by one segment (the same string as ``FieldPath/canonicalString`` of
+    /// the field's path, without building the path).
+    private mutating func walk(_ fields: [String: Value], prefix: String) {
         for (name, value) in fields {
-            let segments = prefix + [name]
-            let field = FieldPath(unchecked: segments).canonicalString
+            let segment = FieldPath.canonicalSegment(name)
+            let field = prefix.isEmpty ? segment : prefix + "." + segment
             add(.value, field, value.indexEncoded())
             switch value {
             case .map(let map) where !value.isServerTimestamp:
-                walk(map, prefix: segments)
+                walk(map, prefix: field)
             case .array(let elements):
-                var seen = Set<HashedBytes>()
+                var seen = SeenEncodings(count: elements.count)
                 for element in elements {
                     let encoded = element.indexEncoded()
-                    if seen.insert(HashedBytes(encoded)).inserted { add(.arrayElement, field, encoded) }
+                    if seen.insert(encoded) { add(.arrayElement, field, encoded) }
                 }
             default:
                 break
@@ -88,5 +91,24 @@ package struct DocumentIndexEntries: Sendable, Hashable {
         } else {
             entries.append(Entry(kind: kind, field: field, value: encoded))
         }
+    }
+}
+
+/// The distinct encodings among an array's elements: a short array's few are compared one by
+/// one (no hashing), a longer one's hashed.
+private struct SeenEncodings {
+    private var list: [[UInt8]] = []
+    private var set: Set<HashedBytes>?
+
+    init(count: Int) {
+        if count > 8 { set = Set(minimumCapacity: count) }
+    }
+
+    /// Whether `encoded` was not seen before (and is now).
+    mutating func insert(_ encoded: [UInt8]) -> Bool {
+        if set != nil { return set!.insert(HashedBytes(encoded)).inserted }
+        if list.contains(encoded) { return false }
+        list.append(encoded)
+        return true
     }
 }

@@ -40,6 +40,7 @@ extension Value {
     /// every byte, reversing the order (for `orderBy … desc` indexes).
     public func indexEncoded(descending: Bool = false) -> [UInt8] {
         var out: [UInt8] = []
+        out.reserveCapacity(32)   // most values: one allocation, not a few growing ones
         IndexValueEncoding.append(self, to: &out)
         if descending { OrderedCode.invert(&out, from: 0) }
         return out

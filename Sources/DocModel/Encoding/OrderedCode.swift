@@ -54,16 +54,31 @@ public enum OrderedCode {
     static let pathSegment: UInt8 = 0x02
     static let pathEnd: UInt8 = 0x01
 
+    /// Appends `s` with its 0x00 and 0xFF bytes escaped (0x00 0xFF, 0xFF 0x00), then the
+    /// terminator 0x00 0x01.
     static func appendString(_ s: some Sequence<UInt8>, to out: inout [UInt8]) {
-        for b in s {
-            switch b {
-            case 0x00: out.append(0x00); out.append(0xFF)
-            case 0xFF: out.append(0xFF); out.append(0x00)
-            default: out.append(b)
+        // Every key and index row is built from strings: the bytes of a contiguous one (a
+        // native `String`'s UTF-8, an array) are copied in runs between the bytes to escape
+        // (usually one run) instead of one append (and capacity check) per byte.
+        let contiguous: Void? = s.withContiguousStorageIfAvailable { appendEscaped($0, to: &out) }
+        if contiguous == nil {
+            for b in s {
+                out.append(b)
+                if b == 0x00 || b == 0xFF { out.append(~b) }
             }
         }
         out.append(stringTerminator.0)
         out.append(stringTerminator.1)
+    }
+
+    private static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        var run = 0
+        for i in bytes.indices where bytes[i] == 0x00 || bytes[i] == 0xFF {
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...i]))
+            out.append(~bytes[i])
+            run = i + 1
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
     }
 
     /// The number of significant bytes of `v` (0 for 0).

@@ -125,9 +125,13 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// The canonical text form: simple identifiers bare, everything else backquoted.
     public var canonicalString: String {
-        segments.map { s in
-            Self.isSimpleIdentifier(s) ? s : "`" + s.replacing("\\", with: "\\\\").replacing("`", with: "\\`") + "`"
-        }.joined(separator: ".")
+        segments.map(Self.canonicalSegment).joined(separator: ".")
+    }
+
+    /// One segment as ``canonicalString`` writes it: as it is when it is a simple identifier,
+    /// else in backquotes with `\` and `` ` `` escaped.
+    package static func canonicalSegment(_ s: String) -> String {
+        isSimpleIdentifier(s) ? s : "`" + s.replacing("\\", with: "\\\\").replacing("`", with: "\\`") + "`"
     }
 
     public var description: String { canonicalString }

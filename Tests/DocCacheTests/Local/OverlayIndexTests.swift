@@ -94,7 +94,7 @@ struct OverlayIndexTests {
             }
             let overlays = try persistence.overlays.allOverlays(user: "u", in: txn)
             for key in Set(overlays.keys).union(listedByKey.keys) where !above.contains(key) {
-                let expected = overlays[key]?.document.document.map { Set(persistence.remoteDocuments.indexRows(for: $0).map(\.bytes)) } ?? []
+                let expected = overlays[key]?.document.document.map { Set(persistence.remoteDocuments.indexRows(for: $0)) } ?? []
                 #expect(listedByKey[key] ?? [] == expected, "the rows of \(key)", sourceLocation: sourceLocation)
             }
         }

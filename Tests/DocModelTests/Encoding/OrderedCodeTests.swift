@@ -36,6 +36,35 @@ struct OrderedCodeTests {
         #expect(Self.encode { $0.append(path: .root) } == [0x01])
     }
 
+    /// Strings escape 0x00 and 0xFF wherever they are, whether their bytes are contiguous (a
+    /// native string, an array) or not: the same bytes as escaping byte by byte.
+    @Test func stringEscapesAnywhere() throws {
+        func byByte(_ bytes: [UInt8]) -> [UInt8] {
+            var out: [UInt8] = []
+            for b in bytes {
+                switch b {
+                case 0x00: out += [0x00, 0xFF]
+                case 0xFF: out += [0xFF, 0x00]
+                default: out.append(b)
+                }
+            }
+            return out + [0x00, 0x01]
+        }
+        var generator = SystemRandomNumberGenerator()
+        let alphabet: [UInt8] = [0x00, 0x01, 0x61, 0x7F, 0xFE, 0xFF]
+        for count in 0..<40 {
+            let bytes = (0..<count).map { _ in alphabet.randomElement(using: &generator)! }
+            #expect(Self.encode { $0.append(bytes: bytes) } == byByte(bytes), "\(bytes)")
+            // Not contiguous: a lazy view of the same bytes.
+            var lazy: [UInt8] = [0x42]
+            OrderedCode.appendString(bytes.lazy.map { $0 }, to: &lazy)
+            #expect(lazy == [0x42] + byByte(bytes), "\(bytes)")
+            // A string holding U+0000 (UTF-8 0x00) among other characters.
+            let text = String(decoding: bytes.map { $0 == 0x00 ? 0x00 : 0x61 }, as: UTF8.self)
+            #expect(Self.encode { $0.append(string: text) } == byByte(Array(text.utf8)))
+        }
+    }
+
     /// Checks that bytewise order of `encode` equals `order` for every pair, that equal items
     /// encode equally, that the descending form reverses the order and that `decode` reads
     /// both forms back.
