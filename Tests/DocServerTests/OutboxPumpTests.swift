@@ -2,6 +2,7 @@ import DocModel
 import DocProtocol
 import NIOCore
 import NIOEmbedded
+import NIOWebSocket
 import Testing
 @testable import DocServer
 
@@ -160,10 +161,70 @@ struct OutboxPumpTests {
             outboxes.append(outbox)
         }
         for (i, outbox) in outboxes.enumerated() { outbox.send(frames: [.shared(message(Int64(i)))]) }
-        // One loop task for the three wake-ups: running one task writes all three.
+        // One loop task for the three wake-ups, which writes all three.
         loop.run()
+        #expect(queue.runs == 1)
         for (i, channel) in channels.enumerated() { #expect(try written(channel) == [message(Int64(i))]) }
         for channel in channels { _ = try channel.finish() }
+    }
+
+    @Test func framesWaitingWhenThePumpJoinsAnUnwritableChannelLeaveLater() throws {
+        let outbox = ConnectionOutbox(capacity: 100)
+        outbox.send([message(1)])
+        let channel = EmbeddedChannel()
+        channel.isWritable = false
+        try channel.pipeline.syncOperations.addHandler(OutboxPump(
+            outbox: outbox, queue: PumpQueue(eventLoop: channel.embeddedEventLoop),
+            ended: channel.embeddedEventLoop.makePromise()))
+        #expect(try written(channel) == [])
+        channel.isWritable = true
+        channel.pipeline.fireChannelWritabilityChanged()
+        #expect(try written(channel) == [message(1)])
+        _ = try channel.finish()
+    }
+
+    @Test func noFrameFollowsTheWritersCloseFrame() throws {
+        // The pipeline ListenSession builds: the pump on the socket's side of the frame
+        // encoder, the watcher on the other.
+        let outbox = ConnectionOutbox(capacity: 100)
+        let channel = EmbeddedChannel()
+        let encoder = WebSocketFrameEncoder()
+        let pump = OutboxPump(
+            outbox: outbox, queue: PumpQueue(eventLoop: channel.embeddedEventLoop),
+            ended: channel.embeddedEventLoop.makePromise())
+        try channel.pipeline.syncOperations.addHandler(encoder)
+        try channel.pipeline.syncOperations.addHandler(pump, position: .before(encoder))
+        try channel.pipeline.syncOperations.addHandler(CloseFrameWatcher(pump: pump), position: .after(encoder))
+        outbox.send([message(1)])
+        channel.embeddedEventLoop.run()
+        #expect(try written(channel) == [message(1)])
+        // The writer answers the client's close (or a protocol error): its close frame...
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: ByteBuffer(bytes: [0x03, 0xE9])), promise: nil)
+        var closeBytes: [UInt8] = []
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { closeBytes += Array(buffer.readableBytesView) }
+        #expect(closeBytes == [0x88, 0x02, 0x03, 0xE9])
+        #expect(ended(pump))
+        // ...is the last frame: frames queued after it are not written.
+        outbox.send([message(2)])
+        outbox.finish()
+        channel.embeddedEventLoop.run()
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
+        _ = try channel.finish()
+    }
+
+    @Test func aFinishedConnectionThatStaysOpenIsClosedAfterTheDeadline() throws {
+        let outbox = ConnectionOutbox(capacity: 100)
+        let (channel, pump) = try pumped(outbox)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        channel.isWritable = false   // a client that does not read
+        outbox.finish(with: message(1))
+        channel.embeddedEventLoop.run()
+        #expect(try written(channel) == [message(1)])
+        #expect(ended(pump))
+        channel.embeddedEventLoop.advanceTime(by: OutboxPump.closeDeadline - .milliseconds(1))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!channel.isActive)
     }
 
     @Test func webSocketHeadersOfEveryLength() {

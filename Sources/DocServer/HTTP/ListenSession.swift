@@ -52,7 +52,10 @@ struct ListenSession: Sendable {
         let pump = OutboxPump(outbox: connection.outbound, queue: pumps.queue(for: channel.eventLoop), ended: ended)
         do {
             try await channel.eventLoop.submit {
-                try channel.pipeline.syncOperations.addHandler(pump, position: .first)
+                let pipeline = channel.pipeline.syncOperations
+                let encoder = try pipeline.handler(type: WebSocketFrameEncoder.self)
+                try pipeline.addHandler(pump, position: .before(encoder))
+                try pipeline.addHandler(CloseFrameWatcher(pump: pump), position: .after(encoder))
             }.get()
         } catch {
             // The channel closed before the pump could join it.

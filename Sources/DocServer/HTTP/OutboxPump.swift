@@ -13,18 +13,22 @@ internal import NIOCore
 /// connections woke 1,000 send-loop tasks, and each frame went through hummingbird-websocket's
 /// writer (its actor, an `NIOAsyncWriter`, an event-loop task and a flush of its own).
 ///
-/// The handler sits nearest the socket (`.first`: on the socket's side of the WebSocket frame
-/// encoder, so it writes finished frames); what the WebSocket writer still sends (pongs, the
-/// close frame) passes through it.
+/// The handler sits on the socket's side of the WebSocket frame encoder (it writes finished
+/// frames); what the WebSocket writer still sends (pongs, the close frame) passes through it.
 ///
 /// - Order: the pump is the only writer of the connection's frames, in outbox order.
 ///   ``ended`` succeeds once the outbox has finished and its last frame is written (or the
 ///   channel is gone); only then does the session close the socket with the WebSocket writer,
-///   so the close frame comes after every frame.
+///   so its close frame comes after every frame. When the writer sends a close frame of its
+///   own (the client closed, a protocol error, shutdown: ``CloseFrameWatcher``), the pump
+///   stops: nothing follows a close frame.
 /// - Backpressure: frames stay in the outbox while the channel is not writable (its bound then
 ///   cuts off a client that does not read; ``ConnectionOutbox``), and the pump goes on when
 ///   the channel is writable again. The last frames of a finished outbox (at most its
-///   capacity; after an overflow, the one error frame) are written regardless.
+///   capacity; after an overflow, the one error frame) are written regardless, and the
+///   channel is closed ``closeDeadline`` later if it is still open then: a client that does
+///   not read would otherwise keep it open (the writer's close frame waits for the socket to
+///   take it).
 ///
 /// Its state is touched on the channel's event loop only (the outbox's wake-up handler only
 /// queues the pump on its loop's ``PumpQueue``): hence `@unchecked Sendable`.
@@ -44,6 +48,12 @@ final class OutboxPump: ChannelDuplexHandler, RemovableChannelHandler, @unchecke
     /// the context on every frame was a weak load and retains).
     private var channel: (any Channel)?
     private var isEnded = false
+    /// The close of a channel whose outbox has finished (see ``closeDeadline``).
+    private var deadline: Scheduled<Void>?
+
+    /// How long after its outbox's last frame a connection may stay open: time for the client
+    /// to read it and answer the close frame.
+    static let closeDeadline = TimeAmount.seconds(10)
 
     /// - Parameter ended: made on the channel's event loop; see ``ended``.
     init(outbox: ConnectionOutbox, queue: PumpQueue, ended: EventLoopPromise<Void>) {
@@ -63,8 +73,15 @@ final class OutboxPump: ChannelDuplexHandler, RemovableChannelHandler, @unchecke
 
     func handlerRemoved(context: ChannelHandlerContext) {
         end()
+        deadline?.cancel()
+        deadline = nil
         self.context = nil
         channel = nil
+    }
+
+    /// The WebSocket writer is sending a close frame: no frame may follow it.
+    func closeSent() {
+        end()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -97,7 +114,10 @@ final class OutboxPump: ChannelDuplexHandler, RemovableChannelHandler, @unchecke
             }
         }
         if wrote { context.flush() }
-        if finished { end() }
+        if finished {
+            end()
+            deadline = context.eventLoop.scheduleTask(in: Self.closeDeadline) { channel.close(promise: nil) }
+        }
     }
 
     private func end() {

@@ -8,6 +8,7 @@ final class PumpQueue: Sendable {
     private struct State {
         var pumps: [OutboxPump] = []
         var scheduled = false
+        var runs = 0
     }
 
     let eventLoop: any EventLoop
@@ -28,9 +29,13 @@ final class PumpQueue: Sendable {
         if schedule { eventLoop.execute { self.run() } }
     }
 
+    /// The loop tasks run so far (tests: one for the pumps queued together).
+    var runs: Int { state.withLock { $0.runs } }
+
     private func run() {
         let pumps = state.withLock { s -> [OutboxPump] in
             s.scheduled = false
+            s.runs += 1
             var taken: [OutboxPump] = []
             swap(&taken, &s.pumps)
             return taken
