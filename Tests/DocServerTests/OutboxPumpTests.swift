@@ -14,11 +14,14 @@ struct OutboxPumpTests {
     /// A channel with a pump for `outbox` (what `ListenSession` installs after the handshake).
     func pumped(_ outbox: ConnectionOutbox) throws -> (EmbeddedChannel, OutboxPump) {
         let channel = EmbeddedChannel()
-        let pump = OutboxPump(
-            outbox: outbox, queue: PumpQueue(eventLoop: channel.embeddedEventLoop),
-            ended: channel.embeddedEventLoop.makePromise())
+        let pump = pump(outbox, on: channel)
         try channel.pipeline.syncOperations.addHandler(pump)
         return (channel, pump)
+    }
+
+    /// A pump for `outbox` on `channel`'s loop, not yet in its pipeline.
+    func pump(_ outbox: ConnectionOutbox, on channel: EmbeddedChannel) -> OutboxPump {
+        OutboxPump(outbox: outbox, queue: PumpQueue(eventLoop: channel.embeddedEventLoop), ended: channel.embeddedEventLoop.makePromise())
     }
 
     func message(_ n: Int64) -> ServerMessage {
@@ -173,9 +176,7 @@ struct OutboxPumpTests {
         outbox.send([message(1)])
         let channel = EmbeddedChannel()
         channel.isWritable = false
-        try channel.pipeline.syncOperations.addHandler(OutboxPump(
-            outbox: outbox, queue: PumpQueue(eventLoop: channel.embeddedEventLoop),
-            ended: channel.embeddedEventLoop.makePromise()))
+        try channel.pipeline.syncOperations.addHandler(pump(outbox, on: channel))
         #expect(try written(channel) == [])
         channel.isWritable = true
         channel.pipeline.fireChannelWritabilityChanged()
@@ -189,9 +190,7 @@ struct OutboxPumpTests {
         let outbox = ConnectionOutbox(capacity: 100)
         let channel = EmbeddedChannel()
         let encoder = WebSocketFrameEncoder()
-        let pump = OutboxPump(
-            outbox: outbox, queue: PumpQueue(eventLoop: channel.embeddedEventLoop),
-            ended: channel.embeddedEventLoop.makePromise())
+        let pump = pump(outbox, on: channel)
         try channel.pipeline.syncOperations.addHandler(encoder)
         try channel.pipeline.syncOperations.addHandler(pump, position: .before(encoder))
         try channel.pipeline.syncOperations.addHandler(CloseFrameWatcher(pump: pump), position: .after(encoder))

@@ -123,13 +123,15 @@ public final class ConnectionOutbox: AsyncSequence, Sendable {
         case finished
     }
 
-    /// Sets the handler a consumer that does not await ``nextFrame()`` is woken with: it is
-    /// called (outside the outbox's lock, on the thread that queued them) when frames are
-    /// queued after a ``takeFrame()`` found none, once until the next such ``takeFrame()``; and
-    /// when the outbox is finished (an overflow, ``finish(with:)``), whatever the consumer took
-    /// last, so a consumer that held back frames (a socket that cannot take more) still learns
-    /// that the last of them are due. Frames waiting already do not call it: the consumer
-    /// takes them first.
+    /// Sets the handler a consumer that does not await ``nextFrame()`` is woken with. It is
+    /// called outside the outbox's lock, on the thread that queued the frames:
+    /// - when frames are queued after a ``takeFrame()`` found none (once, until the next
+    ///   ``takeFrame()`` that finds none);
+    /// - when the outbox is finished (an overflow, ``finish(with:)``), even if the consumer's
+    ///   last ``takeFrame()`` found frames: a consumer that held frames back (a socket that
+    ///   takes no more) must still learn that the last of them are due.
+    ///
+    /// Frames already waiting do not call it: the consumer takes them first.
     package func onFramesWaiting(_ wake: @escaping @Sendable () -> Void) {
         state.withLock { s in
             s.wake = wake
