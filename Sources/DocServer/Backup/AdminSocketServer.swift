@@ -9,6 +9,7 @@ internal import DocModel
 internal import Hummingbird
 public import Logging
 internal import NIOCore
+internal import ServiceLifecycle
 internal import Synchronization
 
 /// The running server's administration endpoint for the embedded store: HTTP on a Unix domain
@@ -28,7 +29,7 @@ internal import Synchronization
 /// let admin = AdminSocketServer(store: store, path: AdminSocketServer.path(dataDirectory: dir), logger: logger)
 /// let serving = Task { await admin.run() }
 /// …
-/// serving.cancel(); await serving.value      // before closing the store
+/// await admin.shutdown(); await serving.value      // before closing the store
 /// ```
 public final class AdminSocketServer: Sendable {
     /// The socket's file name in the data directory.
@@ -43,18 +44,27 @@ public final class AdminSocketServer: Sendable {
     public let path: String
     private let store: LevelDBServerStore
     private let logger: Logger
+    private let shutdownGrace: Duration
+    private let group = Mutex<ServiceGroup?>(nil)
+    private let stopRequested = Atomic<Bool>(false)
 
-    /// An endpoint for `store` at `path` (``path(dataDirectory:)``).
-    public init(store: LevelDBServerStore, path: String, logger: Logger) {
+    /// An endpoint for `store` at `path` (``path(dataDirectory:)``); a backup still being sent
+    /// when ``shutdown()`` is called gets `shutdownGrace` to finish, then its connection is cut.
+    public init(store: LevelDBServerStore, path: String, logger: Logger, shutdownGrace: Duration = .seconds(10)) {
         self.store = store
         self.path = path
         self.logger = logger
+        self.shutdownGrace = shutdownGrace
     }
 
-    /// Serves until the calling task is cancelled, then removes the socket file. A stale
-    /// socket file (left by a server that was killed) is replaced. Failing to bind (e.g. a
-    /// path longer than the system's limit for socket paths) is logged, not thrown: the
-    /// server runs on without online backups.
+    /// Serves until ``shutdown()`` (or until the calling task is cancelled), then removes the
+    /// socket file. A stale socket file (left by a server that was killed) is replaced. Failing
+    /// to bind (e.g. a path longer than the system's limit for socket paths) is logged, not
+    /// thrown: the server runs on without online backups.
+    ///
+    /// Stop it with ``shutdown()``: Hummingbird takes task cancellation for an abrupt stop and
+    /// logs it at error level (`Waiting on child channel: CancellationError()`, and `Server
+    /// shutdown error: Already closed` when its graceful close finds the socket closed).
     ///
     /// - Parameter onReady: called once the socket accepts connections.
     public func run(onReady: @escaping @Sendable () async -> Void = {}) async {
@@ -75,8 +85,14 @@ public final class AdminSocketServer: Sendable {
                 await onReady()
             },
             logger: logger)
+        // The group `app.runService` would make, kept so that `shutdown()` can stop it gracefully.
+        var configuration = ServiceGroupConfiguration(services: [app], logger: logger)
+        configuration.maximumGracefulShutdownDuration = shutdownGrace
+        let serviceGroup = ServiceGroup(configuration: configuration)
+        group.withLock { $0 = serviceGroup }
+        if stopRequested.load(ordering: .relaxed) { await serviceGroup.triggerGracefulShutdown() }
         do {
-            try await app.runService(gracefulShutdownSignals: [])
+            try await serviceGroup.run()
         } catch {
             if !Task.isCancelled {
                 logger.error("the admin socket stopped: online backups are unavailable", metadata: [
@@ -85,6 +101,14 @@ public final class AdminSocketServer: Sendable {
             }
         }
         _ = unlink(path)
+    }
+
+    /// Begins a graceful shutdown: the socket stops accepting connections, a backup being sent
+    /// may finish (within the shutdown grace of ``init(store:path:logger:shutdownGrace:)``), then
+    /// ``run(onReady:)`` removes the socket file and returns. Also when called before `run` starts.
+    public func shutdown() async {
+        stopRequested.store(true, ordering: .relaxed)
+        if let serviceGroup = group.withLock({ $0 }) { await serviceGroup.triggerGracefulShutdown() }
     }
 
     /// The answer to `GET /backup`: a snapshot now, its backup streamed as the body.

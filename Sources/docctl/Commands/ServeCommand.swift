@@ -256,20 +256,21 @@ struct ServeCommand: AsyncParsableCommand {
         let watching = Task { await watcher.run() }
         defer { watching.cancel() }
         // The embedded store's admin socket (DIR/admin.sock): `docctl backup` reaches the
-        // running server through it. Stopped before the store closes.
-        let adminSocket = (store as? LevelDBServerStore).map { leveldb in
-            let admin = AdminSocketServer(store: leveldb, path: AdminSocketServer.path(dataDirectory: dataDirectory), logger: logger)
-            return Task { await admin.run() }
+        // running server through it. Shut down gracefully before the store closes (cancelling
+        // its task would make Hummingbird log the stop as errors).
+        let admin = (store as? LevelDBServerStore).map { leveldb in
+            AdminSocketServer(store: leveldb, path: AdminSocketServer.path(dataDirectory: dataDirectory), logger: logger)
         }
+        let adminSocket = admin.map { admin in Task { await admin.run() } }
         do {
             try await server.run { address in Output.line(address.description) }
         } catch {
-            adminSocket?.cancel()
+            await admin?.shutdown()
             await adminSocket?.value
             await store.close()
             throw CommandFailure(code: "unavailable", message: "cannot serve on \(host):\(port): \(error)")
         }
-        adminSocket?.cancel()
+        await admin?.shutdown()
         await adminSocket?.value
         await store.close()
         logger.info("stopped")
