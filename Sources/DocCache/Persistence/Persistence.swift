@@ -91,7 +91,12 @@ package final class Persistence {
     ///   directory.
     package static func open(directory: String) throws(DocError) -> Persistence {
         try FileSystem.createDirectories(directory)
-        let options = Options(bloomFilterBitsPerKey: 10, reuseIntactLog: true)
+        // Tables are written without compression, as Firestore's iOS cache writes them: Snappy
+        // cost ~6 % of the instructions of a bulk sync (compressing every table a compaction
+        // writes, decompressing every block a read misses in the cache) for tables ~1.7×
+        // smaller. Blocks an earlier version compressed are still read (LevelDB records the
+        // compression per block).
+        let options = Options(compression: .none, bloomFilterBitsPerKey: 10, reuseIntactLog: true)
         let database = try withLevelDB(directory, "open") { () throws(LevelDBError) in
             try Database.open(path: directory, options: options)
         }

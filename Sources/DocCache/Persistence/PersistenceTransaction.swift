@@ -1,22 +1,6 @@
 package import DocModel
 package import LevelDB
 
-/// A buffered write of a transaction: the value to store, or a deletion.
-enum BufferedWrite {
-    case put([UInt8])
-    case delete
-}
-
-extension NativeWriteBatch {
-    /// Adds `write` of `key`.
-    mutating func add(_ key: [UInt8], _ write: BufferedWrite) {
-        switch write {
-        case .put(let value): put(key, value)
-        case .delete: delete(key)
-        }
-    }
-}
-
 /// A read-write transaction over the store, handed to the body of ``Persistence/run(_:sync:_:)``.
 ///
 /// Writes (``put(_:_:)``, ``delete(_:)``) are buffered in memory and committed together as one
@@ -43,18 +27,8 @@ package final class PersistenceTransaction {
     /// The store state (counters, committed metadata).
     let state: PersistenceState
 
-    private var writes: [HashedBytes: BufferedWrite] = [:]
-    /// Writes not yet in `writes`, in the order they were made. A transaction that only
-    /// writes (a local write, the usual case) never hashes its keys: they go to the commit
-    /// in this order. The first read, scan or count moves them into `writes`.
-    private var unindexed: [(key: [UInt8], write: BufferedWrite)] = []
-    /// The keys of `writes` as of the last scan, in sorted runs whose sizes at least double
-    /// from the last run to the first (each key in exactly one run). New keys are sorted into
-    /// a run when a scan needs them and runs of similar size are merged, so interleaving
-    /// writes and scans costs O(log n) per key, not O(n) per scan.
-    private var sortedRuns: [[[UInt8]]] = []
-    /// Keys added to `writes` since the last scan.
-    private var unsortedKeys: [[UInt8]] = []
+    /// The writes made so far, committed when the body returns.
+    private var buffer = WriteBuffer()
     /// The first read error met by a lazy scan; fails the transaction.
     private(set) var failure: DocError?
     private var finished = false
@@ -81,8 +55,7 @@ package final class PersistenceTransaction {
     /// The value under `key`: the transaction's own write if it made one, else the stored one.
     package func get(_ key: [UInt8]) throws(DocError) -> [UInt8]? {
         checkActive()
-        indexWrites()
-        if let w = writes[HashedBytes(key)] {
+        if let w = buffer.latest(for: key) {
             switch w {
             case .put(let v): return v
             case .delete: return nil
@@ -98,15 +71,13 @@ package final class PersistenceTransaction {
     /// Stores `value` under `key` when the transaction commits.
     package func put(_ key: [UInt8], _ value: [UInt8]) {
         checkActive()
-        // A local write makes three rows: room for them in one allocation.
-        if unindexed.capacity == 0 { unindexed.reserveCapacity(4) }
-        unindexed.append((key, .put(value)))
+        buffer.append(key, .put(value))
     }
 
     /// Removes `key` when the transaction commits.
     package func delete(_ key: [UInt8]) {
         checkActive()
-        unindexed.append((key, .delete))
+        buffer.append(key, .delete)
     }
 
     /// The entries in `range` as the transaction sees them (stored entries merged with its
@@ -151,10 +122,9 @@ package final class PersistenceTransaction {
         return iterator.next() != nil
     }
 
-    /// The number of writes buffered so far.
+    /// The number of keys written so far.
     package var bufferedWriteCount: Int {
-        indexWrites()
-        return writes.count
+        buffer.distinctKeyCount()
     }
 
     // MARK: Transaction state
@@ -220,65 +190,9 @@ package final class PersistenceTransaction {
         if failure == nil { failure = error }
     }
 
-    /// Moves the writes made since the last read into `writes` (a later write to a key wins).
-    private func indexWrites() {
-        guard !unindexed.isEmpty else { return }
-        for (key, write) in unindexed where writes.updateValue(write, forKey: HashedBytes(key)) == nil {
-            unsortedKeys.append(key)
-        }
-        unindexed.removeAll(keepingCapacity: true)
-    }
-
     /// The buffered writes whose keys are in `range`, ascending.
     func bufferedWrites(in range: KeyRange) -> [([UInt8], BufferedWrite)] {
-        indexWrites()
-        if !unsortedKeys.isEmpty {
-            var run = unsortedKeys.sorted { compareKeys($0, $1) < 0 }
-            unsortedKeys.removeAll(keepingCapacity: true)
-            while let last = sortedRuns.last, last.count <= 2 * run.count {
-                run = Self.merge(sortedRuns.removeLast(), run)
-            }
-            sortedRuns.append(run)
-        }
-        var keys: [[UInt8]] = []
-        var contributingRuns = 0
-        for run in sortedRuns {
-            let lower = range.lowerBound.map { bound in Self.partition(run) { compareKeys($0, bound) < 0 } } ?? 0
-            let upper: Int
-            switch range.upperBound {
-            case nil: upper = run.count
-            case .excluding(let bound)?: upper = Self.partition(run) { compareKeys($0, bound) < 0 }
-            case .including(let bound)?: upper = Self.partition(run) { compareKeys($0, bound) <= 0 }
-            }
-            guard lower < upper else { continue }
-            keys.append(contentsOf: run[lower..<upper])
-            contributingRuns += 1
-        }
-        if contributingRuns > 1 { keys.sort { compareKeys($0, $1) < 0 } }
-        return keys.map { ($0, writes[HashedBytes($0)]!) }
-    }
-
-    /// The index of the first element for which `isBefore` is false (elements for which it
-    /// is true come first).
-    private static func partition(_ keys: [[UInt8]], _ isBefore: ([UInt8]) -> Bool) -> Int {
-        var low = 0, high = keys.count
-        while low < high {
-            let mid = (low + high) / 2
-            if isBefore(keys[mid]) { low = mid + 1 } else { high = mid }
-        }
-        return low
-    }
-
-    private static func merge(_ a: [[UInt8]], _ b: [[UInt8]]) -> [[UInt8]] {
-        var out: [[UInt8]] = []
-        out.reserveCapacity(a.count + b.count)
-        var i = 0, j = 0
-        while i < a.count, j < b.count {
-            if compareKeys(a[i], b[j]) <= 0 { out.append(a[i]); i += 1 } else { out.append(b[j]); j += 1 }
-        }
-        out.append(contentsOf: a[i...])
-        out.append(contentsOf: b[j...])
-        return out
+        buffer.writes(in: range)
     }
 
     /// Adds the writes of the per-transaction state (target metadata, the batch-id counter).
@@ -303,19 +217,13 @@ package final class PersistenceTransaction {
             w.zigzag(Int64(state.nextBatchID))
             put(KeySchema.global(KeySchema.nextBatchIDName), w.bytes)
         }
-        return (!writes.isEmpty || !unindexed.isEmpty, metadata)
+        return (!buffer.isEmpty, metadata)
     }
 
-    /// Adds the buffered writes to the batch that commits them (after ``prepareCommit()``).
+    /// Adds the buffered writes to the batch that commits them (after ``prepareCommit()``),
+    /// in the order made: LevelDB applies a batch in order, so the later write to a key wins.
     func appendWrites(to batch: inout NativeWriteBatch) {
-        // Never read: the writes in the order made (LevelDB applies a batch in order, so a
-        // later write to a key wins, as in `writes`). Otherwise the indexed writes.
-        if writes.isEmpty {
-            for (key, write) in unindexed { batch.add(key, write) }
-        } else {
-            indexWrites()
-            for (key, write) in writes { batch.add(key.bytes, write) }
-        }
+        for (key, write) in buffer.log { batch.add(key, write) }
     }
 
     /// Ends the transaction; later use traps.

@@ -141,8 +141,8 @@ struct TransactionTests {
         }
     }
 
-    /// Random stored keys and random buffered puts and deletes: every merged scan equals the
-    /// scan of a model dictionary.
+    /// Random stored keys and random buffered puts and deletes: every merged scan and every
+    /// point read equals the model dictionary's.
     @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
     func mergedScansMatchModel(seed: UInt64) throws {
         var rng = PersistenceRNG(seed: seed)
@@ -170,6 +170,12 @@ struct TransactionTests {
                         let value = [UInt8(rng.int(0..<256))]
                         txn.put(key, value)
                         model[key] = value
+                    }
+                    // Point reads between the writes see the latest write of a key, whichever
+                    // sorted run of the buffer holds it, or the stored value.
+                    if rng.chance(0.5) {
+                        let probe = rng.chance(0.5) ? key : randomKey(&rng)
+                        #expect(try txn.get(probe) == model[probe], "seed \(seed) round \(round)")
                     }
                     guard round % 5 == 0 else { continue }
                     let a = randomKey(&rng), b = randomKey(&rng)
