@@ -1,5 +1,6 @@
 import DocModel
 import DocProtocol
+import DocTestSupport
 import Foundation
 import LevelDB
 import Logging
@@ -218,6 +219,7 @@ import Testing
                                       logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         let ready = AsyncStream<Void>.makeStream()
         let serving = Task { await admin.run { ready.continuation.yield() } }
+        // Stopped gracefully once the backup is taken (below); cancelled only when the test throws first.
         defer { serving.cancel() }
         var readiness = ready.stream.makeAsyncIterator()
         await readiness.next()
@@ -234,7 +236,11 @@ import Testing
         await server.write(w, batch: 6, [.setMerge(T.key("items/i1"), T.data(["edited": true]))])
         await server.write(w, batch: 7, [.delete(T.key("items/i2"))])
 
-        let backup = try LevelDBBackup.backup(dataDirectory: server.directory.path, to: work.path + "/online.backup")
+        // The call blocks until the admin socket has sent the backup: on a thread of its own,
+        // as the socket's handler needs the cooperative pool (two threads on these machines),
+        // which every other test in the process shares (as in ShutdownLogTests).
+        let (directory, file) = (server.directory.path, work.path + "/online.backup")
+        let backup = try await onOwnThread { try LevelDBBackup.backup(dataDirectory: directory, to: file) }
         #expect(backup.source == .runningServer(socket: admin.path))
         let backupVersion = try #require(backup.summary.header.tenants.first { $0.tenant.rawValue == "acme" }).lastVersion
         #expect(backupVersion == (try await server.tenantStore("acme").state().lastVersion))
@@ -250,6 +256,8 @@ import Testing
         let afterVersion = try #require(WatchToken(bytes: tokenAfter)).version
         #expect(afterVersion > backupVersion)
         #expect(after.keys(2).contains("items/lost"))
+        await admin.shutdown()
+        await serving.value
 
         let restoredPath = work.path + "/restored"
         _ = try LevelDBRestore.restore(file: work.path + "/online.backup", into: restoredPath)

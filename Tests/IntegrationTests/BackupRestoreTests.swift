@@ -147,7 +147,7 @@ struct BackupRestoreTests {
 
     @Test func aBackupTakenDuringConcurrentWritesRestoresTheStateAtItsVersion() async throws {
         let server = try ServerProcess()
-        defer { server.stop(); server.removeData() }
+        defer { server.kill(); server.removeData() }
         try await server.start()
         let runner = try DocctlRunner(server: server.url, secret: server.secretFile)
         defer { runner.removeHome() }
@@ -198,7 +198,7 @@ struct BackupRestoreTests {
         // A listener caught up after every write: its token is from after the backup.
         var late = Mirror()
         let lateToken = try await Self.listen(server.url, token: reader, into: &late)
-        server.stop()
+        await server.stop()
 
         // The backup's versions, from the file itself.
         let summary = try LevelDBBackup.verify(file: backupFile)
@@ -211,7 +211,7 @@ struct BackupRestoreTests {
 
         // Restore into the directory a second server will use.
         let restoredServer = try ServerProcess(sharingSecretWith: server)
-        defer { restoredServer.stop(); restoredServer.removeData() }
+        defer { restoredServer.kill(); restoredServer.removeData() }
         let restore = try await runner.run(["restore", backupFile, "--data", restoredServer.dataDirectory], within: 60)
         #expect(restore.status == 0, "\(restore)")
         #expect(restore.lines.last?.hasPrefix("restored \(backupFile) into \(restoredServer.dataDirectory): 2 tenants") == true, "\(restore)")

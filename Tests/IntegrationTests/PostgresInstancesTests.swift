@@ -74,7 +74,7 @@ struct PostgresInstancesTests {
 
     @Test func aThousandIncrementsThroughTwoInstancesOneKilledCountExactlyAThousand() async throws {
         let (a, b) = try await Self.twoInstances("increments")
-        defer { a.stop(); b.stop(); a.removeData(); b.removeData() }
+        defer { a.kill(); b.kill(); a.removeData(); b.removeData() }
         let proxy = try BalancingProxy(backendPorts: [a.port, b.port])
         defer { proxy.stop() }
 
@@ -152,7 +152,7 @@ struct PostgresInstancesTests {
 
     @Test func twoHundredTransfersThroughBothInstancesConserveMoney() async throws {
         let (a, b) = try await Self.twoInstances("transfers", extra: ["--examples"])
-        defer { a.stop(); b.stop(); a.removeData(); b.removeData() }
+        defer { a.kill(); b.kill(); a.removeData(); b.removeData() }
         let admin = try await RequestCrashTests.ResilientWriter(server: a, uid: "admin", claims: ["admin": true])
         // "hot" can cover only some of the 20 transfers out of it (20 × 300 > 2,000).
         let opening: [String: Int64] = ["hot": 2_000, "a": 10_000, "b": 10_000, "c": 10_000]
@@ -264,7 +264,7 @@ extension PostgresInstancesTests {
         let cluster = try await PostgresCluster.start()
         defer { cluster.stop() }
         let server = try ServerProcess(arguments: ["--store", try await cluster.createUniqueDatabase(prefix: "lost")])
-        defer { server.stop(); server.removeData() }
+        defer { server.kill(); server.removeData() }
         try await server.start()
         #expect(await healthStatus(server.url) == 200)
         let writer = RawSocket(url: server.url)

@@ -165,7 +165,7 @@ struct RequestCrashTests {
         }
         #expect(total == Self.opening * 5)
         #expect(accounts.values.allSatisfy { if case .integer(let b)? = $0["balance"] { b >= 0 } else { false } })
-        server.stop()
+        await server.stop()
     }
 }
 

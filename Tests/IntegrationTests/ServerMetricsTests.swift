@@ -124,7 +124,7 @@ struct ServerMetricsTests {
         let server = try ServerProcess(arguments: ["--metrics-port", String(metricsPort)])
         defer { server.removeData() }
         try await server.start()
-        defer { server.stop() }
+        defer { server.kill() }
         let metrics = try await Scrape.get("http://127.0.0.1:\(metricsPort)/metrics")
         #expect(metrics.status == 200)
         #expect(metrics.samples.value("doccache_connections", [:]) == 0)

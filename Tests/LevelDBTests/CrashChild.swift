@@ -9,8 +9,9 @@ import Darwin
 #endif
 
 /// The `leveldb-crash-child` process (Tests/Support/LevelDBCrashChild), run by the durability
-/// tests: started with a pipe on its standard output (read line by line with a deadline) and
-/// one on its standard input (held open: the child exits if it sees end-of-file).
+/// tests: started with a pipe on its standard output (read line by line with a deadline, off
+/// the cooperative pool) and one on its standard input (held open: the child exits if it sees
+/// end-of-file).
 final class CrashChild {
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -58,9 +59,12 @@ final class CrashChild {
     }
 
     /// The next line of the child's standard output, or `nil` at end-of-file.
+    ///
+    /// Waiting for output runs on a thread of its own (``onOwnThread(_:)``): the child writes
+    /// and syncs for seconds, and a thread of the cooperative pool (two on these machines)
+    /// blocked in `poll` that long stalls every other test in the process.
     /// - Throws: if no full line arrives before `deadline`.
-    func readLine(before deadline: ContinuousClock.Instant) throws -> String? {
-        let descriptor = process.standardOutput
+    func readLine(before deadline: ContinuousClock.Instant) async throws -> String? {
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffer[..<newline], as: UTF8.self)
@@ -72,6 +76,21 @@ final class CrashChild {
                 defer { buffer.removeAll() }
                 return String(decoding: buffer, as: UTF8.self)
             }
+            let descriptor = process.standardOutput
+            let chunk = try await onOwnThread { try Self.nextChunk(of: descriptor, before: deadline) }
+            if chunk.isEmpty {
+                reachedEnd = true
+            } else {
+                buffer.append(contentsOf: chunk)
+            }
+        }
+    }
+
+    /// Waits until `descriptor` can be read and reads what is there (empty at end-of-file).
+    /// Blocks its thread.
+    /// - Throws: if nothing arrives before `deadline`.
+    private static func nextChunk(of descriptor: Int32, before deadline: ContinuousClock.Instant) throws -> [UInt8] {
+        while true {
             let remaining = deadline - .now
             guard remaining > .zero else {
                 throw Failure(description: "timed out waiting for output from leveldb-crash-child")
@@ -90,11 +109,7 @@ final class CrashChild {
                 if errno == EINTR { continue }
                 throw Failure(description: "read failed: errno \(errno)")
             }
-            if count == 0 {
-                reachedEnd = true
-            } else {
-                buffer.append(contentsOf: chunk[..<count])
-            }
+            return Array(chunk[..<count])
         }
     }
 

@@ -40,7 +40,7 @@ struct DurabilityTests {
             let deadline = ContinuousClock.now + Self.outputTimeout
             var reported = ReportedWrites()
             var ready = false
-            while let line = try child.readLine(before: deadline) {
+            while let line = try await child.readLine(before: deadline) {
                 if line == "ready" {
                     ready = true
                     break
@@ -78,7 +78,7 @@ struct DurabilityTests {
             let deadline = ContinuousClock.now + Self.outputTimeout
             var reported = ReportedWrites()
             let minimum = 2_000
-            while reported.writeCount < minimum, let line = try child.readLine(before: deadline) {
+            while reported.writeCount < minimum, let line = try await child.readLine(before: deadline) {
                 let recognized = reported.record(line)
                 #expect(recognized, "unexpected line from the child: \(line)")
             }
@@ -88,7 +88,7 @@ struct DurabilityTests {
             #expect(child.process.exitStatus == 128 + SIGKILL)
 
             // Lines already in the pipe were reported before the kill too.
-            while let line = try child.readLine(before: ContinuousClock.now + Self.outputTimeout) {
+            while let line = try await child.readLine(before: ContinuousClock.now + Self.outputTimeout) {
                 // The last line may be cut short by the kill.
                 _ = reported.record(line)
             }

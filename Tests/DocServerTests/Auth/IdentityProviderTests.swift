@@ -35,7 +35,7 @@ struct IdentityProviderTests {
     @Test("an RS256 token of the provider is accepted: uid from sub, tenant from its claim, every other claim reaches the rules")
     func acceptsProviderToken() async throws {
         let idp = try await TestIdentityProvider.start()
-        defer { Task { await idp.stop() } }
+        defer { idp.stop() }
         let verifier = try await verifier(idp.settings())
         let token = try await TestIdentityProvider.token(idp.rsa, TestIdentityProvider.claims(["email": "alice@acme.test", "role": "finance"]))
         let auth = try await verifier.verify("Bearer " + token)
@@ -51,7 +51,7 @@ struct IdentityProviderTests {
     @Test("key rotation without restart: key 1 accepted, then the set moves to key 2, which is accepted and key 1 refused")
     func rotation() async throws {
         let idp = try await TestIdentityProvider.start()
-        defer { Task { await idp.stop() } }
+        defer { idp.stop() }
         let verifier = try await verifier(idp.settings())
         #expect(await refusal(verifier, try await TestIdentityProvider.token(idp.rsa, TestIdentityProvider.claims())) == nil)
         #expect(await refusal(verifier, try await TestIdentityProvider.token(idp.ec, TestIdentityProvider.claims()))?.message.contains("'ec-2'") == true)
@@ -68,7 +68,7 @@ struct IdentityProviderTests {
     @Test("a key set that grows old is read again, even when the unknown-key rate limit would not allow it")
     func refreshOnExpiry() async throws {
         let idp = try await TestIdentityProvider.start()
-        defer { Task { await idp.stop() } }
+        defer { idp.stop() }
         let verifier = try await verifier(idp.settings(minimumRefreshInterval: .seconds(3_600), refreshInterval: .milliseconds(200)))
         idp.publish([idp.rsa, idp.ec])
         try await Task.sleep(for: .milliseconds(300))
@@ -78,7 +78,7 @@ struct IdentityProviderTests {
     @Test("a token signed by an unknown key is refused, and unknown keys read the key set at most once per rate-limit interval")
     func unknownKey() async throws {
         let idp = try await TestIdentityProvider.start()
-        defer { Task { await idp.stop() } }
+        defer { idp.stop() }
         let verifier = try await verifier(idp.settings(minimumRefreshInterval: .seconds(3_600)))
         let hits = idp.hits
         for _ in 0..<5 {
@@ -92,7 +92,7 @@ struct IdentityProviderTests {
     @Test("wrong issuer, wrong audience, expired, not yet valid, issued in the future and no subject are refused, each saying why")
     func claimChecks() async throws {
         let idp = try await TestIdentityProvider.start()
-        defer { Task { await idp.stop() } }
+        defer { idp.stop() }
         let verifier = try await verifier(idp.settings())
         let now = Int64(Date().timeIntervalSince1970)
         let cases: [([String: Value?], String)] = [
@@ -123,7 +123,7 @@ struct IdentityProviderTests {
     @Test("the tenant: a claim of the wrong type or an invalid id is refused; a dotted claim path and a fixed tenant work")
     func tenantMapping() async throws {
         let idp = try await TestIdentityProvider.start()
-        defer { Task { await idp.stop() } }
+        defer { idp.stop() }
         let byClaim = try await verifier(idp.settings())
         let number = await refusal(byClaim, try await TestIdentityProvider.token(idp.rsa, TestIdentityProvider.claims(["tenant": 42])))
         #expect(number?.message == "token claim 'tenant' must be one tenant id (a string), not an integer")
@@ -151,7 +151,7 @@ struct IdentityProviderTests {
     @Test("alg none, HS256 signed with the provider's public key (algorithm confusion) and a header naming another key's algorithm are refused")
     func algorithmAttacks() async throws {
         let idp = try await TestIdentityProvider.start()
-        defer { Task { await idp.stop() } }
+        defer { idp.stop() }
         let payload = String(decoding: try JSONEncoder().encode(AuthRawPayload(members: TestIdentityProvider.claims())), as: UTF8.self)
 
         let unsigned = compact(header: #"{"alg":"none","typ":"JWT"}"#, payload: payload, signature: [0])
@@ -189,7 +189,7 @@ struct IdentityProviderTests {
     @Test("a tampered payload fails the signature check")
     func tamperedPayload() async throws {
         let idp = try await TestIdentityProvider.start()
-        defer { Task { await idp.stop() } }
+        defer { idp.stop() }
         let verifier = try await verifier(idp.settings())
         let token = try await TestIdentityProvider.token(idp.rsa, TestIdentityProvider.claims())
         let parts = token.split(separator: ".")
@@ -201,7 +201,7 @@ struct IdentityProviderTests {
     @Test("bad key sets: unreachable, HTTP 500, malformed, too large, only private or encryption keys — clear errors at start")
     func badKeySets() async throws {
         let idp = try await TestIdentityProvider.start()
-        defer { Task { await idp.stop() } }
+        defer { idp.stop() }
         func startError() async -> DocError? {
             do {
                 _ = try await verifier(idp.settings())
@@ -242,13 +242,14 @@ struct IdentityProviderTests {
     @Test("the provider unreachable at start: a clear error, or with a kept copy of its keys the server serves with them")
     func unreachableAtStart() async throws {
         let idp = try await TestIdentityProvider.start()
+        defer { idp.stop() }
         let cache = temporaryPath("jwks-cache.json")
         defer { try? FileManager.default.removeItem(atPath: cache) }
         _ = try await verifier(idp.settings(cacheFile: cache))
         #expect(FileManager.default.fileExists(atPath: cache), "a successful read keeps a copy")
         let token = try await TestIdentityProvider.token(idp.rsa, TestIdentityProvider.claims())
         let settings = try idp.settings(cacheFile: cache)
-        await idp.stop()
+        idp.stop()
 
         do {
             _ = try await verifier(try idp.settings())
@@ -264,7 +265,7 @@ struct IdentityProviderTests {
     @Test("a JWKS file is read, and read again when a token names a key it did not have")
     func keysFromFile() async throws {
         let idp = try await TestIdentityProvider.start()
-        defer { Task { await idp.stop() } }
+        defer { idp.stop() }
         let path = temporaryPath("jwks.json")
         defer { try? FileManager.default.removeItem(atPath: path) }
         try TestIdentityProvider.keySet([idp.rsa]).write(toFile: path, atomically: true, encoding: .utf8)

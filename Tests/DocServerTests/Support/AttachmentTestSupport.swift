@@ -1,6 +1,5 @@
 import DocModel
 import DocTestSupport
-import Dispatch
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -98,7 +97,10 @@ enum HTTPClient {
 }
 
 /// A TCP connection spoken by hand, for what an HTTP client library will not do: send half a
-/// body and cut the connection, or hold a request open. Blocking calls run on a Dispatch queue.
+/// body and cut the connection, or hold a request open. Blocking calls run on threads of their
+/// own (``onOwnThread(_:)``): a read waits for the server, whose handlers need the cooperative
+/// pool, and Dispatch's global queue is sized to the cores as well (it adds a thread for a
+/// blocked one only once its monitor notices).
 final class RawHTTPConnection: Sendable {
     private let fd: Int32
 
@@ -176,9 +178,7 @@ final class RawHTTPConnection: Sendable {
     }
 
     private static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-        }
+        try await onOwnThread(body)
     }
 }
 

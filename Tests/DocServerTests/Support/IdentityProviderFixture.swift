@@ -1,15 +1,17 @@
 import DocModel
 import Foundation
-import Hummingbird
 import JWTKit
-import Logging
 import Synchronization
 @testable import DocServer
 
 /// A stand-in identity provider for the JWKS tests: real RS256 and ES256 keys, tokens signed
-/// with them, and its key set served over HTTP on 127.0.0.1 (a real Hummingbird server), with
-/// the served document, status and `Cache-Control` changeable while it runs (key rotation,
-/// outages, malformed answers).
+/// with them, and its key set served over HTTP on 127.0.0.1, with the served document, status
+/// and `Cache-Control` changeable while it runs (key rotation, outages, malformed answers).
+///
+/// The key set is served by a ``LoopbackHTTPServer``, on threads of its own, as a real
+/// provider is served outside the verifier's process. Served from the cooperative pool, it
+/// would answer late whenever other tests hold the pool's two threads, and the verifier's
+/// fetch would time out for a reason a real provider never gives.
 final class TestIdentityProvider: Sendable {
     static let issuer = "https://id.example.test/acme-app"
     static let audience = "acme-app"
@@ -65,24 +67,24 @@ arjPoDGrwkPbniomzV97LWhYj8enR6iX1bz1ABtvyuqQXdeby6Yf
         var cacheControl: String?
         var hits = 0
     }
-    /// What the server answers, shared with its route.
+    /// What the server answers, shared with its handler.
     private final class ServedBox: Sendable {
         let state: Mutex<Served>
         init(_ served: Served) { state = Mutex(served) }
         func withLock<T: Sendable>(_ body: (inout sending Served) -> sending T) -> T { state.withLock(body) }
     }
     private let served: ServedBox
-    private let task: Task<Void, any Error>
+    private let server: LoopbackHTTPServer
     /// The URL of the key set.
     let url: URL
 
-    private init(rsa: SigningKey, ec: SigningKey, stranger: SigningKey, served: ServedBox, task: Task<Void, any Error>, url: URL) {
+    private init(rsa: SigningKey, ec: SigningKey, stranger: SigningKey, served: ServedBox, server: LoopbackHTTPServer) {
         self.rsa = rsa
         self.ec = ec
         self.stranger = stranger
         self.served = served
-        self.task = task
-        self.url = url
+        self.server = server
+        url = URL(string: "http://127.0.0.1:\(server.port)/jwks.json")!
     }
 
     /// Starts the provider serving a key set with the RSA key only.
@@ -97,34 +99,23 @@ arjPoDGrwkPbniomzV97LWhYj8enR6iX1bz1ABtvyuqQXdeby6Yf
         let stranger = try await ecKey(kid: "ec-stranger")
 
         let served = ServedBox(Served(body: keySet([rsa])))
-        let router = Router()
-        router.get("jwks.json") { _, _ -> Response in
+        let server = try LoopbackHTTPServer { method, target in
+            guard method == "GET", target == "/jwks.json" else { return .init(status: 404) }
             let answer = served.withLock { state -> Served in
                 state.hits += 1
                 return state
             }
-            var headers = HTTPFields()
-            headers[.contentType] = "application/json"
-            if let cacheControl = answer.cacheControl { headers[.cacheControl] = cacheControl }
-            return Response(status: .init(code: answer.status), headers: headers,
-                            body: ResponseBody(byteBuffer: ByteBuffer(string: answer.body)))
+            var headers = ["Content-Type": "application/json"]
+            if let cacheControl = answer.cacheControl { headers["Cache-Control"] = cacheControl }
+            return .init(status: answer.status, headers: headers, body: Array(answer.body.utf8))
         }
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(
-            router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) },
-            logger: Logger(label: "test.jwks", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next(), port > 0 else { throw DocError(.internal, "the JWKS server did not start") }
-        return TestIdentityProvider(rsa: rsa, ec: ec, stranger: stranger, served: served, task: task,
-                                    url: URL(string: "http://127.0.0.1:\(port)/jwks.json")!)
+        return TestIdentityProvider(rsa: rsa, ec: ec, stranger: stranger, served: served, server: server)
     }
 
-    func stop() async {
-        task.cancel()
-        _ = try? await task.value
+    /// Stops serving the key set: from its return, connections to ``url`` are refused. Safe to
+    /// call more than once (a test's own stop, then its `defer`).
+    func stop() {
+        server.stop()
     }
 
     /// Serves another document (and status, Cache-Control) from now on.

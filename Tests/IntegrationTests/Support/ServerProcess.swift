@@ -121,12 +121,17 @@ final class ServerProcess: @unchecked Sendable {
         self.process = nil
     }
 
-    /// SIGTERM: a graceful shutdown (SIGKILL after 60 s).
-    func stop() {
+    /// SIGTERM: a graceful shutdown (SIGKILL after 60 s). The wait runs on a thread of its own
+    /// (``onOwnThread(_:)``): the shutdown can wait for the server's connections to close,
+    /// some of them this process's clients, which need the cooperative pool to answer. A
+    /// `defer`, which cannot await, cleans up with ``kill()``.
+    func stop() async {
         guard let process else { return }
-        process.signal(SIGTERM)
-        if !process.waitUntilEnded(within: .seconds(60)) { process.killAndWait() }
         self.process = nil
+        _ = try? await onOwnThread {
+            process.signal(SIGTERM)
+            if !process.waitUntilEnded(within: .seconds(60)) { process.killAndWait() }
+        }
     }
 
     func token(tenant: String = "acme", uid: String, claims: [String: Value] = [:]) async throws -> String {
