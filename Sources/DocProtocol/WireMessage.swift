@@ -20,7 +20,7 @@ extension WireMessage {
 
     /// Reads a frame object of this type, rejecting unknown members.
     static func read(_ object: WireObject, limits: FrameLimits) throws(DocError) -> Self {
-        try object.allowOnly(wireFieldNames.union(["type"]))
+        try object.allowOnly(wireFieldNames, and: "type")
         return try Self(wire: object, limits: limits)
     }
 }

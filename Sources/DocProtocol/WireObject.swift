@@ -24,9 +24,21 @@ struct WireObject {
     /// The path of member `key`.
     func at(_ key: String) -> String { path.isEmpty ? key : path + "." + key }
 
-    /// Rejects members not in `known`.
-    func allowOnly(_ known: Set<String>) throws(DocError) {
-        for key in fields.keys.sorted() where !known.contains(key) {
+    /// Rejects members not in `known` (a short list: comparing costs less than hashing).
+    func allowOnly(_ known: [String]) throws(DocError) {
+        try allowOnly { known.contains($0) }
+    }
+
+    /// Rejects members that are neither `extra` nor in `known`.
+    func allowOnly(_ known: Set<String>, and extra: String) throws(DocError) {
+        try allowOnly { $0 == extra || known.contains($0) }
+    }
+
+    /// Rejects members for which `isKnown` is false, naming the first in key order (the
+    /// members' order is not kept).
+    private func allowOnly(where isKnown: (String) -> Bool) throws(DocError) {
+        guard !fields.keys.allSatisfy(isKnown) else { return }
+        for key in fields.keys.sorted() where !isKnown(key) {
             throw Wire.error("unknown field \"\(key)\"", at: path)
         }
     }

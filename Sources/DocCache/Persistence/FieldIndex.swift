@@ -33,6 +33,9 @@ enum FieldIndexer {
             return k
         }
         let fieldBase = base(.fieldIndex), arrayBase = base(.arrayIndex)
+        // Every row ends with the document id: encoded once.
+        var encodedID = KeyEncoder()
+        encodedID.append(string: id)
         let index = DocumentIndexEntries(document)
         var rows: [[UInt8]] = []
         rows.reserveCapacity(index.entries.count + index.unindexed.count)
@@ -40,14 +43,14 @@ enum FieldIndexer {
             var k = entry.kind == .value ? fieldBase : arrayBase
             k.append(string: entry.field)
             k.append(raw: entry.value)
-            k.append(string: id)
+            k.append(raw: encodedID.bytes)
             rows.append(k.bytes)
         }
         for marker in index.unindexed {
             var k = base(.unindexedValues)
             k.append(string: marker.field)
             k.append(int64: marker.kind.rawValue)
-            k.append(string: id)
+            k.append(raw: encodedID.bytes)
             rows.append(k.bytes)
         }
         return rows

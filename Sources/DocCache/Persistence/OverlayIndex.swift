@@ -39,21 +39,31 @@ package final class OverlayIndex {
     func update(_ key: DocumentKey, to document: MaybeDocument?, user: String, in txn: PersistenceTransaction) throws(DocError) {
         let listKey = KeySchema.overlayIndexRows(user, key)
         let raw = try txn.get(listKey)
-        var old = Set<HashedBytes>()
-        if let raw { old = Set(try Self.decodeRows(raw).map(HashedBytes.init)) }
-        let new = Set(document?.document.map(remoteDocuments.indexRows(for:))?.map(HashedBytes.init) ?? [])
-        if old.isEmpty && new.isEmpty { return }
+        let oldRows = try raw.map { raw throws(DocError) in try Self.decodeRows(raw) } ?? []
+        // Each row once (a document's rows are unique by construction, see FieldIndexer).
+        let newRows = document?.document.map(remoteDocuments.indexRows(for:)) ?? []
         let space = Self.space(user)
+        // The usual cases compare nothing: an acknowledged or rejected batch's overlay leaves
+        // (every old row goes), an overlay is indexed for the first time (every new row comes).
+        if newRows.isEmpty {
+            guard raw != nil else { return }
+            for row in oldRows { txn.delete(space + row) }
+            txn.delete(listKey)
+            return
+        }
+        if oldRows.isEmpty {
+            for row in newRows { txn.put(space + row, []) }
+            txn.put(listKey, Self.encodeRows(newRows))
+            return
+        }
+        let old = Set(oldRows.map(HashedBytes.init))
+        let new = Set(newRows.map(HashedBytes.init))
         for row in old where !new.contains(row) { txn.delete(space + row.bytes) }
         for row in new where !old.contains(row) { txn.put(space + row.bytes, []) }
-        if new.isEmpty {
-            txn.delete(listKey)
-        } else {
-            // Unchanged rows (an acknowledgement that only moved the version, an overlay
-            // indexed again) keep their stored list: equal sets encode to equal bytes.
-            let encoded = Self.encodeRows(new)
-            if encoded != raw { txn.put(listKey, encoded) }
-        }
+        // Unchanged rows (an acknowledgement that only moved the version, an overlay indexed
+        // again) keep their stored list: equal sets encode to equal bytes.
+        let encoded = Self.encodeRows(newRows)
+        if encoded != raw { txn.put(listKey, encoded) }
     }
 
     /// The batch id through which every overlay of `user` is indexed (``batchIDUnknown``:
@@ -89,9 +99,9 @@ package final class OverlayIndex {
         if let failure = txn.failure { throw failure }
     }
 
-    private static func encodeRows(_ rows: Set<HashedBytes>) -> [UInt8] {
-        // In key order, so equal sets are stored as equal bytes.
-        let sorted = rows.map(\.bytes).sorted { compareKeys($0, $1) < 0 }
+    /// `rows` (each once) in key order, so equal sets of rows are stored as equal bytes.
+    private static func encodeRows(_ rows: [[UInt8]]) -> [UInt8] {
+        let sorted = rows.sorted { compareKeys($0, $1) < 0 }
         var w = ByteWriter(capacity: sorted.reduce(2) { $0 + $1.count + 2 })
         w.varint(UInt64(sorted.count))
         for row in sorted { w.lengthPrefixed(row) }

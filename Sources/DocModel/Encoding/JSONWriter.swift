@@ -20,7 +20,22 @@ struct JSONWriter {
 
     mutating func writeBool(_ b: Bool) { bytes.append(contentsOf: (b ? "true" : "false").utf8) }
 
-    mutating func writeInteger(_ i: Int64) { bytes.append(contentsOf: String(i).utf8) }
+    /// Writes an integer's decimal digits (no `String` in between: versions, counts and ids
+    /// are most of the numbers of a frame).
+    mutating func writeInteger(_ i: Int64) {
+        if i < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = i.magnitude
+        // At most 20 digits (UInt64.max), written from the last.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
+    }
 
     /// Writes a finite double in its shortest round-trip form, always with a `.` or an
     /// exponent so that it reads back as a double: `1.0`, `-0.0`, `0.1`, `1e+16`, `5e-324`.
@@ -37,22 +52,41 @@ struct JSONWriter {
     /// or `\u00xx` (lowercase hex), everything else (including non-ASCII) as UTF-8 as-is.
     mutating func writeString(_ s: String) {
         bytes.append(UInt8(ascii: "\""))
-        for b in s.utf8 {
-            switch b {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
-            case 0x08: bytes.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-            case 0x0C: bytes.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-            case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20:
-                bytes.append(contentsOf: "\\u00".utf8)
-                bytes.append(contentsOf: hex2(b).utf8)
-            default: bytes.append(b)
-            }
+        // The bytes between the ones to escape are copied in runs (usually one run), not one
+        // append and capacity check per byte.
+        if s.utf8.withContiguousStorageIfAvailable({ appendEscaped($0) }) == nil {
+            var contiguous = s
+            contiguous.makeContiguousUTF8()
+            contiguous.utf8.withContiguousStorageIfAvailable { appendEscaped($0) }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        var run = 0
+        for i in utf8.indices {
+            let b = utf8[i]
+            guard b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") else { continue }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run..<i]))
+            appendEscape(of: b)
+            run = i + 1
+        }
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run...]))
+    }
+
+    private mutating func appendEscape(of b: UInt8) {
+        switch b {
+        case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
+        case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
+        case 0x08: bytes.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+        case 0x0C: bytes.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+        case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+        case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+        case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+        default:
+            bytes.append(contentsOf: "\\u00".utf8)
+            bytes.append(contentsOf: hex2(b).utf8)
+        }
     }
 
     /// Opens an array (`[`) or an object (`{`).

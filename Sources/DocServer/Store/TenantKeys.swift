@@ -157,18 +157,21 @@ struct TenantKeys: Sendable {
         let collection = document.key.collectionPath
         let id = document.key.documentID
         let valueSpace = indexSpace(collection, kind: .value), elementSpace = indexSpace(collection, kind: .arrayElement)
+        // Every row ends with the document id: encoded once.
+        var encodedID = KeyEncoder()
+        encodedID.append(string: id)
         var rows: [[UInt8]] = []
         rows.reserveCapacity(entries.entries.count + entries.unindexed.count)
         for entry in entries.entries {
             var e = entry.kind == .value ? valueSpace : elementSpace
             e.append(string: entry.field)
             e.append(raw: entry.value)
-            e.append(string: id)
+            e.append(raw: encodedID.bytes)
             rows.append(e.bytes)
         }
         for marker in entries.unindexed {
             var e = KeyEncoder(prefix: unindexed(collection, field: marker.field, kind: marker.kind))
-            e.append(string: id)
+            e.append(raw: encodedID.bytes)
             rows.append(e.bytes)
         }
         return rows
