@@ -1,4 +1,5 @@
 import DocModel
+import DocTestSupport
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -141,34 +142,12 @@ final class LoopbackHTTPServer: Sendable {
     }
 
     private static func listenOnLoopback() throws(DocError) -> (descriptor: Int32, port: Int) {
-        #if canImport(Darwin)
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #else
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #endif
-        guard fd >= 0 else { throw DocError(.internal, "socket() failed: errno \(errno)") }
-        // Not inherited by the child processes other tests start.
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 64) == 0 else {
+        let (fd, port) = try boundLoopbackSocket()
+        guard listen(fd, 64) == 0 else {
             let failure = errno
             close(fd)
             throw DocError(.internal, "cannot listen on 127.0.0.1: errno \(failure)")
         }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard named == 0 else {
-            close(fd)
-            throw DocError(.internal, "getsockname() failed")
-        }
-        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+        return (fd, port)
     }
 }
