@@ -209,13 +209,13 @@ let package = Package(
             name: "DocServerTests",
             dependencies: [
                 "DocTestSupport", "DocServer", "DocProtocol", "DocModel", "LevelDB",
-                // The identity-provider tests sign RS256/ES256 tokens and serve their JWKS on loopback.
+                // The identity-provider tests sign RS256/ES256 tokens (their JWKS is served by
+                // LoopbackHTTPServer, on threads of its own).
                 .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Hummingbird", package: "hummingbird"),
                 // The encoded frames (OutboundFrame's ByteBuffer) in the fan-out tests.
                 .product(name: "NIOCore", package: "swift-nio"),
-                // The flush-coalescing handler on an EmbeddedChannel, whose event loop runs
-                // queued tasks only when told to.
+                // The outbox pumps on an EmbeddedChannel, whose event loop runs queued tasks
+                // only when told to.
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict
