@@ -48,13 +48,13 @@ extension ClientMessage {
 
 extension Wire {
     /// Checks a client id: 1…`maxClientIDBytes` UTF-8 bytes, no control characters.
-    static func clientID(_ id: String, at path: String, limits: FrameLimits) throws(DocError) -> String {
-        guard !id.isEmpty else { throw Wire.error("the client id is empty", at: path) }
+    static func clientID(_ id: String, at path: @autoclosure () -> String, limits: FrameLimits) throws(DocError) -> String {
+        guard !id.isEmpty else { throw Wire.error("the client id is empty", at: path()) }
         guard id.utf8.count <= limits.maxClientIDBytes else {
-            throw Wire.error("the client id is \(id.utf8.count) bytes; the limit is \(limits.maxClientIDBytes)", at: path)
+            throw Wire.error("the client id is \(id.utf8.count) bytes; the limit is \(limits.maxClientIDBytes)", at: path())
         }
         guard !id.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw Wire.error("the client id contains control characters", at: path)
+            throw Wire.error("the client id contains control characters", at: path())
         }
         return id
     }

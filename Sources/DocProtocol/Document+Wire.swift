@@ -32,37 +32,37 @@ extension Document {
 
 extension Wire {
     /// Parses a document path, naming `path` (the field of the frame) in errors.
-    static func documentKey(_ text: String, at path: String) throws(DocError) -> DocumentKey {
+    static func documentKey(_ text: String, at path: @autoclosure () -> String) throws(DocError) -> DocumentKey {
         do {
             return try DocumentKey(text)
         } catch {
-            throw Wire.error(error.message + (error.location.map { " (\($0))" } ?? ""), at: path)
+            throw Wire.error(error.message + (error.location.map { " (\($0))" } ?? ""), at: path())
         }
     }
 
     /// Parses a resource path, naming `path` in errors.
-    static func resourcePath(_ text: String, at path: String) throws(DocError) -> ResourcePath {
+    static func resourcePath(_ text: String, at path: @autoclosure () -> String) throws(DocError) -> ResourcePath {
         do {
             return try ResourcePath(text)
         } catch {
-            throw Wire.error(error.message + (error.location.map { " (\($0))" } ?? ""), at: path)
+            throw Wire.error(error.message + (error.location.map { " (\($0))" } ?? ""), at: path())
         }
     }
 
     /// Parses a field path in canonical form (`a.b`, `` `odd name`.c ``), naming `path` in errors.
-    static func fieldPath(_ text: String, at path: String) throws(DocError) -> FieldPath {
+    static func fieldPath(_ text: String, at path: @autoclosure () -> String) throws(DocError) -> FieldPath {
         do {
             return try FieldPath(text)
         } catch {
-            throw Wire.error(error.message, at: path)
+            throw Wire.error(error.message, at: path())
         }
     }
 
     /// Checks the nesting depth of a value that is not document data (filter values, cursor
     /// positions): at most ``Value/maxDepth`` levels.
-    static func checkDepth(_ value: Value, at path: String) throws(DocError) {
+    static func checkDepth(_ value: Value, at path: @autoclosure () -> String) throws(DocError) {
         guard value.depth <= Value.maxDepth else {
-            throw Wire.error("value nesting is deeper than \(Value.maxDepth) levels", at: path)
+            throw Wire.error("value nesting is deeper than \(Value.maxDepth) levels", at: path())
         }
     }
 }

@@ -186,31 +186,31 @@ enum Wire {
         }
     }
 
-    static func string(_ value: Value, at path: String) throws(DocError) -> String {
+    static func string(_ value: Value, at path: @autoclosure () -> String) throws(DocError) -> String {
         guard case .string(let s) = value else {
-            throw error("expected a string, found \(describe(value))", at: path)
+            throw error("expected a string, found \(describe(value))", at: path())
         }
         return s
     }
 
-    static func int64(_ value: Value, at path: String) throws(DocError) -> Int64 {
+    static func int64(_ value: Value, at path: @autoclosure () -> String) throws(DocError) -> Int64 {
         guard case .integer(let i) = value else {
-            throw error("expected an integer, found \(describe(value))", at: path)
+            throw error("expected an integer, found \(describe(value))", at: path())
         }
         return i
     }
 
-    static func int64(_ value: Value, in range: ClosedRange<Int64>, at path: String) throws(DocError) -> Int64 {
-        let i = try int64(value, at: path)
+    static func int64(_ value: Value, in range: ClosedRange<Int64>, at path: @autoclosure () -> String) throws(DocError) -> Int64 {
+        let i = try int64(value, at: path())
         guard range.contains(i) else {
-            throw error("\(i) is out of range \(range.lowerBound)…\(range.upperBound)", at: path)
+            throw error("\(i) is out of range \(range.lowerBound)…\(range.upperBound)", at: path())
         }
         return i
     }
 
-    static func array(_ value: Value, at path: String) throws(DocError) -> [Value] {
+    static func array(_ value: Value, at path: @autoclosure () -> String) throws(DocError) -> [Value] {
         guard case .array(let a) = value else {
-            throw error("expected an array, found \(describe(value))", at: path)
+            throw error("expected an array, found \(describe(value))", at: path())
         }
         return a
     }

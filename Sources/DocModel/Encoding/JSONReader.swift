@@ -1,7 +1,9 @@
 /// A parsed JSON value and the byte offset where it starts in the input.
 ///
 /// The tree keeps the integer / double distinction of the source text and the member order of
-/// objects; ``ValueJSON`` maps it onto ``Value``.
+/// objects, for readers that need them (bundles, write input with its field transforms, which
+/// ``JSONValueDecoder`` maps onto ``Value``). A ``Value`` is read without the tree
+/// (``JSONReader/parseValue(_:)``).
 struct JSONNode: Sendable {
     enum Kind: Sendable {
         case null
@@ -37,12 +39,14 @@ struct JSONReader {
     /// The deepest nesting of arrays and objects the parser accepts.
     static let maxDepth = 64
 
-    private let bytes: [UInt8]
-    private var pos = 0
+    let bytes: [UInt8]
+    var pos = 0
     /// The deepest nesting this parse accepts (``maxDepth`` unless the caller says otherwise).
-    private let depthLimit: Int
+    let depthLimit: Int
+    /// The members of the objects being read by ``parseValue(_:)``, innermost last.
+    var openMembers: [(key: String, value: Value)] = []
 
-    private init(_ bytes: [UInt8], depthLimit: Int) {
+    init(_ bytes: [UInt8], depthLimit: Int) {
         self.bytes = bytes
         self.depthLimit = depthLimit
     }
@@ -64,7 +68,7 @@ struct JSONReader {
     // MARK: Errors
 
     /// Describes the byte at `pos` (or the end of input) for an error message.
-    private func found(at offset: Int? = nil) -> String {
+    func found(at offset: Int? = nil) -> String {
         let i = offset ?? pos
         guard i < bytes.count else { return "end of input" }
         return Self.describe(byte: bytes[i])
@@ -75,7 +79,7 @@ struct JSONReader {
         return "byte 0x" + hex2(b)
     }
 
-    private func error(_ message: String, at offset: Int) -> DocError {
+    func error(_ message: String, at offset: Int) -> DocError {
         DocError(.invalidArgument, "invalid JSON: " + message, at: Self.location(of: offset, in: bytes))
     }
 
@@ -95,7 +99,7 @@ struct JSONReader {
 
     // MARK: Grammar
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while pos < bytes.count {
             switch bytes[pos] {
             case 0x20, 0x09, 0x0A, 0x0D: pos += 1
@@ -104,7 +108,7 @@ struct JSONReader {
         }
     }
 
-    private mutating func parseValue(depth: Int) throws(DocError) -> JSONNode {
+    mutating func parseValue(depth: Int) throws(DocError) -> JSONNode {
         guard pos < bytes.count else { throw error("expected a value, found end of input", at: pos) }
         let start = pos
         switch bytes[pos] {
@@ -120,7 +124,7 @@ struct JSONReader {
         }
     }
 
-    private mutating func literal(_ word: StaticString) throws(DocError) {
+    mutating func literal(_ word: StaticString) throws(DocError) {
         let start = pos
         let count = word.utf8CodeUnitCount
         let matches = word.withUTF8Buffer { w in
@@ -130,7 +134,7 @@ struct JSONReader {
         pos += count
     }
 
-    private mutating func checkDepth(_ depth: Int) throws(DocError) {
+    mutating func checkDepth(_ depth: Int) throws(DocError) {
         guard depth <= depthLimit else {
             throw error("arrays and objects are nested deeper than \(depthLimit) levels", at: pos)
         }
@@ -226,11 +230,11 @@ struct JSONReader {
     }
 
     /// Up to this many members, an object's duplicate keys are found by comparing keys.
-    private static let smallObjectMembers = 8
+    static let smallObjectMembers = 8
 
     private static func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
 
-    private mutating func parseNumber() throws(DocError) -> JSONNode {
+    mutating func parseNumber() throws(DocError) -> JSONNode {
         let start = pos
         let negative = bytes[pos] == UInt8(ascii: "-")
         if negative { pos += 1 }
@@ -286,7 +290,7 @@ struct JSONReader {
         return JSONNode(kind: .double(d), offset: start)
     }
 
-    private mutating func parseString() throws(DocError) -> String {
+    mutating func parseString() throws(DocError) -> String {
         let open = pos
         pos += 1
         // Fast path: printable ASCII without escapes.

@@ -57,8 +57,7 @@ extension Value {
 
     /// Parses UTF-8 JSON bytes; see ``init(json:)``.
     public init(jsonBytes: [UInt8]) throws(DocError) {
-        let node = try JSONReader.parse(jsonBytes)
-        self = try JSONValueDecoder(source: jsonBytes).value(node)
+        self = try JSONReader.parseValue(jsonBytes)
     }
 
     /// The canonical JSON form: no whitespace, map keys sorted by UTF-8 bytes, doubles in
@@ -258,7 +257,7 @@ struct JSONValueDecoder {
         return out
     }
 
-    private func escape(_ member: JSONMember) throws(DocError) -> Value {
+    func escape(_ member: JSONMember) throws(DocError) -> Value {
         let payload = member.value
         let name = member.key
         switch name {

@@ -31,9 +31,10 @@ public struct ResourcePath: Sendable, Hashable, Comparable, CustomStringConverti
         try self.init(validating: segments, display: segments.joined(separator: "/"))
     }
 
-    private init(validating parts: [String], display: String) throws(DocError) {
+    /// `display` (the path as written) is spelled only for an error.
+    private init(validating parts: [String], display: @autoclosure () -> String) throws(DocError) {
         for (i, part) in parts.enumerated() {
-            try Self.validate(segment: part, index: i, in: display)
+            try Self.validate(segment: part, index: i, in: display())
         }
         self.segments = parts
     }
@@ -46,8 +47,10 @@ public struct ResourcePath: Sendable, Hashable, Comparable, CustomStringConverti
     /// The empty path: the database root.
     public static let root = ResourcePath(unchecked: [])
 
-    static func validate(segment: String, index: Int, in path: String) throws(DocError) {
-        let at = "path \"\(path)\", segment \(index + 1)"
+    /// Checks one segment; `path` (the whole path, for the error's location) is spelled only
+    /// for an error.
+    static func validate(segment: String, index: Int, in path: @autoclosure () -> String) throws(DocError) {
+        var at: String { "path \"\(path())\", segment \(index + 1)" }
         if segment.isEmpty {
             throw .invalid("path segments must not be empty", at: at)
         }

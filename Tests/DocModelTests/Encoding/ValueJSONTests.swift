@@ -311,6 +311,53 @@ struct ValueJSONTests {
         }
     }
 
+    /// The direct reader (``JSONReader/parseValue(_:)``, what `Value(jsonBytes:)` uses) and the
+    /// tree reader with ``JSONValueDecoder`` agree on every text: random values' JSON (compact and
+    /// pretty), and the same texts with a byte changed, inserted or removed, where both must
+    /// fail with the same error or read the same value.
+    @Test func directReaderAgreesWithTheTreeReader() {
+        let seed: UInt64 = 0xD1_2EC7
+        let noise = Array(#"{}[]",:$0123456789.eE+-tfnulrsa\ "#.utf8) + [0x00, 0x7F, 0xC3, 0xA9, 0xFF]
+        var compared = 0, failedBoth = 0
+        for i in 0..<3000 {
+            var g = RandomValueGenerator(seed: seed, stream: i)
+            var text = Array((g.chance(0.5) ? g.value() : Value.map(g.map())).jsonString(pretty: g.chance(0.3)).utf8)
+            if i % 3 != 0, !text.isEmpty {
+                let at = g.int(0..<text.count)
+                switch g.int(0..<3) {
+                case 0: text[at] = g.pick(noise)
+                case 1: text.insert(g.pick(noise), at: at)
+                default: text.remove(at: at)
+                }
+            }
+            let tree = Result { () throws(DocError) -> Value in
+                try JSONValueDecoder(source: text).value(try JSONReader.parse(text))
+            }
+            let direct = Result { () throws(DocError) -> Value in try JSONReader.parseValue(text) }
+            compared += 1
+            let json = String(decoding: text, as: UTF8.self)
+            switch (tree, direct) {
+            case (.success(let a), .success(let b)):
+                #expect(a.isByteIdentical(to: b), "seed \(seed) iteration \(i): \(json) read as \(a) and \(b)")
+            case (.failure(let a), .failure(let b)):
+                failedBoth += 1
+                #expect(a == b, "seed \(seed) iteration \(i): \(json) failed with \(a) and \(b)")
+            default:
+                Issue.record("seed \(seed) iteration \(i): \(json): the tree reader gave \(tree), the direct one \(direct)")
+            }
+        }
+        // Both kinds of text were compared.
+        #expect(failedBoth > 300 && compared - failedBoth > 1000, "\(failedBoth) of \(compared) failed")
+    }
+
+    @Test func anEscapeKeyFollowedByOtherMembersIsAPlainMap() throws {
+        let v = try Value(json: #"{"$bytes": {"$bytes": "AQ=="}, "b": [1], "$ref": "x"}"#)
+        #expect(v.isIdentical(to: ["$bytes": .bytes([1]), "b": [1], "$ref": "x"]))
+        let dup = #expect(throws: DocError.self) { try Value(json: #"{"$ref": "a/b", "$ref": "c/d"}"#) }
+        #expect(dup?.message == #"invalid JSON: duplicate key "$ref""#)
+        #expect(dup?.location?.contains("byte offset 16") == true, "\(String(describing: dup))")
+    }
+
     @Test func identicalValuesHaveTheSameCanonicalJSON() {
         let seed: UInt64 = 0xC0FFEE
         for i in 0..<2000 {
