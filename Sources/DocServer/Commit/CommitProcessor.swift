@@ -135,7 +135,7 @@ public struct CommitProcessor: Sendable {
                 logger.warning("batch re-sent by another user", metadata: ["uid": "\(uid)", "owner": "\(stored.uid)"])
                 throw DocError(.permissionDenied, "batch \(key) belongs to another user")
             }
-            guard stored.digest == digest else {
+            guard BatchDigest.matches(stored: stored.digest, digest: digest, mutations: mutations) else {
                 logger.warning("batch re-sent with other mutations")
                 return Processed(
                     outcome: BatchOutcome(
