@@ -199,6 +199,55 @@ struct TransactionTests {
         }
     }
 
+    /// Bursts of 1–40 buffered writes between reads, over ~800 keys and ~500 writes in one
+    /// transaction (the buffer's sorted runs are made and merged many times over): every
+    /// point read and range scan equals the model dictionary's.
+    @Test(arguments: [11, 12, 13] as [UInt64])
+    func readsAfterBurstsOfWritesMatchModel(seed: UInt64) throws {
+        var rng = PersistenceRNG(seed: seed)
+        let alphabet: [[UInt8]] = [[0], [1], [0x7F], [0xFF], [0, 0], [1, 0xFF], [0xFF, 0xFF], [2, 3], [0x80]]
+        func randomKey(_ rng: inout PersistenceRNG) -> [UInt8] {
+            [0xE0] + (0..<rng.int(0..<4)).flatMap { _ in rng.pick(alphabet) }
+        }
+        try F.withStore { p, _ in
+            var model: [[UInt8]: [UInt8]] = [:]
+            try p.run("stored") { txn throws(DocError) in
+                for _ in 0..<50 {
+                    let key = randomKey(&rng)
+                    txn.put(key, [1])
+                    model[key] = [1]
+                }
+            }
+            try p.run("bursts") { txn throws(DocError) in
+                for round in 0..<60 {
+                    for _ in 0..<(rng.chance(0.7) ? rng.int(1..<4) : rng.int(4..<41)) {
+                        let key = randomKey(&rng)
+                        if rng.chance(0.3) {
+                            txn.delete(key)
+                            model[key] = nil
+                        } else {
+                            let value = [UInt8(rng.int(0..<256))]
+                            txn.put(key, value)
+                            model[key] = value
+                        }
+                    }
+                    let probe = randomKey(&rng)
+                    #expect(try txn.get(probe) == model[probe], "seed \(seed) round \(round)")
+                    let a = randomKey(&rng), b = randomKey(&rng)
+                    let (lo, hi) = compareKeys(a, b) <= 0 ? (a, b) : (b, a)
+                    let expected = model.keys.filter { compareKeys($0, lo) >= 0 && compareKeys($0, hi) < 0 }
+                        .sorted { compareKeys($0, $1) < 0 }
+                    let scanned = Array(txn.scan(KeyRange(from: lo, upTo: hi)))
+                    #expect(scanned.map(\.key) == expected, "seed \(seed) round \(round)")
+                    #expect(scanned.map(\.value) == expected.map { model[$0]! }, "seed \(seed) round \(round)")
+                }
+            }
+            let committed = try p.run("read") { txn throws(DocError) in Array(txn.scan(prefix: [0xE0])) }
+            #expect(committed.map(\.key) == model.keys.sorted { compareKeys($0, $1) < 0 })
+            #expect(committed.map(\.value) == model.keys.sorted { compareKeys($0, $1) < 0 }.map { model[$0]! })
+        }
+    }
+
     @Test func scanDoesNotSeeWritesMadeAfterItStarted() throws {
         try F.withStore { p, _ in
             try p.run("seed") { txn throws(DocError) in for s in ["a", "b", "c"] { txn.put(Self.k(s), [1]) } }
