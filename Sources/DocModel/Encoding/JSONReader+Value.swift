@@ -47,104 +47,50 @@ extension JSONReader {
     }
 
     private mutating func readArray(depth: Int, _ decoder: JSONValueDecoder) throws(DocError) -> Value {
-        try checkDepth(depth)
-        pos += 1
-        skipWhitespace()
         var elements: [Value] = []
-        if pos < bytes.count, bytes[pos] == UInt8(ascii: "]") {
-            pos += 1
-            return .array(elements)
-        }
-        while true {
+        if try open(depth: depth, close: UInt8(ascii: "]")) { return .array(elements) }
+        repeat {
             skipWhitespace()
             elements.append(try readValue(depth: depth, decoder))
-            skipWhitespace()
-            guard pos < bytes.count else {
-                throw error("expected ',' or ']' after an array element, found end of input", at: pos)
-            }
-            switch bytes[pos] {
-            case UInt8(ascii: ","): pos += 1
-            case UInt8(ascii: "]"):
-                pos += 1
-                return .array(elements)
-            default:
-                throw error("expected ',' or ']' after an array element, found \(found())", at: pos)
-            }
-        }
+        } while try !next(close: UInt8(ascii: "]"), after: "an array element")
+        return .array(elements)
     }
 
     private mutating func readObject(depth: Int, _ decoder: JSONValueDecoder) throws(DocError) -> Value {
-        try checkDepth(depth)
-        pos += 1
-        skipWhitespace()
-        if pos < bytes.count, bytes[pos] == UInt8(ascii: "}") {
-            pos += 1
-            return .map([:])
-        }
+        if try open(depth: depth, close: UInt8(ascii: "}")) { return .map([:]) }
         // The members are collected on `openMembers` (shared by the objects being read, so no
         // list per object) and become a map of the right capacity at the end of the object.
         let first = openMembers.count
         defer { openMembers.removeSubrange(first...) }
         // A first member whose key is a typed escape, until the object turns out to have more.
         var escape: JSONMember?
-        // Keys seen so far, mapped to their first spelling: only for a large object (see
-        // `parseObject`).
+        // The keys seen so far, for a large object (``keyIndex(_:adding:)``).
         var seen: [String: String]?
-        while true {
-            skipWhitespace()
-            guard pos < bytes.count, bytes[pos] == UInt8(ascii: "\"") else {
-                throw error("expected a string key, found \(found())", at: pos)
-            }
-            let keyOffset = pos
-            let key = try parseString()
+        repeat {
+            let (key, keyOffset) = try memberKey()
             if let pending = escape {
                 openMembers.append((pending.key, try decoder.value(pending.value)))
                 escape = nil
             }
             let members = openMembers.count - first
-            let earlier = seen.map { $0[key] } ?? openMembers[first...].first(where: { $0.key == key })?.key
-            if let earlier {
-                if equalUTF8(earlier, key) {
-                    throw error("duplicate key \"\(key)\"", at: keyOffset)
-                }
-                throw error("duplicate key \"\(key)\" (canonically equivalent to the earlier key \"\(earlier)\")",
-                            at: keyOffset)
+            if let earlier = seen.map({ $0[key] }) ?? openMembers[first...].first(where: { $0.key == key })?.key {
+                throw duplicateKey(key, earlier: earlier, at: keyOffset)
             }
             if seen != nil {
                 seen![key] = key
             } else if members >= Self.smallObjectMembers {
-                var all = [String: String](minimumCapacity: members * 2)
-                for member in openMembers[first...] { all[member.key] = member.key }
-                all[key] = key
-                seen = all
+                seen = Self.keyIndex(openMembers[first...].lazy.map(\.key), adding: key)
             }
-            skipWhitespace()
-            guard pos < bytes.count, bytes[pos] == UInt8(ascii: ":") else {
-                throw error("expected ':' after the object key \"\(key)\", found \(found())", at: pos)
-            }
-            pos += 1
-            skipWhitespace()
             if members == 0, key.utf8.first == UInt8(ascii: "$"), JSONEscape.all.contains(key) {
                 escape = JSONMember(key: key, keyOffset: keyOffset, value: try parseValue(depth: depth))
             } else {
                 let value = try readValue(depth: depth, decoder)
                 openMembers.append((key, value))
             }
-            skipWhitespace()
-            guard pos < bytes.count else {
-                throw error("expected ',' or '}' after an object member, found end of input", at: pos)
-            }
-            switch bytes[pos] {
-            case UInt8(ascii: ","): pos += 1
-            case UInt8(ascii: "}"):
-                pos += 1
-                if let escape { return try decoder.escape(escape) }
-                var fields = [String: Value](minimumCapacity: openMembers.count - first)
-                for member in openMembers[first...] { fields[member.key] = member.value }
-                return .map(fields)
-            default:
-                throw error("expected ',' or '}' after an object member, found \(found())", at: pos)
-            }
-        }
+        } while try !next(close: UInt8(ascii: "}"), after: "an object member")
+        if let escape { return try decoder.escape(escape) }
+        var fields = [String: Value](minimumCapacity: openMembers.count - first)
+        for member in openMembers[first...] { fields[member.key] = member.value }
+        return .map(fields)
     }
 }

@@ -140,97 +140,109 @@ struct JSONReader {
         }
     }
 
-    private mutating func parseArray(depth: Int) throws(DocError) -> JSONNode {
-        let start = pos
+    /// Enters an array or object at the opening byte: checks the depth, moves past the byte
+    /// and any whitespace, and consumes `close` when the container is empty (returning true).
+    @inline(__always)
+    mutating func open(depth: Int, close: UInt8) throws(DocError) -> Bool {
         try checkDepth(depth)
         pos += 1
         skipWhitespace()
-        var elements: [JSONNode] = []
-        if pos < bytes.count, bytes[pos] == UInt8(ascii: "]") {
+        guard pos < bytes.count, bytes[pos] == close else { return false }
+        pos += 1
+        return true
+    }
+
+    /// After an array element or object member (`what`): consumes `,` (false) or the
+    /// container's `close` (true).
+    @inline(__always)
+    mutating func next(close: UInt8, after what: String) throws(DocError) -> Bool {
+        skipWhitespace()
+        var expected: String { "expected ',' or '\(Character(Unicode.Scalar(close)))' after \(what)" }
+        guard pos < bytes.count else { throw error(expected + ", found end of input", at: pos) }
+        switch bytes[pos] {
+        case UInt8(ascii: ","):
             pos += 1
-            return JSONNode(kind: .array(elements), offset: start)
+            return false
+        case close:
+            pos += 1
+            return true
+        default:
+            throw error(expected + ", found \(found())", at: pos)
         }
-        while true {
+    }
+
+    /// An object member's key and its offset; moves past the `:` after it.
+    @inline(__always)
+    mutating func memberKey() throws(DocError) -> (key: String, offset: Int) {
+        skipWhitespace()
+        guard pos < bytes.count, bytes[pos] == UInt8(ascii: "\"") else {
+            throw error("expected a string key, found \(found())", at: pos)
+        }
+        let offset = pos
+        let key = try parseString()
+        skipWhitespace()
+        guard pos < bytes.count, bytes[pos] == UInt8(ascii: ":") else {
+            throw error("expected ':' after the object key \"\(key)\", found \(found())", at: pos)
+        }
+        pos += 1
+        skipWhitespace()
+        return (key, offset)
+    }
+
+    private mutating func parseArray(depth: Int) throws(DocError) -> JSONNode {
+        let start = pos
+        var elements: [JSONNode] = []
+        if try open(depth: depth, close: UInt8(ascii: "]")) { return JSONNode(kind: .array(elements), offset: start) }
+        repeat {
             skipWhitespace()
             elements.append(try parseValue(depth: depth))
-            skipWhitespace()
-            guard pos < bytes.count else {
-                throw error("expected ',' or ']' after an array element, found end of input", at: pos)
-            }
-            switch bytes[pos] {
-            case UInt8(ascii: ","): pos += 1
-            case UInt8(ascii: "]"):
-                pos += 1
-                return JSONNode(kind: .array(elements), offset: start)
-            default:
-                throw error("expected ',' or ']' after an array element, found \(found())", at: pos)
-            }
-        }
+        } while try !next(close: UInt8(ascii: "]"), after: "an array element")
+        return JSONNode(kind: .array(elements), offset: start)
     }
 
     private mutating func parseObject(depth: Int) throws(DocError) -> JSONNode {
         let start = pos
-        try checkDepth(depth)
-        pos += 1
-        skipWhitespace()
         var members: [JSONMember] = []
-        // Keys seen so far, mapped to their first spelling (Swift compares `String` keys by
-        // Unicode canonical equivalence, which is also how `[String: Value]` treats them).
-        // Built only for a large object: a small one (most are, e.g. a typed value's one key)
-        // compares with its members' keys, which costs less than hashing each key.
+        if try open(depth: depth, close: UInt8(ascii: "}")) { return JSONNode(kind: .object(members), offset: start) }
+        // The keys seen so far, for a large object (``keyIndex(_:adding:)``).
         var seen: [String: String]?
-        if pos < bytes.count, bytes[pos] == UInt8(ascii: "}") {
-            pos += 1
-            return JSONNode(kind: .object(members), offset: start)
-        }
-        while true {
-            skipWhitespace()
-            guard pos < bytes.count, bytes[pos] == UInt8(ascii: "\"") else {
-                throw error("expected a string key, found \(found())", at: pos)
-            }
-            let keyOffset = pos
-            let key = try parseString()
-            let earlier = seen.map { $0[key] } ?? members.first(where: { $0.key == key })?.key
-            if let earlier {
-                if equalUTF8(earlier, key) {
-                    throw error("duplicate key \"\(key)\"", at: keyOffset)
-                }
-                throw error("duplicate key \"\(key)\" (canonically equivalent to the earlier key \"\(earlier)\")",
-                            at: keyOffset)
+        repeat {
+            let (key, keyOffset) = try memberKey()
+            if let earlier = seen.map({ $0[key] }) ?? members.first(where: { $0.key == key })?.key {
+                throw duplicateKey(key, earlier: earlier, at: keyOffset)
             }
             if seen != nil {
                 seen![key] = key
             } else if members.count >= Self.smallObjectMembers {
-                var all = [String: String](minimumCapacity: members.count * 2)
-                for member in members { all[member.key] = member.key }
-                all[key] = key
-                seen = all
+                seen = Self.keyIndex(members.lazy.map(\.key), adding: key)
             }
-            skipWhitespace()
-            guard pos < bytes.count, bytes[pos] == UInt8(ascii: ":") else {
-                throw error("expected ':' after the object key \"\(key)\", found \(found())", at: pos)
-            }
-            pos += 1
-            skipWhitespace()
-            let value = try parseValue(depth: depth)
-            members.append(JSONMember(key: key, keyOffset: keyOffset, value: value))
-            skipWhitespace()
-            guard pos < bytes.count else {
-                throw error("expected ',' or '}' after an object member, found end of input", at: pos)
-            }
-            switch bytes[pos] {
-            case UInt8(ascii: ","): pos += 1
-            case UInt8(ascii: "}"):
-                pos += 1
-                return JSONNode(kind: .object(members), offset: start)
-            default:
-                throw error("expected ',' or '}' after an object member, found \(found())", at: pos)
-            }
-        }
+            members.append(JSONMember(key: key, keyOffset: keyOffset, value: try parseValue(depth: depth)))
+        } while try !next(close: UInt8(ascii: "}"), after: "an object member")
+        return JSONNode(kind: .object(members), offset: start)
     }
 
     /// Up to this many members, an object's duplicate keys are found by comparing keys.
     static let smallObjectMembers = 8
+
+    /// The error for `key` repeating the object's `earlier` key (Swift compares `String` keys
+    /// by Unicode canonical equivalence, which is also how `[String: Value]` treats them).
+    func duplicateKey(_ key: String, earlier: String, at keyOffset: Int) -> DocError {
+        if equalUTF8(earlier, key) {
+            return error("duplicate key \"\(key)\"", at: keyOffset)
+        }
+        return error("duplicate key \"\(key)\" (canonically equivalent to the earlier key \"\(earlier)\")", at: keyOffset)
+    }
+
+    /// An object's keys so far mapped to their first spelling, with `key`: duplicates are found
+    /// by hashing once an object has more than ``smallObjectMembers`` members. A small one
+    /// (most are, e.g. a typed value's one key) compares with its earlier keys, which costs
+    /// less than hashing each key.
+    static func keyIndex(_ keys: some Collection<String>, adding key: String) -> [String: String] {
+        var all = [String: String](minimumCapacity: keys.count * 2)
+        for earlier in keys { all[earlier] = earlier }
+        all[key] = key
+        return all
+    }
 
     private static func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
 

@@ -141,15 +141,19 @@ struct TransactionTests {
         }
     }
 
+    /// A key under prefix 0xE0 made of `parts` pieces that sort close together (0x00, 0xFF, a
+    /// key and its extensions).
+    static func randomKey(_ rng: inout PersistenceRNG, parts: Range<Int>) -> [UInt8] {
+        let alphabet: [[UInt8]] = [[0], [1], [0x7F], [0xFF], [0, 0], [1, 0xFF], [0xFF, 0xFF], [2, 3], [0x80]]
+        return [0xE0] + (0..<rng.int(parts)).flatMap { _ in rng.pick(alphabet) }
+    }
+
     /// Random stored keys and random buffered puts and deletes: every merged scan and every
     /// point read equals the model dictionary's.
     @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
     func mergedScansMatchModel(seed: UInt64) throws {
         var rng = PersistenceRNG(seed: seed)
-        let alphabet: [[UInt8]] = [[0], [1], [0x7F], [0xFF], [0, 0], [1, 0xFF], [0xFF, 0xFF], [2, 3], [0x80]]
-        func randomKey(_ rng: inout PersistenceRNG) -> [UInt8] {
-            [0xE0] + (0..<rng.int(0..<3)).flatMap { _ in rng.pick(alphabet) }
-        }
+        func randomKey(_ rng: inout PersistenceRNG) -> [UInt8] { Self.randomKey(&rng, parts: 0..<3) }
         try F.withStore { p, _ in
             var model: [[UInt8]: [UInt8]] = [:]
             try p.run("seed") { txn throws(DocError) in
@@ -205,10 +209,7 @@ struct TransactionTests {
     @Test(arguments: [11, 12, 13] as [UInt64])
     func readsAfterBurstsOfWritesMatchModel(seed: UInt64) throws {
         var rng = PersistenceRNG(seed: seed)
-        let alphabet: [[UInt8]] = [[0], [1], [0x7F], [0xFF], [0, 0], [1, 0xFF], [0xFF, 0xFF], [2, 3], [0x80]]
-        func randomKey(_ rng: inout PersistenceRNG) -> [UInt8] {
-            [0xE0] + (0..<rng.int(0..<4)).flatMap { _ in rng.pick(alphabet) }
-        }
+        func randomKey(_ rng: inout PersistenceRNG) -> [UInt8] { Self.randomKey(&rng, parts: 0..<4) }
         try F.withStore { p, _ in
             var model: [[UInt8]: [UInt8]] = [:]
             try p.run("stored") { txn throws(DocError) in
