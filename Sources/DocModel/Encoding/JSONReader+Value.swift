@@ -8,8 +8,8 @@
 /// becomes that escape when it has no other member (``JSONValueDecoder/escape(_:)``), or a
 /// plain map when it has.
 ///
-/// Input with two errors may be reported by the other one than with the tree: a typed
-/// escape's payload is checked when its object ends, not after the whole text is read.
+/// Of a text with two errors, this reader may report the other one than the tree reader: a
+/// typed escape's payload is checked when its object ends, not after the whole text is read.
 extension JSONReader {
     /// Parses one complete JSON text into a value, decoding the typed escapes (the
     /// non-strict reading of ``JSONValueDecoder``: a one-member object with an unknown `$` key
