@@ -148,6 +148,29 @@ struct TransactionTests {
         return [0xE0] + (0..<rng.int(parts)).flatMap { _ in rng.pick(alphabet) }
     }
 
+    /// Deletes `key` (with `deleteChance`) or puts a random one-byte value, in `txn` and in
+    /// `model` alike.
+    static func randomWrite(
+        _ key: [UInt8], deleteChance: Double, _ rng: inout PersistenceRNG, _ txn: PersistenceTransaction,
+        _ model: inout [[UInt8]: [UInt8]]
+    ) {
+        if rng.chance(deleteChance) {
+            txn.delete(key)
+            model[key] = nil
+        } else {
+            let value = [UInt8(rng.int(0..<256))]
+            txn.put(key, value)
+            model[key] = value
+        }
+    }
+
+    /// The model's keys from `lo` up to `hi` (`hi` too when `inclusive`), ascending.
+    static func keys(of model: [[UInt8]: [UInt8]], from lo: [UInt8], to hi: [UInt8], inclusive: Bool) -> [[UInt8]] {
+        model.keys.filter { k in
+            compareKeys(k, lo) >= 0 && (inclusive ? compareKeys(k, hi) <= 0 : compareKeys(k, hi) < 0)
+        }.sorted { compareKeys($0, $1) < 0 }
+    }
+
     /// Random stored keys and random buffered puts and deletes: every merged scan and every
     /// point read equals the model dictionary's.
     @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
@@ -167,14 +190,7 @@ struct TransactionTests {
             try p.run("ops") { txn throws(DocError) in
                 for round in 0..<40 {
                     let key = randomKey(&rng)
-                    if rng.chance(0.4) {
-                        txn.delete(key)
-                        model[key] = nil
-                    } else {
-                        let value = [UInt8(rng.int(0..<256))]
-                        txn.put(key, value)
-                        model[key] = value
-                    }
+                    Self.randomWrite(key, deleteChance: 0.4, &rng, txn, &model)
                     // Point reads between the writes see the latest write of a key, whichever
                     // sorted run of the buffer holds it, or the stored value.
                     if rng.chance(0.5) {
@@ -185,9 +201,7 @@ struct TransactionTests {
                     let a = randomKey(&rng), b = randomKey(&rng)
                     let (lo, hi) = compareKeys(a, b) <= 0 ? (a, b) : (b, a)
                     for (range, inclusive) in [(KeyRange(from: lo, upTo: hi), false), (KeyRange(from: lo, through: hi), true)] {
-                        let expected = model.keys.filter { k in
-                            compareKeys(k, lo) >= 0 && (inclusive ? compareKeys(k, hi) <= 0 : compareKeys(k, hi) < 0)
-                        }.sorted { compareKeys($0, $1) < 0 }
+                        let expected = Self.keys(of: model, from: lo, to: hi, inclusive: inclusive)
                         let forward = Array(txn.scan(range))
                         #expect(forward.map(\.key) == expected, "seed \(seed) round \(round)")
                         #expect(forward.map(\.value) == expected.map { model[$0]! }, "seed \(seed) round \(round)")
@@ -222,22 +236,13 @@ struct TransactionTests {
             try p.run("bursts") { txn throws(DocError) in
                 for round in 0..<60 {
                     for _ in 0..<(rng.chance(0.7) ? rng.int(1..<4) : rng.int(4..<41)) {
-                        let key = randomKey(&rng)
-                        if rng.chance(0.3) {
-                            txn.delete(key)
-                            model[key] = nil
-                        } else {
-                            let value = [UInt8(rng.int(0..<256))]
-                            txn.put(key, value)
-                            model[key] = value
-                        }
+                        Self.randomWrite(randomKey(&rng), deleteChance: 0.3, &rng, txn, &model)
                     }
                     let probe = randomKey(&rng)
                     #expect(try txn.get(probe) == model[probe], "seed \(seed) round \(round)")
                     let a = randomKey(&rng), b = randomKey(&rng)
                     let (lo, hi) = compareKeys(a, b) <= 0 ? (a, b) : (b, a)
-                    let expected = model.keys.filter { compareKeys($0, lo) >= 0 && compareKeys($0, hi) < 0 }
-                        .sorted { compareKeys($0, $1) < 0 }
+                    let expected = Self.keys(of: model, from: lo, to: hi, inclusive: false)
                     let scanned = Array(txn.scan(KeyRange(from: lo, upTo: hi)))
                     #expect(scanned.map(\.key) == expected, "seed \(seed) round \(round)")
                     #expect(scanned.map(\.value) == expected.map { model[$0]! }, "seed \(seed) round \(round)")
