@@ -1,8 +1,9 @@
 import Testing
 @testable import DocCache
 import DocModel
+import DocTestSupport
 
-@Suite("Target data")
+@Suite("Target data", .cpuBound)
 struct TargetDataTests {
     @Test func resumeTokenUpdateClearsExpectedCount() throws {
         let target = try Query(collection: "rooms").limit(to: 10).toTarget()

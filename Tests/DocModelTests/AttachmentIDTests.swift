@@ -1,7 +1,8 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
-@Suite("Attachment ids and references")
+@Suite("Attachment ids and references", .cpuBound)
 struct AttachmentIDTests {
     static let hex = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"   // SHA-256 of "test"
 

@@ -1,7 +1,8 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
-@Suite("Paths")
+@Suite("Paths", .cpuBound)
 struct PathTests {
     @Test(arguments: ["a/b", "/a/b/", "a/b/c/d", "users/alice/orders/o1"])
     func validDocumentKeys(_ text: String) throws {
@@ -79,7 +80,7 @@ struct PathTests {
     }
 }
 
-@Suite("Unicode edge cases")
+@Suite("Unicode edge cases", .cpuBound)
 struct UnicodeEdgeCaseTests {
     @Test func dotBeforeCombiningMarkSeparatesFieldSegments() throws {
         let path = try FieldPath("a.\u{301}b")
@@ -116,7 +117,7 @@ struct UnicodeEdgeCaseTests {
     }
 }
 
-@Suite("Field path length")
+@Suite("Field path length", .cpuBound)
 struct FieldPathLengthTests {
     @Test func canonicalByteCountEqualsTheCanonicalStringLength() throws {
         var rng = SplitMix64(seed: 7)
@@ -131,7 +132,7 @@ struct FieldPathLengthTests {
     }
 }
 
-@Suite("Reserved names")
+@Suite("Reserved names", .cpuBound)
 struct ReservedNameTests {
     @Test(arguments: [
         ("__a__", true), ("__name__", true), ("__\u{301}x__", true), ("_____", true),

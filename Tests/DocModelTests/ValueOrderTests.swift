@@ -1,7 +1,8 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
-@Suite("Value order and equality")
+@Suite("Value order and equality", .cpuBound)
 struct ValueOrderTests {
     static func ts(_ s: Int64, _ n: Int32 = 0) -> Value { .timestamp(try! Timestamp(seconds: s, nanos: n)) }
     static func key(_ p: String) -> Value { .reference(try! DocumentKey(p)) }
@@ -83,7 +84,7 @@ struct ValueOrderTests {
     }
 }
 
-@Suite("Canonical strings")
+@Suite("Canonical strings", .cpuBound)
 struct CanonicalStringTests {
     @Test func canonicalStringsDistinguishIdentity() {
         #expect(Value.integer(1).canonicalString == "1")

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 @testable import DocProtocol
+import DocTestSupport
 
 /// Every example frame in docs/protocol.md is a valid frame.
-@Suite struct DocumentationTests {
+@Suite(.cpuBound) struct DocumentationTests {
     static func examples(_ kind: String) throws -> [String] {
         let docs = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

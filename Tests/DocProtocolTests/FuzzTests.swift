@@ -5,7 +5,7 @@ import DocTestSupport
 
 /// Random and mutated frames: the decoder never crashes, and whatever it refuses is refused
 /// with `invalidArgument`; whatever it accepts encodes and decodes to the same message.
-@Suite struct FuzzTests {
+@Suite(.cpuBound) struct FuzzTests {
         typealias Generator = SplitMix64
 
     static var seeds: [[UInt8]] {

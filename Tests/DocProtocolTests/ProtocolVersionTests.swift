@@ -1,7 +1,8 @@
 import Testing
 @testable import DocProtocol
+import DocTestSupport
 
-@Suite struct ProtocolVersionTests {
+@Suite(.cpuBound) struct ProtocolVersionTests {
     @Test func currentIsSupported() {
         #expect(ProtocolVersion.supported.contains(.current))
         #expect(!ProtocolVersion.supported.contains(ProtocolVersion(0)))

@@ -2,10 +2,11 @@ import DocModel
 import Foundation
 import Testing
 @testable import DocProtocol
+import DocTestSupport
 
 /// Every message survives FrameEncoder → FrameDecoder unchanged (and, for the Codable
 /// bridge, Foundation's JSONEncoder → JSONDecoder).
-@Suite struct RoundTripTests {
+@Suite(.cpuBound) struct RoundTripTests {
     static let clientMessages: [ClientMessage] = [
         .hello(.init(token: "eyJhbGciOiJIUzI1NiJ9.e30.sig", clientID: "client-1")),
         .hello(.init(protocolVersion: ProtocolVersion(7), token: "", clientID: "ünïcode-id")),

@@ -1,10 +1,11 @@
 import DocModel
 import Testing
 @testable import DocProtocol
+import DocTestSupport
 
 /// Every kind of bad frame is refused with `invalidArgument`, a message saying what and a
 /// location saying where.
-@Suite struct ValidationTests {
+@Suite(.cpuBound) struct ValidationTests {
     /// Decodes a client frame that must fail; returns the error for further checks.
     @discardableResult
     func refuse(

@@ -1,10 +1,11 @@
 import DocModel
 import Testing
 @testable import DocProtocol
+import DocTestSupport
 
 /// `writeBatches` (several batches in one client frame) and its answer `writeResults`: round
 /// trips, and the validation that refuses a bad frame as a whole.
-@Suite struct WriteBatchesTests {
+@Suite(.cpuBound) struct WriteBatchesTests {
     static let set = #"{"path":"items/a","kind":"set","data":{"n":1}}"#
 
     static func frame(_ batches: String, clientID: String = "c1", extra: String = "") -> String {

@@ -8,7 +8,7 @@ import Testing
 /// `RULES_CONFORMANCE_DIR`; skipped when absent, a failure under `CI=true` (``ExternalSuite``).
 let rulesSuites = ExternalSuite.rulesConformance
 
-@Suite struct ConformanceTests {
+@Suite(.cpuBound) struct ConformanceTests {
     @Test(.enabled(if: rulesSuites.isEnabled))
     func sharedSuitesPass() throws {
         let report = RulesConformance.run(path: try rulesSuites.folder().path)
@@ -34,7 +34,7 @@ let rulesSuites = ExternalSuite.rulesConformance
 }
 
 /// Where an external suite is, or why its tests are skipped or fail, for each environment.
-@Suite struct ExternalSuiteTests {
+@Suite(.cpuBound) struct ExternalSuiteTests {
     let suite = ExternalSuite.specTests
 
     /// `ROOT/repo` (the package root) and, with `shared`, `ROOT/shared/spec-tests` beside it.

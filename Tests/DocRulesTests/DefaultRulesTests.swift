@@ -2,9 +2,10 @@ import DocModel
 import Foundation
 import Testing
 @testable import DocRules
+import DocTestSupport
 
 /// `Rules/firestore.rules`, the backend's default rule set, says what the product promises.
-@Suite("Default rules (Rules/firestore.rules)")
+@Suite("Default rules (Rules/firestore.rules)", .cpuBound)
 struct DefaultRulesTests {
     /// The parsed file, or why it could not be loaded (reported by every test).
     static let ruleSet: Result<RuleSet, any Error> = Result {

@@ -1,9 +1,10 @@
 import DocModel
 @testable import DocRules
 import Testing
+import DocTestSupport
 
 /// Expression tables: each row is (expression, expected value); `nil` means "an evaluation error".
-@Suite struct EvaluatorTests {
+@Suite(.cpuBound) struct EvaluatorTests {
     static func check(_ rows: [(String, RulesValue?)]) {
         for (source, expected) in rows {
             let got: RulesValue?

@@ -4,7 +4,7 @@ import Testing
 @testable import DocRules
 
 /// The worked examples in `Rules/examples/` load and say what their comments promise.
-@Suite("Example rules (Rules/examples)")
+@Suite("Example rules (Rules/examples)", .cpuBound)
 struct ExampleRulesTests {
     static let now = try! Timestamp(seconds: 1_700_000_000)
 

@@ -1,8 +1,9 @@
 import DocModel
 @testable import DocRules
 import Testing
+import DocTestSupport
 
-@Suite struct FunctionTests {
+@Suite(.cpuBound) struct FunctionTests {
     func allowed(_ body: String, _ path: String = "a/b", auth: RulesAuth? = RulesAuth(uid: "alice")) throws -> RulesDecision {
         try RuleSet.parse(source: rulesSource(body)).evaluate(getRequest(path, auth: auth))
     }

@@ -17,7 +17,7 @@ typealias SeededGenerator = SplitMix64
 /// is proportional to the input's size (``stepsPerByte`` steps per byte), so an input that
 /// made the lexer or parser loop, or take super-linear time, would exhaust it and fail the
 /// test instead of stalling it.
-@Suite struct FuzzTests {
+@Suite(.cpuBound) struct FuzzTests {
     /// Lexer and parser steps allowed per byte of input. Ordinary files take a few; nested path
     /// interpolations are lexed once per level (at most ``Parser/maxNesting`` levels): about
     /// 60 for the deepest.

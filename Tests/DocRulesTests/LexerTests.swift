@@ -1,7 +1,8 @@
 @testable import DocRules
 import Testing
+import DocTestSupport
 
-@Suite struct LexerTests {
+@Suite(.cpuBound) struct LexerTests {
     func lex(_ s: String) throws -> [TokenKind] {
         let bytes = Array(s.utf8)
         return try Lexer.tokenize(bytes, start: 0, end: bytes.count, location: SourceLocation(line: 1, column: 1, offset: 0), file: "t")

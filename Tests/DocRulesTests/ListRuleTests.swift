@@ -1,10 +1,11 @@
 import DocModel
 @testable import DocRules
 import Testing
+import DocTestSupport
 
 /// Rules are not filters: a list is allowed only if the rules allow every document the query
 /// could return.
-@Suite struct ListRuleTests {
+@Suite(.cpuBound) struct ListRuleTests {
     let rules = try! RuleSet.parse(source: rulesSource("""
         match /posts/{post} {
           allow list: if resource.data.owner == request.auth.uid;

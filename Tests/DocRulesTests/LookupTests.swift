@@ -1,6 +1,7 @@
 import DocModel
 @testable import DocRules
 import Testing
+import DocTestSupport
 
 /// A lookup that counts calls and can fail.
 final class CountingLookup: DocumentLookup {
@@ -21,7 +22,7 @@ final class CountingLookup: DocumentLookup {
     }
 }
 
-@Suite struct LookupTests {
+@Suite(.cpuBound) struct LookupTests {
     let rules = try! RuleSet.parse(source: rulesSource("""
         match /rooms/{room} {
           allow get: if get(/databases/$(database)/documents/members/$(request.auth.uid)).data.rooms.hasAny([room]);

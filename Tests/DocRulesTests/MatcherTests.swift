@@ -1,8 +1,9 @@
 import DocModel
 @testable import DocRules
 import Testing
+import DocTestSupport
 
-@Suite struct MatcherTests {
+@Suite(.cpuBound) struct MatcherTests {
     func known(_ path: String) -> [TargetSegment] { path.split(separator: "/").map { .known(String($0)) } }
 
     func ends(_ pattern: [PatternSegment], _ path: String, _ version: RulesVersion) -> [Int] {

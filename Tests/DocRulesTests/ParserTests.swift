@@ -1,6 +1,7 @@
 import DocModel
 @testable import DocRules
 import Testing
+import DocTestSupport
 
 /// Wraps `body` in the usual service and database blocks.
 func rulesSource(_ body: String, version: String? = "2") -> String {
@@ -22,7 +23,7 @@ func parseError(_ source: String) -> RulesError? {
     }
 }
 
-@Suite struct ParserTests {
+@Suite(.cpuBound) struct ParserTests {
     @Test func fileStructure() throws {
         let rules = try RuleSet.parse(source: rulesSource("""
             function top() { return true; }

@@ -1,7 +1,8 @@
 @testable import DocRules
 import Testing
+import DocTestSupport
 
-@Suite struct RegexTests {
+@Suite(.cpuBound) struct RegexTests {
     /// (pattern, input, whole-string match?)
     @Test(arguments: [
         ("abc", "abc", true), ("abc", "abcd", false), ("abc", "xabc", false), ("a.c", "abc", true), ("a.c", "a\nc", false),

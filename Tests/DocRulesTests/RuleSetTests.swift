@@ -1,8 +1,9 @@
 import DocModel
 @testable import DocRules
 import Testing
+import DocTestSupport
 
-@Suite struct RuleSetTests {
+@Suite(.cpuBound) struct RuleSetTests {
     let rules = try! RuleSet.parse(source: """
     rules_version = '2';
     service cloud.firestore {

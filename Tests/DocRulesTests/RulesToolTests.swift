@@ -5,7 +5,7 @@ import Testing
 @testable import DocRules
 
 /// `RulesCheck` and `RulesTest`, the library side of `docctl rules check` and `docctl rules test`.
-@Suite struct RulesToolTests {
+@Suite(.cpuBound) struct RulesToolTests {
     /// Removes the directory of a file made by ``temporaryFile(_:_:)``.
     static func remove(_ path: String) {
         try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)

@@ -6,7 +6,7 @@ import Testing
 
 /// The `service firebase.storage` block: attachments' rules, in the same file as the
 /// Firestore rules, decided by `RuleSet.evaluate(storage:)`.
-@Suite struct StorageRulesTests {
+@Suite(.cpuBound) struct StorageRulesTests {
     static let id = String(repeating: "ab", count: 32)
     static let ann = RulesAuth(uid: "ann")
 

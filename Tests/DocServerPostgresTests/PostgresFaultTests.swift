@@ -76,7 +76,7 @@ import Testing
 
         try await cluster.restart()
         // Back without reopening: the pool reconnects (with its backoff) on its own.
-        let healthy = await eventually(60) { (try? await store.checkHealth()) != nil }
+        let healthy = await eventually { (try? await store.checkHealth()) != nil }
         #expect(healthy)
         var after: SnapshotVersion?
         for attempt in 0..<50 where after == nil {

@@ -14,9 +14,11 @@ func freshDatabase(_ prefix: String = "pg") async throws -> String {
 /// The name of a database from its URL.
 func databaseName(_ url: String) -> String { String(url.split(separator: "/").last ?? "") }
 
-/// Options for tests: a small pool, quick timeouts.
+/// Options for tests: a small pool. The timeouts are liveness caps, far above what a call
+/// takes alone: in full parallel runs a database shared by many suites answered after more
+/// than the production default of 10 s. Tests of the timeouts themselves set their own.
 func testOptions(notices: PostgresServerStore.NoticeMode = .poll(milliseconds: 100), channel: String = "doccache_commits",
-                 operationTimeout: Duration = .seconds(10), connectTimeout: Duration = .seconds(3),
+                 operationTimeout: Duration = .seconds(60), connectTimeout: Duration = .seconds(30),
                  maximumConnections: Int = 4) -> PostgresServerStore.Options {
     PostgresServerStore.Options(notices: notices, channel: channel, operationTimeout: operationTimeout,
                                 connectTimeout: connectTimeout, maximumConnections: maximumConnections)

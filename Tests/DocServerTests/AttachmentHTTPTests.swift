@@ -155,7 +155,7 @@ import Testing
             let socket = try await RawHTTPConnection(port: server.address.port)
             try await socket.send(Self.rawHead(blob.id, token: client.token, length: blob.bytes.count, bodyLength: blob.bytes.count))
             try await socket.send(Array(blob.bytes[..<sent]))
-            let arrived = await eventually(10) { (try? await client.state(blob.id.hex).int("received")) == Int64(sent) }
+            let arrived = await eventually { (try? await client.state(blob.id.hex).int("received")) == Int64(sent) }
             #expect(arrived)
             socket.close()
 
@@ -304,7 +304,7 @@ import Testing
             defer { socket.close() }
             try await socket.send(Self.rawHead(blob.id, token: client.token, length: blob.bytes.count, bodyLength: blob.bytes.count))
             try await socket.send(Array(blob.bytes[..<40_000]))
-            #expect(await eventually(10) { (try? await client.state(blob.id.hex).int("received")) == 40_000 })
+            #expect(await eventually { (try? await client.state(blob.id.hex).int("received")) == 40_000 })
 
             // While the first upload holds the id, a second one is refused, whatever its offset.
             var refusals = 0

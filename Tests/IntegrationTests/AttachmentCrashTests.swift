@@ -77,7 +77,7 @@ struct AttachmentCrashTests {
                                      keepStandardInputOpen: true)
         defer { child.kill() }
         var report = Report()
-        let reachedReady = await eventually(120) {
+        let reachedReady = await eventually {
             report = Self.parse(child.lines)
             return report.ready || !child.isRunning
         }
@@ -149,7 +149,7 @@ struct AttachmentCrashTests {
         }
         let endpoint = try ServerEndpoint(url: server.url) { token }
         let store = try await DocumentStore.open(directory: directory, tenant: "acme", user: "child", server: endpoint)
-        let drained = await eventually(120) { await store.pendingWriteCount == 0 }
+        let drained = await eventually { await store.pendingWriteCount == 0 }
         let left = try await store.pendingWrites()
         let lastError = await store.lastSyncError
         let states = await store.attachments.all().map(\.state)
@@ -157,7 +157,7 @@ struct AttachmentCrashTests {
         #expect(await store.attachments.all().map(\.state) == [.uploaded, .uploaded, .uploaded])
         #expect(try await store.failedWrites().isEmpty, "nothing was rejected")
         // The form is on the server now: let the poller see it at least once, then stop it.
-        let pollerSawForm = await eventually(30) { polls.withLock { $0.contains { $0.formVersion != nil } } }
+        let pollerSawForm = await eventually { polls.withLock { $0.contains { $0.formVersion != nil } } }
         stopPolling.set()
         await poller.value
 

@@ -98,7 +98,7 @@ struct BackupRestoreTests {
         guard case .welcome? = await socket.hello(token: token, clientID: client) else { throw DocError(.unavailable, "no welcome") }
         for i in 0..<writesPerWriter {
             if i == writesPerWriter - writesAfterBackup {
-                guard await eventually(60, { answered.isBackupDone }) else { throw DocError(.deadlineExceeded, "no backup") }
+                guard await eventually(300, { answered.isBackupDone }) else { throw DocError(.deadlineExceeded, "no backup") }
             }
             socket.send(.write(.init(clientID: client, batchID: i + 1, mutations: mutations(writer: writer, write: i))))
             let answer = await socket.next { message in
@@ -174,12 +174,12 @@ struct BackupRestoreTests {
         }
 
         // A listener caught up early: its token is from before the backup.
-        #expect(await eventually(60) { answered.value >= 150 })
+        #expect(await eventually { answered.value >= 150 })
         var early = Mirror()
         let earlyToken = try await Self.listen(server.url, token: reader, into: &early)
 
         // The backup, through the real docctl against the running server, while writes go on.
-        #expect(await eventually(60) { answered.value >= 300 })
+        #expect(await eventually { answered.value >= 300 })
         let answeredAtBackup = answered.value
         let backupStarted = ContinuousClock.now
         let backup = try await runner.run(["backup", "--data", server.dataDirectory, "--out", backupFile, "--json"], within: 60)

@@ -47,7 +47,7 @@ struct ClientCrashTests {
                                      keepStandardInputOpen: true)
         defer { child.kill() }
         var report = Report()
-        let reached = await eventually(120) {
+        let reached = await eventually {
             report = Self.parse(child.lines)
             return !child.isRunning || (report.ready && report.committed.count >= killAfterCommits)
         }
@@ -78,7 +78,7 @@ struct ClientCrashTests {
         // Reopened with the server: the queue drains; nothing is lost, nothing counted twice.
         let endpoint = try ServerEndpoint(url: server.url) { token }
         let store = try await DocumentStore.open(directory: directory, tenant: "acme", user: "child", server: endpoint)
-        let drained = await eventually(120) { await store.pendingWriteCount == 0 }
+        let drained = await eventually { await store.pendingWriteCount == 0 }
         let left = await store.pendingWriteCount
         let lastError = await store.lastSyncError
         #expect(drained, "still \(left) pending; last error \(String(describing: lastError))")

@@ -110,7 +110,7 @@ struct ClientSyncTests {
         try await server.restart()   // same port: clients reconnect with backoff
         _ = try await writer.document("rooms/after").setData(["i": 99])
         try await writer.waitForPendingWrites()
-        #expect(await eventually(120) { seen.last?.count == 51 && seen.last?.metadata.isFromCache == false })
+        #expect(await eventually { seen.last?.count == 51 && seen.last?.metadata.isFromCache == false })
         #expect(await eventually { await server.core.health().targets >= 1 })
         listener.remove()
         await devices.close()
@@ -197,7 +197,7 @@ struct ClientSyncTests {
         let watching = Task { for try await status in handle.status { statuses.record(.success(status)) } }
         #expect(await eventually { statuses.values == [.pendingLocal] })
         try await alice.enableNetwork()
-        #expect(await eventually(120) { statuses.last?.isFinal == true })
+        #expect(await eventually { statuses.last?.isFinal == true })
         #expect(statuses.values.first == .pendingLocal)
         #expect(statuses.last == .applied(result: .map(["from": 700, "to": 300])))
         _ = await watching.result

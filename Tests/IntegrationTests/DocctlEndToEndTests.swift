@@ -114,7 +114,7 @@ struct DocctlEndToEndTests {
 
             // The server dies (SIGKILL): the listen stays up and says it is offline…
             server.kill()
-            let offline = await eventually(60) { listen.standardError.contains("docctl: offline (\(docctl.server) unreachable)") }
+            let offline = await eventually { listen.standardError.contains("docctl: offline (\(docctl.server) unreachable)") }
             #expect(offline, "no offline status line: \(listen.standardError)")
             #expect(listen.isRunning)
 
@@ -132,7 +132,7 @@ struct DocctlEndToEndTests {
             // The status line goes to stderr, the snapshot to stdout: the snapshot may be read
             // first, so the second "connected" line is waited for, not expected at once.
             func reconnections() -> Int { listen.standardError.components(separatedBy: "docctl: connected to \(docctl.server)").count - 1 }
-            let reconnected = await eventually(30) { reconnections() >= 2 }
+            let reconnected = await eventually { reconnections() >= 2 }
             #expect(reconnected, "status lines: \(listen.standardError)")
 
             // Ctrl-C ends it with exit 0 and removes its private cache.

@@ -38,7 +38,7 @@ struct FailedWriteCrashTests {
         }
         // Killed once every write is accepted (so the list is complete) and the seeded number
         // of rejections has arrived; the others are in flight or queued.
-        let reached = await eventually(120) {
+        let reached = await eventually {
             !child.isRunning || (child.lines.contains("ready") && parse().rejected.count >= killAfterRejections)
         }
         child.kill()
@@ -68,7 +68,7 @@ struct FailedWriteCrashTests {
         // failed write, once.
         let endpoint = try ServerEndpoint(url: server.url) { token }
         let store = try await DocumentStore.open(directory: directory, tenant: "acme", user: "child", server: endpoint)
-        let drained = await eventually(120) { await store.pendingWriteCount == 0 }
+        let drained = await eventually { await store.pendingWriteCount == 0 }
         #expect(drained)
         let all = try await store.failedWrites().map(\.id)
         #expect(all.sorted() == accepted.sorted())

@@ -85,7 +85,7 @@ struct PostgresInstancesTests {
         }
         await seeder.close()
         let watcher = DocumentWatcher(url: b.url, token: try await b.token(uid: "watcher"), path: "counters/c")
-        #expect(await eventually(30) { watcher.isCurrent })
+        #expect(await eventually { watcher.isCurrent })
 
         // Four clients behind the proxy (their watch and write streams spread over both
         // instances), 250 increments each, all accepted locally first.
@@ -106,7 +106,7 @@ struct PostgresInstancesTests {
         }
 
         // Once about a third has arrived, A dies without a word and comes back a second later.
-        let third = await eventually(120) {
+        let third = await eventually {
             if case .integer(let n)? = watcher.changes.last?.1 { return n >= Int64(clients * each / 3) }
             return false
         }
@@ -123,7 +123,7 @@ struct PostgresInstancesTests {
         }
         #expect(drained, "queues not empty: \(left); proxy: \(proxy.connections)")
         let expected = Int64(clients * each)
-        let counted = await eventually(60) { if case .integer(let n)? = watcher.changes.last?.1 { n == expected } else { false } }
+        let counted = await eventually { if case .integer(let n)? = watcher.changes.last?.1 { n == expected } else { false } }
         let reader = try await b.token(uid: "reader")
         let onA = try await ServerReads.document("counters/c", url: a.url, token: reader)
         let onB = try await ServerReads.document("counters/c", url: b.url, token: reader)
@@ -206,7 +206,7 @@ struct PostgresInstancesTests {
 
         let alice = try await a.token(uid: "alice")
         var finished: [String: [String: Value]] = [:]
-        let settled = await eventually(180) {
+        let settled = await eventually {
             guard let read = try? await ServerReads.collection("requests", url: b.url, token: alice) else { return false }
             finished = read
             return read.count == 200 && read.values.allSatisfy { $0["status"] != "pending" }
@@ -275,7 +275,7 @@ extension PostgresInstancesTests {
         #expect(await writer.next(where: { if case .writeResult = $0 { true } else { false } }) != nil)
 
         try await cluster.kill()
-        #expect(await eventually(30) { await healthStatus(server.url) == 503 })
+        #expect(await eventually { await healthStatus(server.url) == 503 })
         writer.send(.write(.init(clientID: "alice", batchID: 2, mutations: [.set(try DocumentKey("rooms/b"), ObjectValue(["n": 2]))])))
         let refused = await writer.next(where: { if case .writeError = $0 { true } else { false } })
         guard case .writeError(let error)? = refused else { Issue.record("no answer while the database is down"); return }
@@ -284,9 +284,9 @@ extension PostgresInstancesTests {
 
         // Back: the same process serves again, and the batch sent again is applied once.
         try await cluster.restart()
-        #expect(await eventually(60) { await healthStatus(server.url) == 200 })
+        #expect(await eventually { await healthStatus(server.url) == 200 })
         var answer: ServerMessage?
-        let committed = await eventually(60) {
+        let committed = await eventually {
             writer.send(.write(.init(clientID: "alice", batchID: 2, mutations: [.set(try! DocumentKey("rooms/b"), ObjectValue(["n": 2]))])))
             answer = await writer.next(where: {
                 switch $0 {

@@ -134,7 +134,7 @@ struct RequestCrashTests {
         server.kill()
         try await server.start()
         var requests: [String: [String: Value]] = [:]
-        let settled = await eventually(120) {
+        let settled = await eventually {
             guard let read = try? await Self.readAll("requests", server: server, token: alice) else { return false }
             requests = read
             return read.count == 500 && read.values.allSatisfy { $0["status"] != "pending" }

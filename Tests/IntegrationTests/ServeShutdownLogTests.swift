@@ -39,7 +39,7 @@ struct ServeShutdownLogTests {
             let started = try docctl.start(["listen", "rooms", "--limit", "10", "--json"] + docctl.user("bob"))
             listen = started
             _ = try #require(await started.line(0), "listen printed no snapshot; stderr: \(started.standardError)")
-            let connected = await eventually(60) { started.standardError.contains("connected to \(url)") }
+            let connected = await eventually { started.standardError.contains("connected to \(url)") }
             #expect(connected, "listen: \(started.standardError)")
         }
 

@@ -175,7 +175,7 @@ struct ServerMetricsTests {
                 "params": .map(["from": "accounts/a", "to": "accounts/b", "amount": 30]),
             ]),
         ]), on: connection)
-        let processed = await eventually(60) {
+        let processed = await eventually {
             captured.lines.contains { $0.message == "request processed" && $0.metadata["request_id"] == "requests/r1" }
         }
         #expect(processed, "\(captured.lines.map(\.message))")

@@ -41,7 +41,7 @@ struct BloomFilterSyncTests {
     /// the transport's counters from just before the device came back.
     private func resumeAfterTasksChanged(
         _ configuration: ServerConfiguration,
-        check: (SyncHarness, DocumentStore, Recorder<QuerySnapshot>, InProcessTransport.Stats) async throws -> Void
+        check: @escaping @Sendable (SyncHarness, DocumentStore, Recorder<QuerySnapshot>, InProcessTransport.Stats) async throws -> Void
     ) async throws {
         try await SyncHarness.run(configuration: configuration) { harness in
             let office = try await harness.openStore(device: "office", user: "office")

@@ -21,7 +21,7 @@ struct OutboxStateTests {
             // Sent once, committed, then the connection drops and no new one is accepted.
             transport.dropAfterNextCommit(thenRefuse: true)
             try await device.enableNetwork()
-            #expect(await eventually { transport.stats.refused > 0 })
+            try #require(await eventually { transport.stats.refused > 0 }, "the connection dropped after the commit and the next was refused")
             let waiting = try #require(try await device.pendingWrites().first)
             #expect(waiting.attempts == 1)
             #expect(waiting.lastAttemptAt != nil)

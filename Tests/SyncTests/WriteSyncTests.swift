@@ -104,7 +104,7 @@ struct WriteSyncTests {
             let handle = try await device.document("stock/bolts").setData(["count": .increment(5)], merge: true)
             deviceTransport.dropAfterNextCommit(thenRefuse: true)
             try await device.enableNetwork()
-            #expect(await eventually { deviceTransport.stats.refused > 0 })
+            try #require(await eventually { deviceTransport.stats.refused > 0 }, "the connection dropped after the commit and the next was refused")
             #expect(await eventually { (try? await reader.document("stock/bolts").getDocument(source: .server).int("count")) == 5 },
                     "the server committed the batch")
             #expect(!handle.isCommitted, "the client never read the result")
@@ -173,7 +173,7 @@ struct WriteSyncTests {
             let handle = try await device.document("drafts/d1").setData(["text": "sent, then reverted"])
             deviceTransport.dropAfterNextCommit(thenRefuse: true)
             try await device.enableNetwork()
-            #expect(await eventually { deviceTransport.stats.refused > 0 })
+            try #require(await eventually { deviceTransport.stats.refused > 0 }, "the connection dropped after the commit and the next was refused")
 
             try await device.revert(handle.batchID)
             let reverted = await #expect(throws: DocError.self) { _ = try await handle.committed }

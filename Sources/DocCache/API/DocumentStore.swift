@@ -201,7 +201,7 @@ public final class DocumentStore: Sendable {
 
     /// Returns once every batch pending now has been acknowledged or rejected by the server.
     /// While offline it waits; it throws `cancelled` if the batches are discarded by
-    /// ``resetFromServer()``.
+    /// ``resetFromServer()``, or if the waiting task is cancelled (the batches stay queued).
     public func waitForPendingWrites() async throws(DocError) { try await core.waitForPendingWrites() }
 
     /// Every write the server rejects, as it happens (the store-wide error stream), from the

@@ -8,7 +8,8 @@ public struct WriteHandle: Sendable {
     let tracker: CommitTracker
 
     /// The commit version once the server acknowledges the write; throws the server's
-    /// rejection (the write is then undone locally). Waits as long as the device is offline.
+    /// rejection (the write is then undone locally). Waits as long as the device is offline;
+    /// a cancelled task stops waiting and gets `cancelled`, while the write stays queued.
     public var committed: SnapshotVersion {
         get async throws(DocError) { try await tracker.wait() }
     }

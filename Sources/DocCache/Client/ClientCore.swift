@@ -409,11 +409,21 @@ package actor ClientCore {
         try checkOpen()
         // The highest pending batch is read first: a read failure fails this call.
         let highest = try localStore.highestUnacknowledgedBatchID()
-        let result: Result<Void, DocError> = await withCheckedContinuation { continuation in
-            syncEngine.registerPendingWritesCallback(upTo: highest) { continuation.resume(returning: $0) }
+        // The engine's callback and a cancellation of the waiting task race to end the wait;
+        // the first ends it (the writes stay queued either way).
+        let once = ResumeOnce<Result<Void, DocError>>()
+        let result = await withTaskCancellationHandler {
+            await once.wait {
+                syncEngine.registerPendingWritesCallback(upTo: highest) { once.resume(returning: $0) }
+            }
+        } onCancel: {
+            once.resume(returning: .failure(Self.waitCancelled))
         }
         try result.get()
     }
+
+    private static let waitCancelled = DocError(
+        .cancelled, "the task waiting for the pending writes was cancelled; the writes stay queued and are still sent")
 
     /// A run of at least this many answered batches is followed by a background compaction of
     /// the queue's tables (``Persistence/compactMutationQueuesInBackground()``).

@@ -47,6 +47,47 @@ struct PendingWriteTests {
         await store.close()
     }
 
+    /// A store without a server never answers: a task that awaits `committed` or
+    /// `waitForPendingWrites()` ends when it is cancelled, and the write stays queued.
+    @Test func aCancelledWaitEndsAndTheWriteStaysQueued() async throws {
+        let dir = TemporaryDirectory()
+        let store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")
+        let handle = try await store.document("rooms/a").setData(["n": 1])
+
+        let commit = Task { try await handle.committed }
+        let pending = Task { try await store.waitForPendingWrites() }
+        // Both are waiting (or about to); either way cancelling ends them.
+        commit.cancel()
+        pending.cancel()
+        let commitError = await #expect(throws: DocError.self) { _ = try await commit.value }
+        #expect(commitError?.code == .cancelled)
+        #expect(commitError?.message.contains("stays queued") == true, "\(String(describing: commitError))")
+        let pendingError = await #expect(throws: DocError.self) { try await pending.value }
+        #expect(pendingError?.code == .cancelled)
+
+        // Waiting first, then cancelled.
+        let waiting = Task { try await handle.committed }
+        let waitingForAll = Task { try await store.waitForPendingWrites() }
+        try await Task.sleep(for: .milliseconds(50))
+        waiting.cancel()
+        waitingForAll.cancel()
+        await #expect(throws: DocError.self) { _ = try await waiting.value }
+        await #expect(throws: DocError.self) { try await waitingForAll.value }
+
+        #expect(!handle.isCommitted)
+        #expect(try await store.pendingWrites().map(\.batchID) == [handle.batchID], "the write is still queued")
+        // Another task still waits on the same write: cancelling one waiter ends only that one.
+        let other = Task { try await handle.committed }
+        try await Task.sleep(for: .milliseconds(50))
+        let stillWaiting = Task { try await handle.committed }
+        stillWaiting.cancel()
+        await #expect(throws: DocError.self) { _ = try await stillWaiting.value }
+        try await store.revert(handle.batchID)
+        let reverted = await #expect(throws: DocError.self) { _ = try await other.value }
+        #expect(reverted?.message.contains("stays queued") == false, "the other waiter got the revert, not a cancellation")
+        await store.close()
+    }
+
     @Test func pendingWritesSurviveReopenInOrder() async throws {
         let dir = TemporaryDirectory()
         var store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")

@@ -1,11 +1,12 @@
 import DocModel
 import Testing
 @testable import DocCache
+import DocTestSupport
 
 /// `setData`'s parser builds the document directly (not field by field); it must give what the
 /// general walk (used by `setData(merge: true)`) gives for the same input: the same data and the
 /// same transforms, in the same order.
-@Suite("Parsing setData")
+@Suite("Parsing setData", .cpuBound)
 struct UserDataParserTests {
     static let key = try! DocumentKey("items/a")
 

@@ -2,10 +2,11 @@ import DocModel
 import Foundation
 import Testing
 @testable import DocCache
+import DocTestSupport
 
 /// Every coding error names the field's path, nested maps and array positions included,
 /// whoever threw it: the coders, a standard DecodingError, or a type's own check.
-@Suite("Codable error paths")
+@Suite("Codable error paths", .cpuBound)
 struct CodableErrorPathTests {
     static let key = try! DocumentKey("invoices/i1")
 

@@ -2,10 +2,11 @@ import DocModel
 import Foundation
 import Testing
 @testable import DocCache
+import DocTestSupport
 
 /// What each Swift type is stored as, and the checks on the way in and out: integer widths,
 /// Decimal text, Date precision, optionals (omit or null), map keys.
-@Suite("Codable values")
+@Suite("Codable values", .cpuBound)
 struct CodableValueTests {
     let encoder = DocumentEncoder()
     let decoder = DocumentDecoder()

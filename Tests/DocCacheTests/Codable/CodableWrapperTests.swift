@@ -2,10 +2,11 @@ import DocModel
 import Foundation
 import Testing
 @testable import DocCache
+import DocTestSupport
 
 /// `@DocumentID` (filled from the path, never written) and `@ServerTimestamp` (nil writes the
 /// sentinel), with the document coders and with other coders.
-@Suite("Codable property wrappers")
+@Suite("Codable property wrappers", .cpuBound)
 struct CodableWrapperTests {
     struct Item: Codable, Equatable {
         @DocumentID var id: String? = nil

@@ -6,7 +6,7 @@ import Testing
 /// The overlay index (`OverlayIndex`): limited queries walk the overlays' index rows instead
 /// of reading every overlay, the rows stay exact through acknowledgements, rejections and
 /// remote changes, and local writes above the watermark are read directly until indexed.
-@Suite("Overlay index")
+@Suite("Overlay index", .cpuBound)
 struct OverlayIndexTests {
     typealias F = PersistenceFixtures
 

@@ -9,7 +9,7 @@ import Testing
 /// server's values differ from what the local view assumed (another writer's increments,
 /// server timestamps). The local store re-applies only the batches whose result can change
 /// (`OverlayMaintenance`); these tests compare it with the full recompute after every step.
-@Suite("Overlays after acknowledgements and remote events")
+@Suite("Overlays after acknowledgements and remote events", .cpuBound)
 struct OverlayMaintenanceTests {
     typealias F = PersistenceFixtures
 

@@ -1,6 +1,7 @@
 import Testing
 @testable import DocCache
 import DocModel
+import DocTestSupport
 
 /// Structural comparisons stricter than the model's `==` (which compares targets by
 /// canonical id): filter order, nesting and value identity must survive a round trip.
@@ -112,7 +113,7 @@ extension PersistenceRNG {
     }
 }
 
-@Suite("Persistence encodings")
+@Suite("Persistence encodings", .cpuBound)
 struct CodingTests {
     typealias F = PersistenceFixtures
 
@@ -256,7 +257,7 @@ struct CodingTests {
 
 /// The local-write path builds its keys in one encoder; they must be the bytes the prefix
 /// functions (used by the scans that find these rows) give.
-@Suite("Key schema on the write path")
+@Suite("Key schema on the write path", .cpuBound)
 struct WritePathKeyTests {
     @Test(arguments: ["", "alice", "user\u{0}with\u{FF}bytes"], ["rooms/r1", "a/b/c/d", "rooms/r1/notes/n\u{0}1"])
     func writePathKeysExtendTheirScanPrefixes(user: String, path: String) throws {

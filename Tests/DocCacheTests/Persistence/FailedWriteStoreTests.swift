@@ -1,8 +1,9 @@
 import DocModel
 import Testing
 @testable import DocCache
+import DocTestSupport
 
-@Suite struct FailedWriteStoreTests {
+@Suite(.cpuBound) struct FailedWriteStoreTests {
     /// A record reads back as written: mutations of every kind, the error with its location,
     /// server documents found, missing and unknown.
     @Test func recordsRoundTrip() throws {

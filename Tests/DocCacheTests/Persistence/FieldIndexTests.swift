@@ -1,8 +1,9 @@
 import Testing
 @testable import DocCache
 import DocModel
+import DocTestSupport
 
-@Suite("Local query indexes")
+@Suite("Local query indexes", .cpuBound)
 struct FieldIndexTests {
     typealias F = PersistenceFixtures
 

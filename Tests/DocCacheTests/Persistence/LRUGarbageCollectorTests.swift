@@ -1,8 +1,9 @@
 import Testing
 @testable import DocCache
 import DocModel
+import DocTestSupport
 
-@Suite("LRU garbage collection")
+@Suite("LRU garbage collection", .cpuBound)
 struct LRUGarbageCollectorTests {
     typealias F = PersistenceFixtures
 

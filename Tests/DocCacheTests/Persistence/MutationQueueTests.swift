@@ -1,8 +1,9 @@
 import Testing
 @testable import DocCache
 import DocModel
+import DocTestSupport
 
-@Suite("Mutation queue")
+@Suite("Mutation queue", .cpuBound)
 struct MutationQueueTests {
     typealias F = PersistenceFixtures
 

@@ -1,8 +1,9 @@
 import Testing
 @testable import DocCache
 import DocModel
+import DocTestSupport
 
-@Suite("Document overlay cache")
+@Suite("Document overlay cache", .cpuBound)
 struct DocumentOverlayCacheTests {
     typealias F = PersistenceFixtures
 
@@ -66,7 +67,7 @@ struct DocumentOverlayCacheTests {
     }
 }
 
-@Suite("Target cache")
+@Suite("Target cache", .cpuBound)
 struct TargetCacheTests {
     typealias F = PersistenceFixtures
 

@@ -3,8 +3,9 @@ import Testing
 @testable import DocCache
 import DocModel
 import LevelDB
+import DocTestSupport
 
-@Suite("Persistence lifecycle")
+@Suite("Persistence lifecycle", .cpuBound)
 struct PersistenceLifecycleTests {
     typealias F = PersistenceFixtures
 

@@ -1,8 +1,9 @@
 import Testing
 @testable import DocCache
 import DocModel
+import DocTestSupport
 
-@Suite("Remote document cache")
+@Suite("Remote document cache", .cpuBound)
 struct RemoteDocumentCacheTests {
     typealias F = PersistenceFixtures
 

@@ -2,8 +2,9 @@ import Testing
 @testable import DocCache
 import DocModel
 import LevelDB
+import DocTestSupport
 
-@Suite("Persistence transactions")
+@Suite("Persistence transactions", .cpuBound)
 struct TransactionTests {
     typealias F = PersistenceFixtures
 

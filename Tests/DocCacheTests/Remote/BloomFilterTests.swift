@@ -2,6 +2,7 @@ import Testing
 @testable import DocCache
 import DocModel
 import DocProtocol
+import DocTestSupport
 
 private typealias F = RemoteFixtures
 
@@ -43,7 +44,7 @@ enum BloomVectors {
     static func note(_ i: Int) -> DocumentKey { F.key("notes/n\(i)") }
 }
 
-@Suite("Bloom filter")
+@Suite("Bloom filter", .cpuBound)
 struct BloomFilterTests {
     typealias V = BloomVectors
 
@@ -120,7 +121,7 @@ struct BloomFilterTests {
 }
 
 /// The aggregator with bloom filters (Firestore's `HandleExistenceFilter` / `ApplyBloomFilter`).
-@Suite("Existence filters with bloom filters")
+@Suite("Existence filters with bloom filters", .cpuBound)
 struct BloomExistenceFilterTests {
     typealias V = BloomVectors
     let provider = FakeTargetMetadataProvider()
@@ -236,7 +237,7 @@ struct BloomExistenceFilterTests {
 
 /// The remote store acting on what the aggregator decided: no re-listen after a bloom filter
 /// settled the count, a re-listen with the bloom purpose after a false positive, and counters.
-@Suite("Remote store: existence filters with bloom filters")
+@Suite("Remote store: existence filters with bloom filters", .cpuBound)
 struct RemoteStoreBloomFilterTests {
     typealias V = BloomVectors
     let scheduler = ManualScheduler()

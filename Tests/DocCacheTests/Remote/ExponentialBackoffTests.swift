@@ -1,7 +1,8 @@
 import Testing
 @testable import DocCache
+import DocTestSupport
 
-@Suite("Exponential backoff")
+@Suite("Exponential backoff", .cpuBound)
 struct ExponentialBackoffTests {
     let scheduler = ManualScheduler()
 

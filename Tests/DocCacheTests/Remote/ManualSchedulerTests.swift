@@ -1,8 +1,9 @@
 import Testing
 @testable import DocCache
+import DocTestSupport
 
 /// The test scheduler the remote tests and the spec-test driver rely on.
-@Suite("Manual scheduler")
+@Suite("Manual scheduler", .cpuBound)
 struct ManualSchedulerTests {
     let scheduler = ManualScheduler()
 

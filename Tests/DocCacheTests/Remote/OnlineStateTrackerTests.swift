@@ -3,7 +3,7 @@ import Testing
 @testable import DocCache
 import DocModel
 
-@Suite("Online state tracker")
+@Suite("Online state tracker", .cpuBound)
 struct OnlineStateTrackerTests {
     final class Recorder {
         var states: [OnlineState] = []

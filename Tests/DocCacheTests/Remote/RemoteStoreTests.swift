@@ -1,6 +1,7 @@
 import Testing
 @testable import DocCache
 import DocModel
+import DocTestSupport
 
 private typealias F = RemoteFixtures
 
@@ -38,7 +39,7 @@ private final class Harness {
     var sentBatchIDs: [BatchID] { datastore.sentWrites.map(\.batchID) }
 }
 
-@Suite("Remote store: watch")
+@Suite("Remote store: watch", .cpuBound)
 struct RemoteStoreWatchTests {
     @Test func startsNoStreamWithoutTargetsOrWrites() {
         let h = Harness()
@@ -244,7 +245,7 @@ struct RemoteStoreWatchTests {
     }
 }
 
-@Suite("Remote store: online state")
+@Suite("Remote store: online state", .cpuBound)
 struct RemoteStoreOnlineStateTests {
     @Test func failuresAndRecovery() {
         let h = Harness()
@@ -386,7 +387,7 @@ struct RemoteStoreOnlineStateTests {
     }
 }
 
-@Suite("Remote store: write pipeline")
+@Suite("Remote store: write pipeline", .cpuBound)
 struct RemoteStoreWriteTests {
     @Test func atMostTenBatchesInFlightInOrder() {
         let h = Harness()

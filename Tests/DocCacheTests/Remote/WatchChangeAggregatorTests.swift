@@ -1,12 +1,13 @@
 import Testing
 @testable import DocCache
 import DocModel
+import DocTestSupport
 
 private typealias F = RemoteFixtures
 
 /// The behaviours of Firestore's `remote_event_test`, plus the single-document existence
 /// filter and the all-targets form of target changes.
-@Suite("Watch change aggregator")
+@Suite("Watch change aggregator", .cpuBound)
 struct WatchChangeAggregatorTests {
     let provider = FakeTargetMetadataProvider()
     let resumeToken1 = F.token("resume-1")

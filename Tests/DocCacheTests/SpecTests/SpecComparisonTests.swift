@@ -1,8 +1,9 @@
 import Testing
 @testable import DocCache
 import DocModel
+import DocTestSupport
 
-@Suite("Spec tests: event comparison")
+@Suite("Spec tests: event comparison", .cpuBound)
 struct SpecTestsComparisonTests {
     private let queryA = SpecQuery(query: try! Query(collection: "a"), json: "a")
     private let queryB = SpecQuery(query: try! Query(collection: "b"), json: "b")
@@ -101,7 +102,7 @@ struct SpecTestsComparisonTests {
     }
 }
 
-@Suite("Spec tests: runner")
+@Suite("Spec tests: runner", .cpuBound)
 struct SpecTestsRunnerTests {
     @Test func parsesKnownFailures() {
         let known = KnownFailures.parse("""

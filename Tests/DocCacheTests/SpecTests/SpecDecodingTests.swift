@@ -4,7 +4,7 @@ import Testing
 import DocModel
 import DocTestSupport
 
-@Suite("Spec tests: decoding")
+@Suite("Spec tests: decoding", .cpuBound)
 struct SpecTestsDecodingTests {
     private func json(_ text: String) throws -> SpecJSON {
         SpecJSON(try Value(json: text))

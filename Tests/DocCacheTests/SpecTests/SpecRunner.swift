@@ -17,7 +17,7 @@ import DocTestSupport
 /// reports. `SPEC_TEST_FILTER=text` runs only the tests whose name contains `text` (the others
 /// count as skipped), for debugging. Without the directory the test is skipped, or fails under
 /// `CI=true` or when `SPEC_TESTS_DIR` names a missing folder (``ExternalSuite``).
-@Suite("Firestore spec tests")
+@Suite("Firestore spec tests", .cpuBound)
 struct FirestoreSpecTests {
     @Test(.enabled(if: ExternalSuite.specTests.isEnabled))
     func firestoreSpecTests() throws {

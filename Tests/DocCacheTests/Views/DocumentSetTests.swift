@@ -1,8 +1,9 @@
 import Testing
 @testable import DocCache
 import DocModel
+import DocTestSupport
 
-@Suite("DocumentSet")
+@Suite("DocumentSet", .cpuBound)
 struct DocumentSetTests {
     typealias F = ViewFixtures
 

@@ -1,8 +1,9 @@
 import Testing
 @testable import DocCache
 import DocModel
+import DocTestSupport
 
-@Suite("DocumentViewChangeSet")
+@Suite("DocumentViewChangeSet", .cpuBound)
 struct DocumentViewChangeSetTests {
     typealias F = ViewFixtures
     typealias Kind = DocumentViewChange.Kind

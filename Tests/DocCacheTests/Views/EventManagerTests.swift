@@ -3,7 +3,7 @@ import Testing
 @testable import DocCache
 import DocModel
 
-@Suite("EventManager")
+@Suite("EventManager", .cpuBound)
 struct EventManagerTests {
     typealias F = ViewFixtures
     typealias Call = RecordingEventSource.Call

@@ -3,7 +3,7 @@ import Testing
 @testable import DocCache
 import DocModel
 
-@Suite("QueryListener")
+@Suite("QueryListener", .cpuBound)
 struct QueryListenerTests {
     typealias F = ViewFixtures
 

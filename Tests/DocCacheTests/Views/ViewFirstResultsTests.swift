@@ -1,11 +1,12 @@
 import Testing
 @testable import DocCache
 import DocModel
+import DocTestSupport
 
 /// An empty view computes its first results in bulk (sorted once, cut to the limit, all
 /// added). Starting from an explicit empty outcome (`previousChanges`) takes the general,
 /// one-document-at-a-time computation instead, so the two can be compared.
-@Suite("View first results")
+@Suite("View first results", .cpuBound)
 struct ViewFirstResultsTests {
     typealias F = ViewFixtures
 

@@ -1,8 +1,9 @@
 import Testing
 @testable import DocCache
 import DocModel
+import DocTestSupport
 
-@Suite("ViewSnapshot and user-facing changes")
+@Suite("ViewSnapshot and user-facing changes", .cpuBound)
 struct ViewSnapshotTests {
     typealias F = ViewFixtures
 

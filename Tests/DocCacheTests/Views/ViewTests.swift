@@ -1,8 +1,9 @@
 import Testing
 @testable import DocCache
 import DocModel
+import DocTestSupport
 
-@Suite("View")
+@Suite("View", .cpuBound)
 struct ViewTests {
     typealias F = ViewFixtures
 

@@ -1,7 +1,8 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
-@Suite("Bundles: reading and writing")
+@Suite("Bundles: reading and writing", .cpuBound)
 struct BundleReaderTests {
     static func v(_ micros: Int64) -> SnapshotVersion { SnapshotVersion(microseconds: micros) }
 

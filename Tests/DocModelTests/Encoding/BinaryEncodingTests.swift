@@ -1,7 +1,8 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
-@Suite("Binary encoding")
+@Suite("Binary encoding", .cpuBound)
 struct BinaryEncodingTests {
     /// Pins the format: values and their exact encodings (after the 2-byte header 01 01).
     static let encodings: [(Value, [UInt8])] = [
@@ -302,7 +303,7 @@ struct BinaryEncodingTests {
     }
 }
 
-@Suite("Binary encoding of records that wrap a document")
+@Suite("Binary encoding of records that wrap a document", .cpuBound)
 struct WrappedDocumentEncodingTests {
     /// `binaryEncoded(after:)` writes what a record header followed by `binaryEncoded()`
     /// would be.

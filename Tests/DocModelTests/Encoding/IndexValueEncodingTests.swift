@@ -1,7 +1,8 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
-@Suite("Index value encoding")
+@Suite("Index value encoding", .cpuBound)
 struct IndexValueEncodingTests {
     static func check(_ a: Value, _ b: Value, _ context: @autoclosure () -> String) -> Bool {
         let expected = Value.compare(a, b)

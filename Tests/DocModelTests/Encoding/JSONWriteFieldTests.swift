@@ -1,7 +1,8 @@
 import DocModel
 import Testing
+import DocTestSupport
 
-@Suite("JSON write data: values, nested objects and field transforms")
+@Suite("JSON write data: values, nested objects and field transforms", .cpuBound)
 struct JSONWriteFieldTests {
     @Test("each transform in a field's place, also nested; values and escapes beside them")
     func transforms() throws {

@@ -1,7 +1,8 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
-@Suite("Ordered code")
+@Suite("Ordered code", .cpuBound)
 struct OrderedCodeTests {
     static func encode(_ build: (inout KeyEncoder) -> Void) -> [UInt8] {
         var e = KeyEncoder()

@@ -1,7 +1,8 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
-@Suite("JSON encoding")
+@Suite("JSON encoding", .cpuBound)
 struct ValueJSONTests {
     static func ts(_ s: Int64, _ n: Int32 = 0) -> Value { .timestamp(try! Timestamp(seconds: s, nanos: n)) }
     static func key(_ p: String) -> Value { .reference(try! DocumentKey(p)) }

@@ -1,7 +1,8 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
-@Suite("Mutation batches")
+@Suite("Mutation batches", .cpuBound)
 struct MutationBatchTests {
     static let alice = Fx.key
     static let bob = Fx.otherKey

@@ -1,8 +1,9 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
 /// Seeded random checks of the laws the three application contexts must obey.
-@Suite("Mutation properties")
+@Suite("Mutation properties", .cpuBound)
 struct MutationPropertyTests {
     static let seeds: [UInt64] = [1, 2, 3, 0xD0C_CAC4E, 0xFEED_FACE]
     static let rounds = 300

@@ -1,8 +1,9 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
 /// Every mutation kind × base state × context, with the expected outcome.
-@Suite("Mutation kinds × base states × contexts")
+@Suite("Mutation kinds × base states × contexts", .cpuBound)
 struct MutationTableTests {
     enum Base: String, CaseIterable, Sendable {
         case missing, noDocument, unknown, existing

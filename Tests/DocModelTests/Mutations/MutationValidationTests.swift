@@ -1,7 +1,8 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
-@Suite("Mutation validation and limits")
+@Suite("Mutation validation and limits", .cpuBound)
 struct MutationValidationTests {
     struct Case: Sendable, CustomStringConvertible {
         var name: String

@@ -1,7 +1,8 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
-@Suite("Preconditions and field masks")
+@Suite("Preconditions and field masks", .cpuBound)
 struct PreconditionAndMaskTests {
     static let bases: [MaybeDocument?] = [
         nil,

@@ -1,7 +1,8 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
-@Suite("Field transforms")
+@Suite("Field transforms", .cpuBound)
 struct TransformTests {
     /// Applies `transform` to field `n` of a document whose `n` is `base` (absent when nil),
     /// locally and on the server, and returns both values of `n`.

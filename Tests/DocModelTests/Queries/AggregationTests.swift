@@ -2,7 +2,7 @@ import DocModel
 import DocTestSupport
 import Testing
 
-@Suite("Aggregations: count, sum, average over documents")
+@Suite("Aggregations: count, sum, average over documents", .cpuBound)
 struct AggregationTests {
     static func data(_ fields: [String: Value]) -> ObjectValue { ObjectValue(fields) }
 

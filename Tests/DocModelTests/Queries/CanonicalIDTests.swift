@@ -1,9 +1,10 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
 private typealias F = QueryFixtures
 
-@Suite("Query canonical ids")
+@Suite("Query canonical ids", .cpuBound)
 struct CanonicalIDTests {
     static let a = F.field("a"), b = F.field("b")
 

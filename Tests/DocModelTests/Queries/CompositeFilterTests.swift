@@ -1,9 +1,10 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
 private typealias F = QueryFixtures
 
-@Suite("Composite filters")
+@Suite("Composite filters", .cpuBound)
 struct CompositeFilterTests {
     static let a = F.field("a"), b = F.field("b"), c = F.field("c")
 

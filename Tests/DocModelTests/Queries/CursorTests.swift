@@ -1,9 +1,10 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
 private typealias F = QueryFixtures
 
-@Suite("Query cursors")
+@Suite("Query cursors", .cpuBound)
 struct CursorTests {
     static let a = F.field("a"), b = F.field("b")
     /// c/1…c/5 with a = 1…5.

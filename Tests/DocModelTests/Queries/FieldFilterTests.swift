@@ -1,5 +1,6 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
 private typealias F = QueryFixtures
 
@@ -23,7 +24,7 @@ struct FieldFilterCase: Sendable, CustomTestStringConvertible {
     }
 }
 
-@Suite("Field filters")
+@Suite("Field filters", .cpuBound)
 struct FieldFilterTests {
     static let nan = Value.double(.nan)
 

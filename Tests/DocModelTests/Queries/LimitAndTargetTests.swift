@@ -1,9 +1,10 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
 private typealias F = QueryFixtures
 
-@Suite("Limits and targets")
+@Suite("Limits and targets", .cpuBound)
 struct LimitAndTargetTests {
     static let a = F.field("a")
     static let docs = (1...6).map { F.doc("c/\($0)", ["a": .integer(Int64($0))]) }

@@ -1,9 +1,10 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
 private typealias F = QueryFixtures
 
-@Suite("Query membership and tombstones")
+@Suite("Query membership and tombstones", .cpuBound)
 struct MembershipTests {
     @Test(arguments: [
         ("rooms/a", true), ("rooms/b", true), ("rooms/a/messages/m1", false), ("other/a", false),

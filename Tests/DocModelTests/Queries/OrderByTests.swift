@@ -1,9 +1,10 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
 private typealias F = QueryFixtures
 
-@Suite("Query order")
+@Suite("Query order", .cpuBound)
 struct OrderByTests {
     static let a = F.field("a"), b = F.field("b"), c = F.field("c")
     static let name = FieldPath.documentID

@@ -1,9 +1,10 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
 private typealias F = QueryFixtures
 
-@Suite("Query properties (seeded random)")
+@Suite("Query properties (seeded random)", .cpuBound)
 struct QueryPropertyTests {
     static let seeds: [UInt64] = [1, 2, 3, 42, 0xDEC0DE]
 

@@ -1,9 +1,10 @@
 import Testing
 @testable import DocModel
+import DocTestSupport
 
 private typealias F = QueryFixtures
 
-@Suite("Query validation")
+@Suite("Query validation", .cpuBound)
 struct QueryValidationTests {
     static let a = F.field("a"), b = F.field("b"), name = FieldPath.documentID
 

@@ -3,6 +3,7 @@ import DocModel
 import DocServer
 import Foundation
 import Synchronization
+import Testing
 @testable import DocCache
 
 /// One test's world: a real server core (``TestServerHost``), an in-process transport to it,
@@ -21,18 +22,34 @@ final class SyncHarness: Sendable {
 
     /// Runs `body` with a fresh harness whose server has `configuration`; closes every store
     /// and removes every directory after.
+    ///
+    /// A body still running after ``runLimit`` is cancelled with an issue recorded: a liveness
+    /// cap, so that a test whose fault was never triggered (a connection that was to drop
+    /// and be refused) fails instead of waiting forever on a write nobody will answer.
     static func run(
-        configuration: ServerConfiguration = ServerConfiguration(), _ body: (SyncHarness) async throws -> Void
+        configuration: ServerConfiguration = ServerConfiguration(),
+        _ body: @escaping @Sendable (SyncHarness) async throws -> Void
     ) async throws {
         let harness = SyncHarness(host: try await TestServerHost.start(configuration: configuration))
         do {
-            try await body(harness)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await body(harness) }
+                group.addTask {
+                    try await Task.sleep(for: runLimit)
+                    Issue.record("the test ran for over \(runLimit) and was cancelled (a liveness cap, far above its time alone)")
+                }
+                try await group.next()
+                group.cancelAll()
+            }
         } catch {
             await harness.tearDown()
             throw error
         }
         await harness.tearDown()
     }
+
+    /// How long a test's body may run (``run(configuration:_:)``).
+    static let runLimit: Duration = .seconds(600)
 
     private func tearDown() async {
         for store in stores.withLock({ $0 }) { await store.close() }
