@@ -144,6 +144,14 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // Test traits shared by the test targets (`.cpuBound`); only the test targets link it,
+        // since it imports Testing (docbench links DocTestSupport through PostgresTestSupport).
+        .target(
+            name: "DocTestTraits",
+            path: "Tests/Support/DocTestTraits",
+            swiftSettings: strict
+        ),
+
         // A throwaway PostgreSQL cluster (temp dir, free port, run as `postgres` under root) for
         // the PostgreSQL store's tests, the integration tests and docbench. Foundation only.
         .target(
@@ -190,19 +198,19 @@ let package = Package(
         ),
         .testTarget(
             name: "DocModelTests",
-            dependencies: ["DocTestSupport", "DocModel"],
+            dependencies: ["DocTestTraits", "DocTestSupport", "DocModel"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "DocCacheTests",
-            dependencies: ["DocTestSupport", "DocCache", "DocModel", "DocProtocol", "LevelDB", "doccache-crash-child"],
+            dependencies: ["DocTestTraits", "DocTestSupport", "DocCache", "DocModel", "DocProtocol", "LevelDB", "doccache-crash-child"],
             // Read by the spec-test runner from its source directory.
             exclude: ["SpecTests/known-failures.txt"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "DocProtocolTests",
-            dependencies: ["DocTestSupport", "DocProtocol", "DocModel"],
+            dependencies: ["DocTestTraits", "DocTestSupport", "DocProtocol", "DocModel"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -261,7 +269,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DocRulesTests",
-            dependencies: ["DocTestSupport", "DocRules", "DocModel"],
+            dependencies: ["DocTestTraits", "DocTestSupport", "DocRules", "DocModel"],
             swiftSettings: strict
         ),
     ],

@@ -1,6 +1,6 @@
 import Testing
 @testable import DocModel
-import DocTestSupport
+import DocTestTraits
 
 @Suite("Value order and equality", .cpuBound)
 struct ValueOrderTests {

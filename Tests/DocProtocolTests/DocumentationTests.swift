@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import DocProtocol
-import DocTestSupport
+import DocTestTraits
 
 /// Every example frame in docs/protocol.md is a valid frame.
 @Suite(.cpuBound) struct DocumentationTests {

@@ -2,6 +2,7 @@ import DocModel
 import Testing
 @testable import DocProtocol
 import DocTestSupport
+import DocTestTraits
 
 /// Random and mutated frames: the decoder never crashes, and whatever it refuses is refused
 /// with `invalidArgument`; whatever it accepts encodes and decodes to the same message.

@@ -1,6 +1,6 @@
 import Testing
 @testable import DocProtocol
-import DocTestSupport
+import DocTestTraits
 
 @Suite(.cpuBound) struct ProtocolVersionTests {
     @Test func currentIsSupported() {

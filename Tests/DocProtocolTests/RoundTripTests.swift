@@ -2,7 +2,7 @@ import DocModel
 import Foundation
 import Testing
 @testable import DocProtocol
-import DocTestSupport
+import DocTestTraits
 
 /// Every message survives FrameEncoder → FrameDecoder unchanged (and, for the Codable
 /// bridge, Foundation's JSONEncoder → JSONDecoder).

@@ -1,7 +1,7 @@
 import DocModel
 import Testing
 @testable import DocProtocol
-import DocTestSupport
+import DocTestTraits
 
 /// Every kind of bad frame is refused with `invalidArgument`, a message saying what and a
 /// location saying where.

@@ -1,7 +1,7 @@
 import DocModel
 import Testing
 @testable import DocProtocol
-import DocTestSupport
+import DocTestTraits
 
 /// `writeBatches` (several batches in one client frame) and its answer `writeResults`: round
 /// trips, and the validation that refuses a bad frame as a whole.

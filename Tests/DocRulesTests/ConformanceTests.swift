@@ -1,6 +1,7 @@
 import DocModel
 @testable import DocRules
 import DocTestSupport
+import DocTestTraits
 import Foundation
 import Testing
 

@@ -2,7 +2,7 @@ import DocModel
 import Foundation
 import Testing
 @testable import DocRules
-import DocTestSupport
+import DocTestTraits
 
 /// `Rules/firestore.rules`, the backend's default rule set, says what the product promises.
 @Suite("Default rules (Rules/firestore.rules)", .cpuBound)

@@ -1,7 +1,7 @@
 import DocModel
 @testable import DocRules
 import Testing
-import DocTestSupport
+import DocTestTraits
 
 /// Expression tables: each row is (expression, expected value); `nil` means "an evaluation error".
 @Suite(.cpuBound) struct EvaluatorTests {

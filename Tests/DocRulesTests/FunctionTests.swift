@@ -1,7 +1,7 @@
 import DocModel
 @testable import DocRules
 import Testing
-import DocTestSupport
+import DocTestTraits
 
 @Suite(.cpuBound) struct FunctionTests {
     func allowed(_ body: String, _ path: String = "a/b", auth: RulesAuth? = RulesAuth(uid: "alice")) throws -> RulesDecision {

@@ -1,6 +1,7 @@
 import DocModel
 @testable import DocRules
 import DocTestSupport
+import DocTestTraits
 import Testing
 #if canImport(FoundationEssentials)
 import FoundationEssentials

@@ -1,7 +1,7 @@
 import DocModel
 @testable import DocRules
 import Testing
-import DocTestSupport
+import DocTestTraits
 
 /// Rules are not filters: a list is allowed only if the rules allow every document the query
 /// could return.

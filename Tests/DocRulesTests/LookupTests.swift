@@ -1,7 +1,7 @@
 import DocModel
 @testable import DocRules
 import Testing
-import DocTestSupport
+import DocTestTraits
 
 /// A lookup that counts calls and can fail.
 final class CountingLookup: DocumentLookup {

@@ -1,7 +1,7 @@
 import DocModel
 @testable import DocRules
 import Testing
-import DocTestSupport
+import DocTestTraits
 
 @Suite(.cpuBound) struct MatcherTests {
     func known(_ path: String) -> [TargetSegment] { path.split(separator: "/").map { .known(String($0)) } }

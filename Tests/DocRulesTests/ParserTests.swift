@@ -1,7 +1,7 @@
 import DocModel
 @testable import DocRules
 import Testing
-import DocTestSupport
+import DocTestTraits
 
 /// Wraps `body` in the usual service and database blocks.
 func rulesSource(_ body: String, version: String? = "2") -> String {

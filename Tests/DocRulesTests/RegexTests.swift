@@ -1,6 +1,6 @@
 @testable import DocRules
 import Testing
-import DocTestSupport
+import DocTestTraits
 
 @Suite(.cpuBound) struct RegexTests {
     /// (pattern, input, whole-string match?)

@@ -1,7 +1,7 @@
 import DocModel
 @testable import DocRules
 import Testing
-import DocTestSupport
+import DocTestTraits
 
 @Suite(.cpuBound) struct RuleSetTests {
     let rules = try! RuleSet.parse(source: """

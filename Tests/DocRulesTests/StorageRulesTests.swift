@@ -1,5 +1,6 @@
 import DocModel
 import DocTestSupport
+import DocTestTraits
 import Foundation
 import Testing
 @testable import DocRules

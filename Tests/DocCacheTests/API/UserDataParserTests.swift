@@ -1,7 +1,7 @@
 import DocModel
 import Testing
 @testable import DocCache
-import DocTestSupport
+import DocTestTraits
 
 /// `setData`'s parser builds the document directly (not field by field); it must give what the
 /// general walk (used by `setData(merge: true)`) gives for the same input: the same data and the

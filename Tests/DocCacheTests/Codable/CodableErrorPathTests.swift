@@ -2,7 +2,7 @@ import DocModel
 import Foundation
 import Testing
 @testable import DocCache
-import DocTestSupport
+import DocTestTraits
 
 /// Every coding error names the field's path, nested maps and array positions included,
 /// whoever threw it: the coders, a standard DecodingError, or a type's own check.

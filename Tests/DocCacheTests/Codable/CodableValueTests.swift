@@ -2,7 +2,7 @@ import DocModel
 import Foundation
 import Testing
 @testable import DocCache
-import DocTestSupport
+import DocTestTraits
 
 /// What each Swift type is stored as, and the checks on the way in and out: integer widths,
 /// Decimal text, Date precision, optionals (omit or null), map keys.

@@ -2,7 +2,7 @@ import DocModel
 import Foundation
 import Testing
 @testable import DocCache
-import DocTestSupport
+import DocTestTraits
 
 /// `@DocumentID` (filled from the path, never written) and `@ServerTimestamp` (nil writes the
 /// sentinel), with the document coders and with other coders.

@@ -1,5 +1,6 @@
 import DocModel
 import DocTestSupport
+import DocTestTraits
 import Synchronization
 import Testing
 @testable import DocCache

@@ -1,7 +1,7 @@
 import Testing
 @testable import DocCache
 import DocModel
-import DocTestSupport
+import DocTestTraits
 
 /// Structural comparisons stricter than the model's `==` (which compares targets by
 /// canonical id): filter order, nesting and value identity must survive a round trip.

@@ -1,7 +1,7 @@
 import DocModel
 import Testing
 @testable import DocCache
-import DocTestSupport
+import DocTestTraits
 
 @Suite(.cpuBound) struct FailedWriteStoreTests {
     /// A record reads back as written: mutations of every kind, the error with its location,

@@ -1,7 +1,7 @@
 import Testing
 @testable import DocCache
 import DocModel
-import DocTestSupport
+import DocTestTraits
 
 @Suite("Document overlay cache", .cpuBound)
 struct DocumentOverlayCacheTests {

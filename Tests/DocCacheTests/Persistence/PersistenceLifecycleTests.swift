@@ -3,7 +3,7 @@ import Testing
 @testable import DocCache
 import DocModel
 import LevelDB
-import DocTestSupport
+import DocTestTraits
 
 @Suite("Persistence lifecycle", .cpuBound)
 struct PersistenceLifecycleTests {

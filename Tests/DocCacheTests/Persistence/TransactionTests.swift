@@ -2,7 +2,7 @@ import Testing
 @testable import DocCache
 import DocModel
 import LevelDB
-import DocTestSupport
+import DocTestTraits
 
 @Suite("Persistence transactions", .cpuBound)
 struct TransactionTests {

@@ -2,7 +2,7 @@ import Testing
 @testable import DocCache
 import DocModel
 import DocProtocol
-import DocTestSupport
+import DocTestTraits
 
 private typealias F = RemoteFixtures
 

@@ -1,6 +1,6 @@
 import Testing
 @testable import DocCache
-import DocTestSupport
+import DocTestTraits
 
 @Suite("Exponential backoff", .cpuBound)
 struct ExponentialBackoffTests {

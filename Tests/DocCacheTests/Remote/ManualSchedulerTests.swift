@@ -1,6 +1,6 @@
 import Testing
 @testable import DocCache
-import DocTestSupport
+import DocTestTraits
 
 /// The test scheduler the remote tests and the spec-test driver rely on.
 @Suite("Manual scheduler", .cpuBound)

@@ -1,4 +1,5 @@
 import DocTestSupport
+import DocTestTraits
 import Testing
 @testable import DocCache
 import DocModel

@@ -3,6 +3,7 @@ import Testing
 @testable import DocCache
 import DocModel
 import DocTestSupport
+import DocTestTraits
 
 @Suite("Spec tests: decoding", .cpuBound)
 struct SpecTestsDecodingTests {

@@ -3,6 +3,7 @@ import Testing
 @testable import DocCache
 import DocModel
 import DocTestSupport
+import DocTestTraits
 
 /// Runs the Firestore client spec tests against the sync engine (the runner's contract:
 /// docs/contracts.md, "Spec-test runner"): every `*_spec_test.json` in `SPEC_TESTS_DIR`

@@ -1,7 +1,7 @@
 import Testing
 @testable import DocCache
 import DocModel
-import DocTestSupport
+import DocTestTraits
 
 /// An empty view computes its first results in bulk (sorted once, cut to the limit, all
 /// added). Starting from an explicit empty outcome (`previousChanges`) takes the general,

@@ -1,6 +1,6 @@
 import DocModel
 import Testing
-import DocTestSupport
+import DocTestTraits
 
 @Suite("JSON write data: values, nested objects and field transforms", .cpuBound)
 struct JSONWriteFieldTests {

@@ -1,6 +1,6 @@
 import Testing
 @testable import DocModel
-import DocTestSupport
+import DocTestTraits
 
 /// Seeded random checks of the laws the three application contexts must obey.
 @Suite("Mutation properties", .cpuBound)

@@ -1,6 +1,6 @@
 import Testing
 @testable import DocModel
-import DocTestSupport
+import DocTestTraits
 
 /// Every mutation kind × base state × context, with the expected outcome.
 @Suite("Mutation kinds × base states × contexts", .cpuBound)

@@ -1,6 +1,6 @@
 import Testing
 @testable import DocModel
-import DocTestSupport
+import DocTestTraits
 
 @Suite("Preconditions and field masks", .cpuBound)
 struct PreconditionAndMaskTests {

@@ -1,5 +1,6 @@
 import DocModel
 import DocTestSupport
+import DocTestTraits
 import Testing
 
 @Suite("Aggregations: count, sum, average over documents", .cpuBound)
