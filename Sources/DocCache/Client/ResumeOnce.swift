@@ -3,9 +3,14 @@ import Synchronization
 /// A continuation that two racing events may end, of which only the first does: an answer
 /// and a cancellation of the waiting task, say.
 final class ResumeOnce<T: Sendable>: Sendable {
-    private let slot = Mutex<CheckedContinuation<T, Never>?>(nil)
-    /// Set once resumed, so that an event before ``wait(_:)`` is not lost.
-    private let early = Mutex<T?>(nil)
+    private enum State {
+        /// Not ended yet; the continuation once ``wait(isolation:_:)`` has put it in place.
+        case waiting(CheckedContinuation<T, Never>?)
+        /// Ended, possibly before the wait began: the wait then returns this at once.
+        case ended(T)
+    }
+
+    private let state = Mutex(State.waiting(nil))
 
     init() {}
 
@@ -13,20 +18,21 @@ final class ResumeOnce<T: Sendable>: Sendable {
     /// on the caller's actor.
     func wait(isolation: isolated (any Actor)? = #isolation, _ start: () -> Void) async -> T {
         await withCheckedContinuation { continuation in
-            let value = early.withLock { value -> T? in
-                if value == nil { slot.withLock { $0 = continuation } }
-                return value
+            let ended = state.withLock { state -> T? in
+                if case .ended(let value) = state { return value }
+                state = .waiting(continuation)
+                return nil
             }
-            if let value { continuation.resume(returning: value) } else { start() }
+            if let ended { continuation.resume(returning: ended) } else { start() }
         }
     }
 
     /// Ends the wait with `value` unless it ended already.
     func resume(returning value: T) {
-        let continuation = early.withLock { early -> CheckedContinuation<T, Never>? in
-            guard early == nil else { return nil }
-            early = value
-            return slot.withLock { $0.take() }
+        let continuation = state.withLock { state -> CheckedContinuation<T, Never>? in
+            guard case .waiting(let continuation) = state else { return nil }
+            state = .ended(value)
+            return continuation
         }
         continuation?.resume(returning: value)
     }

@@ -8,8 +8,8 @@ public import Testing
 /// property or fuzz test, a model check, thousands of rules evaluations in a debug build)
 /// holds one of those threads; two of them hold the whole pool. Every other test's `await`
 /// then waits behind them: with the property tests first in the run, the pool stalled for
-/// 60–70 s, long enough for the liveness caps of that time (``eventually(_:_:)``, 60 s) to expire in tests
-/// that had nothing wrong with them, and a run on a slower CI machine failed and hung.
+/// 60–70 s, long enough for the liveness caps of that time (`eventually`, 60 s) to expire
+/// in tests that had nothing wrong with them, and a run on a slower CI machine failed and hung.
 ///
 /// Tests under this trait run their jobs on ``CPUBoundExecutor/shared`` instead: one thread
 /// of its own that the kernel shares with the pool, so the pool keeps its threads for the
