@@ -1,6 +1,7 @@
 import DocModel
 import DocServer
 import DocServerPostgres
+import DocTestSupport
 import Testing
 
 /// Two store instances on one database, as two server processes would be: the database
@@ -12,7 +13,7 @@ import Testing
         // timeout counts that queue too, which on a loaded 2-core CI machine (the whole suite
         // running beside) has exceeded the default 10 s, and with two CPU hogs beside the suite
         // 60 s. Correctness is what is tested here: the cap is `eventually`'s.
-        let options = testOptions(operationTimeout: .seconds(300))
+        let options = testOptions(operationTimeout: .seconds(livenessCap))
         let a = try await PostgresServerStore.connect(url: url, options: options)
         let b = try await PostgresServerStore.connect(url: url, options: options)
         let tenantA = try await a.tenant(TenantID("acme"))

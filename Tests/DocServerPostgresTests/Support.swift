@@ -14,11 +14,10 @@ func freshDatabase(_ prefix: String = "pg") async throws -> String {
 /// The name of a database from its URL.
 func databaseName(_ url: String) -> String { String(url.split(separator: "/").last ?? "") }
 
-/// Options for tests: a small pool. The timeouts are liveness caps, far above what a call
-/// takes alone: in full parallel runs a database shared by many suites answered after more
-/// than the production default of 10 s. Tests of the timeouts themselves set their own.
+/// Options for tests: a small pool, the timeouts of ``PostgresCluster/testOperationTimeout``.
 func testOptions(notices: PostgresServerStore.NoticeMode = .poll(milliseconds: 100), channel: String = "doccache_commits",
-                 operationTimeout: Duration = .seconds(60), connectTimeout: Duration = .seconds(30),
+                 operationTimeout: Duration = PostgresCluster.testOperationTimeout,
+                 connectTimeout: Duration = PostgresCluster.testConnectTimeout,
                  maximumConnections: Int = 4) -> PostgresServerStore.Options {
     PostgresServerStore.Options(notices: notices, channel: channel, operationTimeout: operationTimeout,
                                 connectTimeout: connectTimeout, maximumConnections: maximumConnections)

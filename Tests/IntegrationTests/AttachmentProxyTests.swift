@@ -92,7 +92,7 @@ struct AttachmentProxyTests {
             let blobs = try? await BlobStoreSnapshot.read(root: blobRoot, tenant: "acme")
             let bodies = ids.map { stats.putBodies["/attachments/\($0.hex)"] ?? [] }
             Issue.record("""
-                not done within 300 s (\(seedText)): attachments \(states); pending \(pending); last sync error \
+                not done within \(Int(livenessCap)) s (\(seedText)): attachments \(states); pending \(pending); last sync error \
                 \(String(describing: lastError)); the server's blob store: \(String(describing: blobs)); PUT bodies per \
                 attachment: \(bodies); proxy: \(stats)
                 the proxy's last events:

@@ -98,7 +98,7 @@ struct BackupRestoreTests {
         guard case .welcome? = await socket.hello(token: token, clientID: client) else { throw DocError(.unavailable, "no welcome") }
         for i in 0..<writesPerWriter {
             if i == writesPerWriter - writesAfterBackup {
-                guard await eventually(300, { answered.isBackupDone }) else { throw DocError(.deadlineExceeded, "no backup") }
+                guard await eventually(livenessCap, { answered.isBackupDone }) else { throw DocError(.deadlineExceeded, "no backup") }
             }
             socket.send(.write(.init(clientID: client, batchID: i + 1, mutations: mutations(writer: writer, write: i))))
             let answer = await socket.next { message in

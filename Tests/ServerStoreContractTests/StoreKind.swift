@@ -61,11 +61,11 @@ final class StoreFixture: Sendable {
         }
     }
 
-    /// The timeouts are liveness caps (a database shared by many suites in a full parallel run
-    /// answered after more than the production default of 10 s).
+    /// The tests' timeouts (``PostgresCluster/testOperationTimeout``).
     static func postgresOptions(_ clock: ManualClock) -> PostgresServerStore.Options {
-        PostgresServerStore.Options(notices: .poll(milliseconds: 200), clock: clock.serverClock, operationTimeout: .seconds(60),
-                                    connectTimeout: .seconds(30), maximumConnections: 4)
+        PostgresServerStore.Options(notices: .poll(milliseconds: 200), clock: clock.serverClock,
+                                    operationTimeout: PostgresCluster.testOperationTimeout,
+                                    connectTimeout: PostgresCluster.testConnectTimeout, maximumConnections: 4)
     }
 
     private static func open(at directory: String, clock: ManualClock) throws -> LevelDBServerStore {

@@ -1,12 +1,16 @@
 public import DocModel
 import Synchronization
 
+/// The liveness cap of the tests, in seconds: `eventually`'s default, and the bound of other
+/// waits that must only end a test which would otherwise never end (docs/testing.md).
+public let livenessCap: Double = 300
+
 /// Polls `condition` until it holds or `seconds` pass. A liveness check, not a timing
 /// assertion: it returns as soon as the condition holds. The bound only matters when the test
 /// fails, or when the 2-core machine is saturated: `swift test` starts every test at once,
 /// and in the first minute of a full run a call that takes milliseconds alone was answered
-/// after more than 60 s (the default was 60 s then; CI failed on it). Hence 300 s.
-public func eventually(_ seconds: Double = 300, _ condition: () async -> Bool) async -> Bool {
+/// after more than 60 s (the default was 60 s then; CI failed on it). Hence ``livenessCap``.
+public func eventually(_ seconds: Double = livenessCap, _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     // A cancelled test stops polling at once (its sleeps would return at once too).
     while ContinuousClock.now < deadline && !Task.isCancelled {

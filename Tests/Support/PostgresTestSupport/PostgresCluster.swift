@@ -128,6 +128,13 @@ public final class PostgresCluster: Sendable {
     /// test suites share (each test then creates its own database with ``createDatabase(_:)``).
     /// A start that failed fails every call, with the same error. `fsync`: as for
     /// ``start(fsync:database:)``; the first call decides.
+    /// The operation and connect timeouts of the tests' PostgreSQL stores: liveness caps, far
+    /// above what a call takes alone. In full parallel runs a database shared by many suites
+    /// answered after more than the production default of 10 s. Tests of the timeouts
+    /// themselves set their own.
+    public static let testOperationTimeout: Duration = .seconds(60)
+    public static let testConnectTimeout: Duration = .seconds(30)
+
     public static func shared(fsync: Bool = false) async throws -> PostgresCluster {
         let start = sharedStart.withLock { start in
             if let start { return start }
