@@ -7,8 +7,9 @@ internal import PostgresNIO
 /// (``DocumentKeyBytes/documentID(_:)``: `collection ‖ doc_id` is the document's `doc_key`, and
 /// bytewise order is key order within a collection).
 ///
-/// `kind` is ``IndexKind``'s raw value for an entry (0 value, 1 array element) and 2 + that
-/// for an ``DocumentIndexEntries/Unindexed`` marker, whose `value` is empty.
+/// `kind` is ``IndexKind``'s raw value for an entry (0 value, 1 array element, 4 composite)
+/// and 2 + that for an ``DocumentIndexEntries/Unindexed`` marker (2, 3, 6), whose `value` is
+/// empty.
 struct FieldIndexRows: Sendable {
     /// One row without its tenant, collection and document: (field, kind, value).
     struct Entry: Hashable, Sendable {
@@ -29,9 +30,9 @@ struct FieldIndexRows: Sendable {
     /// The kind column of an unindexed marker of `kind`.
     static func unindexedKind(_ kind: IndexKind) -> Int16 { 2 + Int16(kind.rawValue) }
 
-    /// The rows of one document, without its key.
-    static func entries(of document: Document) -> Set<Entry> {
-        let index = DocumentIndexEntries(document)
+    /// The rows of one document, without its key, with its rows in `compositeIndexes`.
+    static func entries(of document: Document, compositeIndexes: [CompositeIndex] = []) -> Set<Entry> {
+        let index = DocumentIndexEntries(document, compositeIndexes: compositeIndexes)
         var entries = Set<Entry>(minimumCapacity: index.entries.count + index.unindexed.count)
         for entry in index.entries {
             entries.insert(Entry(field: Array(entry.field.utf8), kind: Int16(entry.kind.rawValue), value: entry.value))
@@ -55,12 +56,26 @@ struct FieldIndexRows: Sendable {
         }
     }
 
+    /// The rows of one document in `indexes` alone: what building those indexes inserts.
+    static func compositeEntries(of document: Document, in indexes: [CompositeIndex]) -> [Entry] {
+        var out: [Entry] = []
+        for index in indexes {
+            let field = Array(index.entryField.canonicalString.utf8)
+            switch index.entry(of: document) {
+            case .value(let value)?: out.append(Entry(field: field, kind: Int16(IndexKind.composite.rawValue), value: value))
+            case .tooLarge?: out.append(Entry(field: field, kind: unindexedKind(.composite), value: []))
+            case nil: break
+            }
+        }
+        return out
+    }
+
     /// The rows to delete and to insert when `key` goes from `old` to `new` (`nil`: no
-    /// document): only the entries that differ.
-    static func changes(of key: DocumentKey, from old: Document?, to new: Document?,
+    /// document): only the entries that differ, `compositeIndexes`' included.
+    static func changes(of key: DocumentKey, from old: Document?, to new: Document?, compositeIndexes: [CompositeIndex],
                         deleting: inout FieldIndexRows, inserting: inout FieldIndexRows) {
-        let before = old.map(entries(of:)) ?? []
-        let after = new.map(entries(of:)) ?? []
+        let before = old.map { entries(of: $0, compositeIndexes: compositeIndexes) } ?? []
+        let after = new.map { entries(of: $0, compositeIndexes: compositeIndexes) } ?? []
         deleting.add(before.subtracting(after), of: key)
         inserting.add(after.subtracting(before), of: key)
     }

@@ -18,7 +18,12 @@ internal import PostgresNIO
 ///                     PK (tenant, client_id, batch_id); INDEX doccache_outcomes_age (tenant, recorded_at)
 /// doccache_field_index (tenant, collection BYTEA, field BYTEA, kind SMALLINT, value BYTEA, doc_id BYTEA)
 ///                     PK (tenant, collection, field, kind, value, doc_id)          -- version 2
+/// doccache_composite_indexes (id TEXT PK, definition TEXT, ready BOOLEAN)          -- version 3
 /// ```
+///
+/// `doccache_composite_indexes` records the declared composite indexes
+/// (``PostgresCompositeIndexes``): every commit maintains the rows of each (ready or being
+/// built), queries read the ready ones.
 ///
 /// `doccache_field_index` holds the query indexes (``FieldIndexRows``): one row per entry of
 /// ``DocumentIndexEntries`` of every stored document, written in the commit that writes the
@@ -65,7 +70,7 @@ enum PostgresSchema {
     }
 
     /// The schema version this code reads and writes.
-    static let version = 2
+    static let version = 3
 
     /// The migrations: `migrations[n - 1]` takes the schema from version `n - 1` to `n`.
     /// Append only; never edit a released migration.
@@ -126,6 +131,17 @@ enum PostgresSchema {
             )
             """,
         ], backfill: backfillFieldIndex),
+        // 3: the declared composite indexes (PostgresCompositeIndexes); their rows live in
+        // doccache_field_index (kinds 4 and 6).
+        Migration(statements: [
+            """
+            CREATE TABLE IF NOT EXISTS doccache_composite_indexes (
+                id TEXT NOT NULL PRIMARY KEY,
+                definition TEXT NOT NULL,
+                ready BOOLEAN NOT NULL
+            )
+            """,
+        ]),
     ]
 
     /// Writes the index rows of every stored document, 500 documents per statement (run

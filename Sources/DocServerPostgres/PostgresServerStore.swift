@@ -31,6 +31,7 @@ public final class PostgresServerStore: ServerStore {
     let database: PostgresDatabase
     let options: Options
     private let feed: CommitNoticeFeed
+    private let compositeIndexes = PostgresCompositeIndexes()
     private let tenants = Mutex<[TenantID: PostgresTenantStore]>([:])
 
     private init(database: PostgresDatabase, options: Options) {
@@ -61,6 +62,7 @@ public final class PostgresServerStore: ServerStore {
         let connection = try await database.connect()
         do {
             try await PostgresSchema.migrate(connection, database: database.name, logger: options.logger)
+            try await PostgresCompositeIndexes.declare(options.compositeIndexes, on: connection, database: database.name, logger: options.logger)
         } catch {
             try? await connection.close()
             throw error
@@ -88,7 +90,8 @@ public final class PostgresServerStore: ServerStore {
             ON CONFLICT DO NOTHING
             """)
         let store = PostgresTenantStore(tenant: tenant, database: database,
-                                        notifyChannel: options.notices.usesNotify ? options.channel : nil)
+                                        notifyChannel: options.notices.usesNotify ? options.channel : nil,
+                                        compositeIndexes: compositeIndexes)
         _ = try await store.state()   // read back: the row exists, whoever created it
         return tenants.withLock { open in
             if let existing = open[tenant] { return existing }

@@ -1,3 +1,4 @@
+public import DocModel
 public import DocServer
 public import Logging
 
@@ -47,6 +48,11 @@ extension PostgresServerStore {
         public var maximumConnections: Int
         /// Where the store logs connection losses and reconnections.
         public var logger: Logger
+        /// The composite indexes this instance declares (docs/server-queries.md, "Composite
+        /// indexes"): connecting records those the database lacks and builds their rows
+        /// before the store is returned. The database keeps the indexes every instance
+        /// declared; all of them are maintained, ready ones serve queries.
+        public var compositeIndexes: [CompositeIndex]
 
         public init(
             notices: NoticeMode = .listen,
@@ -55,7 +61,8 @@ extension PostgresServerStore {
             operationTimeout: Duration = .seconds(10),
             connectTimeout: Duration = .seconds(5),
             maximumConnections: Int = 20,
-            logger: Logger = .discarding
+            logger: Logger = .discarding,
+            compositeIndexes: [CompositeIndex] = []
         ) {
             self.notices = notices
             self.channel = channel
@@ -64,6 +71,7 @@ extension PostgresServerStore {
             self.connectTimeout = connectTimeout
             self.maximumConnections = maximumConnections
             self.logger = logger
+            self.compositeIndexes = compositeIndexes
         }
     }
 }

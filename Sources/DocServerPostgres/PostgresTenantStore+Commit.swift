@@ -64,12 +64,13 @@ extension PostgresTenantStore {
         }
 
         /// The index rows to delete and insert, given the written documents' stored bodies
-        /// (by key encoding).
-        func indexChanges(previous: [[UInt8]: [UInt8]]) throws -> (delete: FieldIndexRows, insert: FieldIndexRows) {
+        /// (by key encoding) and the recorded composite indexes.
+        func indexChanges(previous: [[UInt8]: [UInt8]], compositeIndexes: [CompositeIndex]) throws -> (delete: FieldIndexRows, insert: FieldIndexRows) {
             var delete = FieldIndexRows(), insert = FieldIndexRows()
             for write in written {
                 let old = try previous[write.bytes].map { try Document(binary: $0) }
-                FieldIndexRows.changes(of: write.key, from: old, to: write.document, deleting: &delete, inserting: &insert)
+                FieldIndexRows.changes(of: write.key, from: old, to: write.document, compositeIndexes: compositeIndexes,
+                                       deleting: &delete, inserting: &insert)
             }
             return (delete, insert)
         }
@@ -105,11 +106,12 @@ extension PostgresTenantStore {
         let name: String
         let tenant: TenantID
         let databaseName: String
+        let compositeIndexes: PostgresCompositeIndexes
     }
 
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
         let prepared = Prepared(request)
-        let context = Context(name: name, tenant: tenant, databaseName: database.name)
+        let context = Context(name: name, tenant: tenant, databaseName: database.name, compositeIndexes: compositeIndexes)
         let missing = missingState()
         let channel = notifyChannel
         return try await database.transaction("commit batch \(request.outcome.batch) of tenant \(tenant)") { connection, logger in
@@ -129,7 +131,7 @@ extension PostgresTenantStore {
     /// transaction.
     func commitGroup(_ requests: [CommitRequest]) async throws(DocError) -> SnapshotVersion {
         let prepared = requests.map(Prepared.init)
-        let context = Context(name: name, tenant: tenant, databaseName: database.name)
+        let context = Context(name: name, tenant: tenant, databaseName: database.name, compositeIndexes: compositeIndexes)
         let missing = missingState()
         let channel = notifyChannel
         return try await database.transaction("commit \(requests.count) batches of tenant \(tenant)") { connection, logger in
@@ -170,8 +172,10 @@ extension PostgresTenantStore {
         let (outcome, version, rows, readKeys, readVersions) = (request.outcome, request.version, request.rows, request.readKeys, request.readVersions)
         let (clientID, batchID, record) = (request.clientID, request.batchID, request.record)
         // 2. and 3. in one statement, read after the lock: the batch's outcome, if any, the
-        // current versions of the documents the batch read, and the stored bodies of the
-        // documents it writes (whose index rows change).
+        // current versions of the documents the batch read, the stored bodies of the
+        // documents it writes (whose index rows change), and the recorded composite indexes
+        // (read after the lock: an index recorded before it is seen, and one recorded after
+        // it builds this tenant's rows only once this commit is done).
         let checked = try await connection.rows("""
             SELECT 'o', body, 0::BIGINT, NULL::BYTEA FROM doccache_outcomes
             WHERE tenant = \(name) AND client_id = \(clientID) AND batch_id = \(batchID)
@@ -181,14 +185,18 @@ extension PostgresTenantStore {
             UNION ALL
             SELECT 'b', doc_key, 0::BIGINT, body FROM doccache_documents
             WHERE tenant = \(name) AND doc_key = ANY(\(rows?.written.map { ByteBuffer(bytes: $0.bytes) } ?? []))
+            UNION ALL
+            SELECT 'x', convert_to(definition, 'UTF8'), 0::BIGINT, NULL::BYTEA FROM doccache_composite_indexes
             """, logger)
         var current: [[UInt8]: Int64] = [:]
         var previous: [[UInt8]: [UInt8]] = [:]
+        var definitions: [String] = []
         for row in checked {
             let (kind, bytes, version, body) = try row.decode((String, ByteBuffer, Int64, ByteBuffer?).self)
             switch kind {
             case "o": return (CommitResult.duplicate(try BatchOutcome(record: bytes.bytes)), last)
             case "b": previous[bytes.bytes] = body?.bytes
+            case "x": definitions.append(String(decoding: bytes.readableBytesView, as: UTF8.self))
             default: current[bytes.bytes] = version
             }
         }
@@ -218,7 +226,8 @@ extension PostgresTenantStore {
         // 4. Documents, index rows, change log, outcome and version. The deletes go first,
         // in a statement of their own: CockroachDB refuses a statement that modifies one
         // table twice.
-        let index = try rows.indexChanges(previous: previous)
+        let compositeIndexes = try context.compositeIndexes.indexes(definitions, database: databaseName)
+        let index = try rows.indexChanges(previous: previous, compositeIndexes: compositeIndexes)
         let gone = index.delete
         if !rows.deleteKeys.isEmpty || !gone.isEmpty {
             try await connection.run("""

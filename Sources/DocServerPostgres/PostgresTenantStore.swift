@@ -15,11 +15,14 @@ final class PostgresTenantStore: TenantStore {
     let database: PostgresDatabase
     /// The `pg_notify` channel commits announce themselves on (`nil`: no `NOTIFY`).
     let notifyChannel: String?
+    /// The composite index definitions parsed so far (shared by the store's tenants).
+    let compositeIndexes: PostgresCompositeIndexes
 
-    init(tenant: TenantID, database: PostgresDatabase, notifyChannel: String?) {
+    init(tenant: TenantID, database: PostgresDatabase, notifyChannel: String?, compositeIndexes: PostgresCompositeIndexes) {
         self.tenant = tenant
         self.database = database
         self.notifyChannel = notifyChannel
+        self.compositeIndexes = compositeIndexes
     }
 
     var name: String { tenant.rawValue }

@@ -17,13 +17,13 @@ enum IndexRowsDump {
     }
 
     /// The rows the documents of `model` must have in `tenant`, in the dump's format.
-    static func expected(_ model: some Sequence<Document>, tenant: String) -> [String] {
+    static func expected(_ model: some Sequence<Document>, tenant: String, compositeIndexes: [CompositeIndex] = []) -> [String] {
         func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
         var rows: [String] = []
         for document in model {
             let collection = hex(DocumentKeyBytes.collectionPrefix(document.key.collectionPath))
             let id = hex(DocumentKeyBytes.documentID(document.key.documentID))
-            for entry in FieldIndexRows.entries(of: document) {
+            for entry in FieldIndexRows.entries(of: document, compositeIndexes: compositeIndexes) {
                 rows.append("\(tenant) \(collection) \(hex(entry.field)) \(entry.kind) \(hex(entry.value)) \(id)")
             }
         }
@@ -55,4 +55,53 @@ enum IndexRowsDump {
         #expect(model.values.contains { !DocumentIndexEntries($0).unindexed.isEmpty }, "seed \(seed) writes values too large to index")
         await store.close()
     }
+
+    /// Composite indexes declared by one instance: connecting builds their rows for the
+    /// documents of every tenant, and from then on an instance that never declared them (it
+    /// connected before they existed) keeps their rows right in its commits.
+    @Test func compositeRowsAreBuiltAndKeptByEveryInstance() async throws {
+        let url = try await freshDatabase("composite")
+        let db = databaseName(url)
+        let plain = try await PostgresServerStore.connect(url: url, options: testOptions())
+        var data = RandomQueryData(seed: 77)
+        var models: [String: [DocumentKey: Document]] = [:]
+        var batch = 0
+        func commit(_ tenantName: String, batches: Int, through store: PostgresServerStore) async throws {
+            let tenant = try await store.tenant(TenantID(tenantName))
+            var model = models[tenantName] ?? [:]
+            for _ in 0..<batches {
+                batch += 1
+                let version = try await tenant.state().lastVersion.microseconds + 1
+                let writes = data.batch(over: model, version: SnapshotVersion(microseconds: version), deletePercent: 25)
+                _ = try await tenant.commit(CommitRequest(outcome: P.committed("c", batch, version: SnapshotVersion(microseconds: version)),
+                                                          writes: writes.map { DocumentWrite(key: $0.key, document: $0.value) }))
+                for (key, document) in writes { model[key] = document }
+            }
+            models[tenantName] = model
+        }
+        func expectedRows() -> [String] {
+            models.flatMap { tenant, model in
+                IndexRowsDump.expected(model.values, tenant: tenant, compositeIndexes: RandomQueryData.compositeIndexes)
+            }.sorted()
+        }
+        try await commit("acme", batches: 30, through: plain)
+        try await commit("globex", batches: 20, through: plain)
+
+        var options = testOptions()
+        options.compositeIndexes = RandomQueryData.compositeIndexes
+        let declaring = try await PostgresServerStore.connect(url: url, options: options)
+        #expect(try await cluster().psql("SELECT count(*) FROM doccache_composite_indexes WHERE ready", database: db)
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "\(RandomQueryData.compositeIndexes.count)")
+        let built = try await IndexRowsDump.dump(cluster(), database: db)
+        #expect(built == expectedRows())
+        #expect(built.contains { $0.split(separator: " ")[3] == "4" }, "the data has composite rows")
+
+        try await commit("acme", batches: 30, through: plain)
+        try await commit("globex", batches: 10, through: declaring)
+        #expect(try await IndexRowsDump.dump(cluster(), database: db) == expectedRows())
+        await declaring.close()
+        await plain.close()
+    }
+
+    private func cluster() async throws -> PostgresCluster { try await PostgresCluster.shared() }
 }

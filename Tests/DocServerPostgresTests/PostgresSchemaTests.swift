@@ -14,10 +14,10 @@ import Testing
         let store = try await PostgresServerStore.connect(url: url, options: testOptions())
         await store.close()
         #expect(try await cluster.psql("SELECT value FROM doccache_meta WHERE name = 'schema_version'", database: db)
-                    .trimmingCharacters(in: .whitespacesAndNewlines) == "2")
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "3")
         let tables = try await cluster.psql("SELECT tablename FROM pg_tables WHERE tablename LIKE 'doccache_%' ORDER BY 1", database: db)
             .split(separator: "\n").map(String.init)
-        #expect(tables == ["doccache_change_log", "doccache_documents", "doccache_field_index", "doccache_meta", "doccache_outcomes",
+        #expect(tables == ["doccache_change_log", "doccache_composite_indexes", "doccache_documents", "doccache_field_index", "doccache_meta", "doccache_outcomes",
                            "doccache_tenants"])
         // Every order-significant key column is bytea.
         let types = try await cluster.psql("""
@@ -46,7 +46,7 @@ import Testing
         for store in stores { try await store.checkHealth() }
         for store in stores { await store.close() }
         #expect(try await PostgresCluster.shared().psql("SELECT value FROM doccache_meta", database: databaseName(url))
-                    .trimmingCharacters(in: .whitespacesAndNewlines) == "2")
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "3")
     }
 
     /// A database of schema version 1 (no query indexes) holding documents: opening it builds

@@ -42,6 +42,45 @@ import Testing
         await fixture.tearDown()
     }
 
+    /// Composite indexes declared on a store that already holds documents (built when it is
+    /// reopened), then kept by later commits: queries they serve (and others) agree with the
+    /// full scan on every store, before and after another reopening.
+    @Test(arguments: cases)
+    func compositeIndexQueriesAgreeWithTheFullScan(_ kind: StoreKind, seed: UInt64) async throws {
+        let fixture = try await StoreFixture.make(kind)
+        var tenant = try await fixture.tenant("acme")
+        var data = RandomQueryData(seed: 1_000 + seed)
+        var model: [DocumentKey: Document] = [:]
+        var batch = 0
+        var checked = 0
+        for round in 0..<3 {
+            for _ in 0..<(round == 0 ? 40 : 15) {
+                let version = try await tenant.state().lastVersion.microseconds + 1
+                let writes = data.batch(over: model, version: C.v(version))
+                batch += 1
+                _ = try await tenant.commit(CommitRequest(outcome: C.outcome("c", batch, version: version),
+                                                          writes: writes.map { DocumentWrite(key: $0.key, document: $0.value) }))
+                for (key, document) in writes { model[key] = document }
+            }
+            switch round {
+            case 0: tenant = try await fixture.reopen(compositeIndexes: RandomQueryData.compositeIndexes).tenant(TenantID("acme"))
+            case 2: tenant = try await fixture.reopen().tenant(TenantID("acme"))
+            default: break
+            }
+            for i in 0..<50 {
+                let query = i % 5 == 0 ? data.query(cursorsFrom: Array(model.values)) : data.compositeIndexQuery(documents: Array(model.values))
+                guard let target = try? query.toTarget() else { continue }
+                let limit = data.pick([target.limit, target.limit.map { $0 + 3 }, nil])
+                let read = try await tenant.query(target, limit: limit)
+                #expect(read.documents == fullScan(model.values, target, limit: limit),
+                        "\(kind) seed \(seed): \(target) limit \(limit.map(String.init) ?? "nil")")
+                checked += 1
+            }
+        }
+        #expect(checked > 100)
+        await fixture.tearDown()
+    }
+
     /// `scan(after:limit:)` visits every stored document exactly once, tombstones included,
     /// page by page (documents of sub-collections too), before and after reopening.
     @Test(arguments: StoreKind.allCases)

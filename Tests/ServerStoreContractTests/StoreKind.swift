@@ -31,6 +31,8 @@ final class StoreFixture: Sendable {
     /// The LevelDB directory, or the PostgreSQL URL.
     let location: String
     private let current: Mutex<(any ServerStore)?>
+    /// The composite indexes the store is opened with.
+    private let declared = Mutex<[CompositeIndex]>([])
 
     private init(kind: StoreKind, clock: ManualClock, location: String, store: any ServerStore) {
         self.kind = kind
@@ -68,8 +70,9 @@ final class StoreFixture: Sendable {
                                     connectTimeout: PostgresCluster.testConnectTimeout, maximumConnections: 4)
     }
 
-    private static func open(at directory: String, clock: ManualClock) throws -> LevelDBServerStore {
-        try LevelDBServerStore.open(directory: directory, options: .init(syncWrites: false, clock: clock.serverClock))
+    private static func open(at directory: String, clock: ManualClock, compositeIndexes: [CompositeIndex] = []) throws -> LevelDBServerStore {
+        try LevelDBServerStore.open(directory: directory, options: .init(syncWrites: false, clock: clock.serverClock,
+                                                                        compositeIndexes: compositeIndexes))
     }
 
     /// A tenant of the open store.
@@ -83,13 +86,19 @@ final class StoreFixture: Sendable {
         current.withLock { $0 = nil }
     }
 
-    /// Closes the store and opens the same storage again.
-    func reopen() async throws -> any ServerStore {
+    /// Closes the store and opens the same storage again, declaring `compositeIndexes` from
+    /// then on when given.
+    func reopen(compositeIndexes: [CompositeIndex]? = nil) async throws -> any ServerStore {
         await close()
+        if let compositeIndexes { declared.withLock { $0 = compositeIndexes } }
+        let indexes = declared.withLock { $0 }
         let store: any ServerStore
         switch kind {
-        case .leveldb: store = try Self.open(at: location, clock: clock)
-        case .postgres: store = try await PostgresServerStore.connect(url: location, options: Self.postgresOptions(clock))
+        case .leveldb: store = try Self.open(at: location, clock: clock, compositeIndexes: indexes)
+        case .postgres:
+            var options = Self.postgresOptions(clock)
+            options.compositeIndexes = indexes
+            store = try await PostgresServerStore.connect(url: location, options: options)
         }
         current.withLock { $0 = store }
         return store

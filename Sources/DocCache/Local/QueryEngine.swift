@@ -395,39 +395,15 @@ struct CompositeIndexPlan {
     var reverse: Bool
 
     /// The plan over the index with the most leading equality fields among `indexes`, or `nil`
-    /// when none serves the target.
+    /// when none serves the target (``CompositeIndexMatch``).
     init?(target: Target, indexes: [CompositeIndex]) {
-        guard !indexes.isEmpty, target.collectionGroup == nil,
-              let last = target.orderBys.last, last.field.isDocumentID
-        else { return nil }
-        let orders = target.orderBys.dropLast()
-        guard !orders.contains(where: { $0.field.isDocumentID }) else { return nil }
         var equalities: [FieldPath: Value] = [:]
         for filter in IndexPlan.conjunction(of: target) where filter.op == .equal { equalities[filter.field] = filter.value }
-        var best: CompositeIndexPlan?
-        for index in indexes {
-            // Only an index with more leading equalities than the best so far can replace it.
-            let leadingCount = index.fields.count - orders.count
-            guard leadingCount >= 0, leadingCount > (best?.leading.count ?? -1) else { continue }
-            var leading: [Value] = []
-            for field in index.fields.prefix(leadingCount) {
-                guard let value = equalities[field.path] else { break }
-                leading.append(value)
-            }
-            guard leading.count == leadingCount else { continue }
-            // The document id ends every row in the last field's direction.
-            let reverse = index.documentIDDirection != last.direction
-            let trailing = index.fields.dropFirst(leadingCount)
-            guard zip(trailing, orders).allSatisfy({ field, order in
-                field.path == order.field && (field.direction != order.direction) == reverse
-            }) else { continue }
-            best = CompositeIndexPlan(index: index, leading: leading, reverse: reverse)
+        guard let match = CompositeIndexMatch(target: target, equalities: equalities, indexes: indexes) else { return nil }
+        self.init(index: match.index, leading: match.leading, reverse: match.reverse)
+        if let range = target.orderBys.count > 1 ? IndexPlan(target: target) : nil {
+            (lower, upper) = (range.lower, range.upper)
         }
-        guard var best else { return nil }
-        if let range = orders.isEmpty ? nil : IndexPlan(target: target) {
-            (best.lower, best.upper) = (range.lower, range.upper)
-        }
-        self = best
     }
 
     private init(index: CompositeIndex, leading: [Value], reverse: Bool) {

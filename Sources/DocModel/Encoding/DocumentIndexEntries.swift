@@ -61,6 +61,23 @@ package struct DocumentIndexEntries: Sendable, Hashable {
         walk(document.data.fields, prefix: "")
     }
 
+    /// The entries of `document`, and its rows in those of `compositeIndexes` that cover its
+    /// collection (``IndexKind/composite``; see ``CompositeIndex/entry(of:)``): what a server
+    /// store keeps for it.
+    package init(_ document: Document, compositeIndexes: [CompositeIndex]) {
+        self.init(document)
+        for index in compositeIndexes {
+            switch index.entry(of: document) {
+            case .value(let encoded)?:
+                entries.append(Entry(kind: .composite, field: index.entryField.canonicalString, value: encoded))
+            case .tooLarge?:
+                unindexed.append(Unindexed(kind: .composite, field: index.entryField.canonicalString))
+            case nil:
+                break
+            }
+        }
+    }
+
     /// `prefix`: the canonical form of the map's field path ("" for the document), which each
     /// field's extends by one segment (the same string as ``FieldPath/canonicalString`` of
     /// the field's path, without building the path).

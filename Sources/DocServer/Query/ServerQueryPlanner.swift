@@ -41,15 +41,20 @@ package struct ServerQueryPlanner: Sendable {
     /// The page sizes of the first round and the largest (tests use tiny pages).
     let pageSizes: (first: Int, max: Int)
 
-    package init(target: Target, limit: Int?) {
-        self.init(target: target, limit: limit, pageSizes: nil)
+    /// The declared composite indexes whose rows every stored document has (the store's
+    /// complete ones): those a plan may read.
+    package let compositeIndexes: [CompositeIndex]
+
+    package init(target: Target, limit: Int?, compositeIndexes: [CompositeIndex] = []) {
+        self.init(target: target, limit: limit, compositeIndexes: compositeIndexes, pageSizes: nil)
     }
 
     /// - Parameter pageSizes: `nil`: the limit and the entry after it (one page answers an
     ///   unfiltered bounded query), at least 16; 64 without a limit; at most ``maxPageSize``.
-    init(target: Target, limit: Int?, pageSizes: (first: Int, max: Int)?) {
+    init(target: Target, limit: Int?, compositeIndexes: [CompositeIndex] = [], pageSizes: (first: Int, max: Int)?) {
         self.target = target
         self.limit = limit
+        self.compositeIndexes = compositeIndexes
         let first = limit.map { min(max($0 + 1, 16), Self.maxPageSize) } ?? 64
         self.pageSizes = pageSizes ?? (first, Self.maxPageSize)
     }
@@ -112,7 +117,29 @@ package struct ServerQueryPlanner: Sendable {
         if plans.isEmpty || (limit == nil && constraints.pointFilterFields.isEmpty) {
             plans.append(KeyOrderScanPlan(.collection(target.path), target: target, limit: limit, orderedByKey: false))
         }
+        if let walk = compositeWalk(constraints) {
+            // It reads what the limit needs whatever the filters' selectivity: first, so that
+            // the round in which it finishes reads nothing else.
+            plans.insert(walk, at: 0)
+        }
         return plans
+    }
+
+    /// The walk of the composite index that serves the target best, from its equality values
+    /// in the target's order (the rows' order is the target's, ties included), or `nil`.
+    private func compositeWalk(_ constraints: TargetConstraints) -> IndexWalkPlan? {
+        guard !compositeIndexes.isEmpty else { return nil }
+        var equalities: [FieldPath: Value] = [:]
+        for filter in constraints.conjunction where filter.op == .equal && !filter.field.isDocumentID {
+            equalities[filter.field] = filter.value
+        }
+        guard let match = CompositeIndexMatch(target: target, equalities: equalities, indexes: compositeIndexes) else { return nil }
+        let bounds = match.index.entryRange(leading: match.leading)
+        let range = IndexRange(
+            collection: target.path, field: match.index.entryField, kind: .composite,
+            lower: IndexValueBound(encoded: bounds.lower, inclusive: true),
+            upper: bounds.upper.map { IndexValueBound(encoded: $0, inclusive: false) })
+        return IndexWalkPlan(range: range, descending: match.reverse, target: target, limit: limit)
     }
 
     /// Index range reads: point filters' values first, then inequality ranges on fields other

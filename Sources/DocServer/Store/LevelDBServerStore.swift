@@ -25,10 +25,15 @@ public final class LevelDBServerStore: ServerStore {
         public var syncWrites: Bool
         /// The clock that dates new tenant databases and outcome records.
         public var clock: ServerClock
+        /// The declared composite indexes (docs/server-queries.md, "Composite indexes"):
+        /// opening the store builds those it lacks and drops the rows of those no longer
+        /// declared; commits keep every declared one, and queries they serve read them.
+        public var compositeIndexes: [CompositeIndex]
 
-        public init(syncWrites: Bool = true, clock: ServerClock = .system) {
+        public init(syncWrites: Bool = true, clock: ServerClock = .system, compositeIndexes: [CompositeIndex] = []) {
             self.syncWrites = syncWrites
             self.clock = clock
+            self.compositeIndexes = compositeIndexes
         }
     }
 
@@ -58,7 +63,9 @@ public final class LevelDBServerStore: ServerStore {
 
     /// Opens (creating if needed) the store in `directory`. A directory of layout 1 is
     /// migrated to layout 2 first: the query indexes of its documents are built (one pass over
-    /// the documents; an interrupted migration starts over on the next open).
+    /// the documents; an interrupted migration starts over on the next open). Then the
+    /// composite indexes are brought in line with ``Options/compositeIndexes``
+    /// (``LevelDBCompositeIndexes``: one pass over the documents when one was added).
     ///
     /// - Throws: `unavailable` when the directory cannot be opened (e.g. another process has
     ///   it), `failedPrecondition` when it holds a layout this server does not read.
@@ -82,6 +89,7 @@ public final class LevelDBServerStore: ServerStore {
             case let stored?:
                 throw DocError(.failedPrecondition, "the store at \(directory) has layout \(stored); this server reads layouts \(LevelDBIndexMigration.fromVersion) (migrated when opened) and \(formatVersion)")
             }
+            try LevelDBCompositeIndexes.synchronize(database, declared: options.compositeIndexes, options: writeOptions)
         } catch {
             database.close()
             throw error
@@ -177,6 +185,8 @@ final class LevelDBTenantStore: TenantStore {
     let database: Database
     private let writeOptions: WriteOptions
     private let clock: ServerClock
+    /// The declared composite indexes, all complete (built when the store was opened).
+    private let compositeIndexes: [CompositeIndex]
     /// The tenant's state; its lock is the tenant's commit lock.
     private let current: Mutex<TenantState>
 
@@ -186,6 +196,7 @@ final class LevelDBTenantStore: TenantStore {
         self.database = database
         self.writeOptions = WriteOptions(sync: options.syncWrites)
         self.clock = options.clock
+        self.compositeIndexes = options.compositeIndexes
         let keys = self.keys
         let state: TenantState
         do {
@@ -260,7 +271,7 @@ final class LevelDBTenantStore: TenantStore {
     func query(_ target: Target, limit: Int?) async throws(DocError) -> QueryRead {
         let (reader, state) = try queryReader()
         defer { reader.release() }
-        let execution = try await ServerQueryPlanner(target: target, limit: limit).execute(with: reader)
+        let execution = try await ServerQueryPlanner(target: target, limit: limit, compositeIndexes: compositeIndexes).execute(with: reader)
         return QueryRead(version: state.lastVersion, documents: execution.documents)
     }
 
@@ -353,7 +364,7 @@ final class LevelDBTenantStore: TenantStore {
     private func indexRows(of request: CommitRequest) -> [DocumentKey: [[UInt8]]] {
         var rows: [DocumentKey: [[UInt8]]] = [:]
         for write in request.writes {
-            if let document = write.document { rows[write.key] = keys.indexRows(of: document) }
+            if let document = write.document { rows[write.key] = keys.indexRows(of: document, compositeIndexes: compositeIndexes) }
         }
         return rows
     }
@@ -429,7 +440,7 @@ final class LevelDBTenantStore: TenantStore {
             for row in rows { batch.put(row, []) }
             return
         }
-        let old = Set(keys.indexRows(of: previous).map(HashedBytes.init))
+        let old = Set(keys.indexRows(of: previous, compositeIndexes: compositeIndexes).map(HashedBytes.init))
         let new = Set(rows.map(HashedBytes.init))
         for row in old where !new.contains(row) { batch.delete(row.bytes) }
         for row in new where !old.contains(row) { batch.put(row.bytes, []) }

@@ -16,14 +16,19 @@ internal import DocModel
 /// | `p`   | int64(recorded at) ‖ string(client id) ‖ int64(batch id) | empty: outcome age index |
 /// | `i`   | path(collection) ‖ string(field) ‖ value encoding ‖ string(document id) | empty: field value index |
 /// | `a`   | path(collection) ‖ string(field) ‖ element encoding ‖ string(document id) | empty: array element index |
+/// | `c`   | path(collection) ‖ string(index field) ‖ entry value ‖ string(document id) | empty: composite index |
 /// | `u`   | path(collection) ‖ string(field) ‖ int64(kind) ‖ string(document id) | empty: value too large to index |
 ///
 /// The query index spaces (`i`, `a`, `u`; layout 2) hold the rows of ``DocumentIndexEntries``
 /// for every stored document: field paths in canonical form, values in their index encoding
 /// (raw: it is self-delimiting and orders bytewise as `Value.compare`), so a range of values
-/// of one field is one key range, in (value, document id) order.
+/// of one field is one key range, in (value, document id) order. The space `c` holds the rows
+/// of the declared composite indexes (``DocModel/CompositeIndex/entry(of:)``, under the
+/// index's ``DocModel/CompositeIndex/entryField``), and `u` their unindexed markers (kind
+/// ``DocModel/IndexKind/composite``); ``LevelDBCompositeIndexes`` builds and drops them.
 ///
-/// Keys outside every tenant start with `0x00` (the store's format version). A
+/// Keys outside every tenant start with `0x00` (the store's format version and the list of
+/// built composite indexes). A
 /// `TenantKeys` can only build keys inside its tenant's prefix: that is what makes tenant
 /// isolation structural.
 struct TenantKeys: Sendable {
@@ -103,9 +108,34 @@ struct TenantKeys: Sendable {
 
     /// The keys of one kind of field index of `collection`, before the field.
     private func indexSpace(_ collection: ResourcePath, kind: IndexKind) -> KeyEncoder {
-        var e = space(kind == .value ? "i" : "a")
+        var e = space(Self.indexSpaceName(kind))
         e.append(path: collection)
         return e
+    }
+
+    /// The space of one kind of index entry.
+    private static func indexSpaceName(_ kind: IndexKind) -> Character {
+        switch kind {
+        case .value: "i"
+        case .arrayElement: "a"
+        case .composite: "c"
+        }
+    }
+
+    /// Every composite index row of the tenant (space `c`).
+    var compositeIndexSpace: [UInt8] { space("c").bytes }
+
+    /// Every unindexed marker of the tenant (space `u`).
+    var unindexedSpace: [UInt8] { space("u").bytes }
+
+    /// Reads the index field of a row in ``compositeIndexSpace``, and for a marker in
+    /// ``unindexedSpace`` its kind too (`nil` for a row of `c`).
+    func indexField(ofRow bytes: [UInt8], marker: Bool) throws(DocError) -> (field: String, kind: IndexKind?) {
+        var d = KeyDecoder(bytes, offset: prefix.count + 1)
+        _ = try d.readPath()
+        let field = try d.readString()
+        guard marker else { return (field, nil) }
+        return (field, IndexKind(rawValue: try d.readInt64()))
     }
 
     /// The prefix of the entries of one field index of `collection`; an entry appends the
@@ -151,19 +181,25 @@ struct TenantKeys: Sendable {
         return id
     }
 
-    /// Every query index row of `document` (layout 2), each once.
-    func indexRows(of document: Document) -> [[UInt8]] {
-        let entries = DocumentIndexEntries(document)
+    /// Every query index row of `document` (layout 2), each once, with its rows in
+    /// `compositeIndexes`.
+    func indexRows(of document: Document, compositeIndexes: [CompositeIndex] = []) -> [[UInt8]] {
+        let entries = DocumentIndexEntries(document, compositeIndexes: compositeIndexes)
         let collection = document.key.collectionPath
         let id = document.key.documentID
         let valueSpace = indexSpace(collection, kind: .value), elementSpace = indexSpace(collection, kind: .arrayElement)
+        let compositeSpace = compositeIndexes.isEmpty ? valueSpace : indexSpace(collection, kind: .composite)
         // Every row ends with the document id: encoded once.
         var encodedID = KeyEncoder()
         encodedID.append(string: id)
         var rows: [[UInt8]] = []
         rows.reserveCapacity(entries.entries.count + entries.unindexed.count)
         for entry in entries.entries {
-            var e = entry.kind == .value ? valueSpace : elementSpace
+            var e = switch entry.kind {
+            case .value: valueSpace
+            case .arrayElement: elementSpace
+            case .composite: compositeSpace
+            }
             e.append(string: entry.field)
             e.append(raw: entry.value)
             e.append(raw: encodedID.bytes)
@@ -173,6 +209,28 @@ struct TenantKeys: Sendable {
             var e = KeyEncoder(prefix: unindexed(collection, field: marker.field, kind: marker.kind))
             e.append(raw: encodedID.bytes)
             rows.append(e.bytes)
+        }
+        return rows
+    }
+
+    /// The rows of `document` in `indexes` alone (space `c`, or a marker in `u`): what
+    /// building those indexes writes for it.
+    func compositeRows(of document: Document, in indexes: [CompositeIndex]) -> [[UInt8]] {
+        let collection = document.key.collectionPath
+        var rows: [[UInt8]] = []
+        for index in indexes {
+            let field = index.entryField.canonicalString
+            switch index.entry(of: document) {
+            case .value(let value)?:
+                rows.append(fieldIndexEntry(fieldIndex(collection, field: field, kind: .composite), value: value,
+                                            documentID: document.key.documentID))
+            case .tooLarge?:
+                var e = KeyEncoder(prefix: unindexed(collection, field: field, kind: .composite))
+                e.append(string: document.key.documentID)
+                rows.append(e.bytes)
+            case nil:
+                break
+            }
         }
         return rows
     }

@@ -22,6 +22,8 @@ struct ServeCommand: AsyncParsableCommand {
               docctl serve --port 0 --data /tmp/doccache-data --log-level debug
               docctl serve --examples     (with the transfer and setTaxRate request handlers)
               docctl serve --rules Rules/examples/finance.rules
+              docctl serve --indexes firestore.indexes.json
+                          (composite indexes, built when the server starts; docs/server-queries.md)
               docctl serve --store postgres://doccache@127.0.0.1:5432/doccache --port 8081
                           (any number of instances on one database; docs/operations.md)
             """
@@ -55,6 +57,8 @@ struct ServeCommand: AsyncParsableCommand {
     var jwksCache: String?
     @Option(help: "The rules file (env DOCCTL_RULES; default Rules/firestore.rules). Edits are picked up while running; a file that does not parse is not loaded (the last good rules stay).")
     var rules: String?
+    @Option(help: "Composite indexes in Firestore's firestore.indexes.json format (env DOCCTL_INDEXES): built when the server starts if the store lacks them; they serve queries with equality filters and order-bys on several fields. On the embedded store, indexes no longer listed are dropped.")
+    var indexes: String?
     @Flag(help: "Register the example request handlers, transfer and setTaxRate (docs/request-documents.md).")
     var examples = false
     @Flag(help: "Tell clients which rules denied them and why (development; make serve uses it). By default clients get \"Missing or insufficient permissions.\" with the operation and path, and the detail goes to the log.")
@@ -119,6 +123,22 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
+    /// The composite indexes of the configuration file at `path` (none without one).
+    static func compositeIndexes(at path: String?) throws -> [CompositeIndex] {
+        guard let path else { return [] }
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw CommandFailure(code: "failedPrecondition", message: "cannot read the index configuration \(path): \(error.localizedDescription)")
+        }
+        do {
+            return try CompositeIndex.configuration(json: text)
+        } catch {
+            throw CommandFailure(exitCode: CommandFailure.usage, code: error.code.name, message: "the index configuration \(path): \(error.message)")
+        }
+    }
+
     func run() async throws {
         let levelName = Environment.value(logLevel, "DOCCTL_LOG_LEVEL") ?? "info"
         guard let level = Logger.Level(rawValue: levelName) else {
@@ -176,6 +196,7 @@ struct ServeCommand: AsyncParsableCommand {
             attachmentGraceMicros = grace.seconds * 1_000_000
         }
 
+        let compositeIndexes = try Self.compositeIndexes(at: Environment.value(indexes, "DOCCTL_INDEXES"))
         let identityProvider = try identityProviderSettings()
         // With an identity provider, development tokens are accepted only when a secret is asked for.
         let secretPath = Environment.value(self.secret, "DOCCTL_SECRET")
@@ -193,13 +214,13 @@ struct ServeCommand: AsyncParsableCommand {
                 secret = nil
             }
             if let storeURL {
-                var options = PostgresServerStore.Options(logger: logger)
+                var options = PostgresServerStore.Options(logger: logger, compositeIndexes: compositeIndexes)
                 if let pollMilliseconds { options.notices = .poll(milliseconds: pollMilliseconds) }
                 store = try await PostgresServerStore.connect(url: storeURL, options: options)
                 storeDescription = PostgresServerStore.redacted(storeURL)
             } else {
                 try Directories.create(dataDirectory)
-                store = try LevelDBServerStore.open(directory: dataDirectory)
+                store = try LevelDBServerStore.open(directory: dataDirectory, options: .init(compositeIndexes: compositeIndexes))
                 storeDescription = dataDirectory
             }
         } catch {

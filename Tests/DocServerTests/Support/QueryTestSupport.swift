@@ -86,10 +86,10 @@ extension LevelDBTenantStore {
         for write in stamped { model[write.key] = write.document }
     }
 
-    /// Every key in the tenant's query index spaces (`i`, `a`, `u`).
+    /// Every key in the tenant's query index spaces (`i`, `a`, `c`, `u`).
     func storedIndexRows() throws -> Set<[UInt8]> {
         var rows = Set<[UInt8]>()
-        for space in ["i", "a", "u"] {
+        for space in ["i", "a", "c", "u"] {
             for entry in try database.entries(withPrefix: keys.prefix + Array(space.utf8)).collect() {
                 rows.insert(entry.key)
             }
@@ -98,7 +98,7 @@ extension LevelDBTenantStore {
     }
 
     /// The index rows the stored documents should have.
-    func expectedIndexRows(_ documents: some Sequence<Document>) -> Set<[UInt8]> {
-        Set(documents.flatMap { keys.indexRows(of: $0) })
+    func expectedIndexRows(_ documents: some Sequence<Document>, compositeIndexes: [CompositeIndex] = []) -> Set<[UInt8]> {
+        Set(documents.flatMap { keys.indexRows(of: $0, compositeIndexes: compositeIndexes) })
     }
 }

@@ -35,12 +35,14 @@ final class TestServer: Sendable {
     let store: LevelDBServerStore
     let core: DocServerCore
 
-    init(configuration: ServerConfiguration = ServerConfiguration(), sync: Bool = false, clock: ManualClock = ManualClock()) {
+    init(configuration: ServerConfiguration = ServerConfiguration(), sync: Bool = false, clock: ManualClock = ManualClock(),
+         compositeIndexes: [CompositeIndex] = []) {
         directory = TempDirectory()
         self.clock = clock
         var configuration = configuration
         configuration.clock = clock.serverClock
-        store = try! LevelDBServerStore.open(directory: directory.path, options: .init(syncWrites: sync, clock: clock.serverClock))
+        store = try! LevelDBServerStore.open(directory: directory.path,
+                                             options: .init(syncWrites: sync, clock: clock.serverClock, compositeIndexes: compositeIndexes))
         core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
     }
 

@@ -162,6 +162,45 @@ extension RandomQueryData {
     }
 }
 
+extension RandomQueryData {
+    /// Composite indexes over the data's fields (`items`), for the tests of declared indexes.
+    public static let compositeIndexes: [CompositeIndex] = [
+        try! CompositeIndex(collectionGroup: "items", fields: [.init("a"), .init("b")]),
+        try! CompositeIndex(collectionGroup: "items", fields: [.init("a"), .init("b", .descending)]),
+        try! CompositeIndex(collectionGroup: "items", fields: [.init("c"), .init("a", .descending), .init("b")]),
+        try! CompositeIndex(collectionGroup: "items", fields: [.init("b", .descending), .init("m.x")]),
+        try! CompositeIndex(collectionGroup: "items", fields: [.init("a", .descending), .init("c")]),
+    ]
+
+    /// A query one of ``compositeIndexes`` may serve: equality filters on some of its leading
+    /// fields (values taken from `documents`, so that they match), order-bys on the rest in the
+    /// index's directions, all reversed, or mixed (which no index serves); sometimes another
+    /// filter, a limit, cursors.
+    public mutating func compositeIndexQuery(documents: [Document]) -> Query {
+        let index = pick(Self.compositeIndexes)
+        var query = try! Query(collection: chance(80) ? "items" : "other/p1/items")
+        let leadingCount = Int.random(in: 0..<index.fields.count, using: &rng)
+        for field in index.fields.prefix(leadingCount) {
+            let value = documents.isEmpty || chance(10) ? value() : (pick(documents).value(at: field.path) ?? value())
+            query = (try? query.filter(field.path, .equal, value)) ?? query
+        }
+        let reversed = chance(50), mixed = chance(10)
+        for field in index.fields.dropFirst(leadingCount) {
+            let flip = mixed ? chance(50) : reversed
+            query = (try? query.order(by: field.path, descending: (field.direction == .descending) != flip)) ?? query
+        }
+        if chance(30) { query = (try? query.filter(fieldFilter())) ?? query }
+        if chance(80) {
+            let n = Int.random(in: 1...8, using: &rng)
+            query = (chance(30) ? try? query.limit(toLast: n) : try? query.limit(to: n)) ?? query
+        }
+        if chance(30) { query = cursor(on: query, documents: documents, start: true) }
+        if chance(15) { query = cursor(on: query, documents: documents, start: false) }
+        if chance(15) { query = query.includingDeleted() }
+        return query
+    }
+}
+
 /// The reference every query plan must agree with: the full scan's answer (`Target.matches`,
 /// `Target.compare`, the first `limit`).
 public func fullScan(_ documents: some Sequence<Document>, _ target: Target, limit: Int?) -> [Document] {

@@ -1,0 +1,62 @@
+/// How a server store keeps a declared composite index in its field-index rows
+/// (``IndexKind/composite``): one row per document of the index's collections that has every
+/// field of the index, under the field ``CompositeIndex/entryField``, with the value
+/// ``CompositeIndex/entryValue(of:)``.
+///
+/// The value is the tuple of the document's values of the index's fields, each in its index
+/// encoding in the field's direction (``Value/indexEncoded(descending:)``, prefix-free), then
+/// the document id in ``CompositeIndex/documentIDDirection`` — so the rows' value order alone is
+/// the order of a query the index serves, ties included — wrapped as the index encoding of one
+/// `bytes` value, so that a store reads it back as any other single value. The wrapping (an
+/// OrderedCode string) keeps the tuple's bytewise order, and the rows whose leading fields hold
+/// given values are one contiguous range (``CompositeIndex/entryRange(leading:)``).
+extension CompositeIndex {
+    /// The field a store keeps this index's rows under: one segment, the index's ``id`` (the
+    /// kind ``IndexKind/composite`` keeps it apart from a document field of the same name).
+    package var entryField: FieldPath { FieldPath(unchecked: [id]) }
+
+    /// What `document` contributes to this index.
+    package enum Entry: Equatable, Sendable {
+        /// The row's value.
+        case value([UInt8])
+        /// The row would be longer than ``DocumentIndexEntries/maxEncodedValueBytes``: a store
+        /// keeps an unindexed marker instead, which a plan reading the index merges in.
+        case tooLarge
+    }
+
+    /// The entry of `document`, or `nil` when it is not in one of this index's collections or
+    /// lacks one of its fields (no query the index serves can match it).
+    package func entry(of document: Document) -> Entry? {
+        guard document.key.collectionGroup == collectionGroup else { return nil }
+        var tuple: [UInt8] = []
+        tuple.reserveCapacity(64)
+        for field in fields {
+            guard let value = document.value(at: field.path) else { return nil }
+            tuple.append(contentsOf: value.indexEncoded(descending: field.direction == .descending))
+        }
+        tuple.append(contentsOf: Value.string(document.key.documentID).indexEncoded(descending: documentIDDirection == .descending))
+        let encoded = Self.wrap(tuple, terminated: true)
+        return encoded.count > DocumentIndexEntries.maxEncodedValueBytes ? .tooLarge : .value(encoded)
+    }
+
+    /// The range of entry values whose first fields hold `leading` (in index order; fewer
+    /// values than fields): `lower` inclusive, `upper` exclusive (`nil`: no upper end).
+    package func entryRange(leading: [Value]) -> (lower: [UInt8], upper: [UInt8]?) {
+        var tuple: [UInt8] = []
+        for (value, field) in zip(leading, fields) {
+            tuple.append(contentsOf: value.indexEncoded(descending: field.direction == .descending))
+        }
+        let lower = Self.wrap(tuple, terminated: false)
+        return (lower, OrderedCode.prefixSuccessor(lower))
+    }
+
+    /// `tuple` as the index encoding of a `bytes` value; without the terminator, the common
+    /// start of every longer tuple's encoding.
+    private static func wrap(_ tuple: [UInt8], terminated: Bool) -> [UInt8] {
+        var out = [IndexValueEncoding.Tag.bytes]
+        out.reserveCapacity(tuple.count + 8)
+        OrderedCode.appendString(tuple, to: &out)
+        if !terminated { out.removeLast(2) }
+        return out
+    }
+}

@@ -1,0 +1,52 @@
+/// Which declared composite index serves a query, and how: the index's leading fields are
+/// the query's equality filters, its remaining fields exactly the query's order-bys, each in
+/// the index's direction (a forward walk) or each in the opposite one (a reverse walk), the
+/// document id last in the direction of the query's last order-by. The same rule for the
+/// client's cache and the server's stores.
+package struct CompositeIndexMatch: Sendable {
+    /// The index.
+    package var index: CompositeIndex
+    /// The values of the index's leading fields, from the equality filters, in index order.
+    package var leading: [Value]
+    /// Whether the query's order is the reverse of the index's.
+    package var reverse: Bool
+
+    /// The match with the most leading equality fields among `indexes`, or `nil` when none
+    /// serves `target`. `equalities` are the values of the target's top-level `==` filters by
+    /// field; other filters are for the caller to check on each document.
+    package init?(target: Target, equalities: [FieldPath: Value], indexes: [CompositeIndex]) {
+        guard !indexes.isEmpty, target.collectionGroup == nil,
+              let last = target.orderBys.last, last.field.isDocumentID
+        else { return nil }
+        let orders = target.orderBys.dropLast()
+        guard !orders.contains(where: { $0.field.isDocumentID }) else { return nil }
+        let group = target.path.lastSegment ?? ""
+        var best: CompositeIndexMatch?
+        for index in indexes where index.collectionGroup == group {
+            // Only an index with more leading equalities than the best so far can replace it.
+            let leadingCount = index.fields.count - orders.count
+            guard leadingCount >= 0, leadingCount > (best?.leading.count ?? -1) else { continue }
+            var leading: [Value] = []
+            for field in index.fields.prefix(leadingCount) {
+                guard let value = equalities[field.path] else { break }
+                leading.append(value)
+            }
+            guard leading.count == leadingCount else { continue }
+            // The document id ends every row in the last field's direction.
+            let reverse = index.documentIDDirection != last.direction
+            let trailing = index.fields.dropFirst(leadingCount)
+            guard zip(trailing, orders).allSatisfy({ field, order in
+                field.path == order.field && (field.direction != order.direction) == reverse
+            }) else { continue }
+            best = CompositeIndexMatch(index: index, leading: leading, reverse: reverse)
+        }
+        guard let best else { return nil }
+        self = best
+    }
+
+    private init(index: CompositeIndex, leading: [Value], reverse: Bool) {
+        self.index = index
+        self.leading = leading
+        self.reverse = reverse
+    }
+}
