@@ -12,9 +12,10 @@ internal import PostgresNIO
 ///    (`SnapshotVersion.none`: absent) — else `aborted`, nothing written (2 and 3 read in one
 ///    statement);
 /// 4. delete and upsert the documents, replace the index rows that changed (``FieldIndexRows``,
-///    computed from the stored bodies read in step 2), append their change log rows (the new `Document`, or a
-///    `NoDocument` for a hard delete), insert the outcome, set `last_version` (one statement,
-///    plus one for deletes); in
+///    computed from the stored bodies read in step 2, with the rows of the composite indexes
+///    recorded in `doccache_composite_indexes`, read in the same statement), append their
+///    change log rows (the new `Document`, or a `NoDocument` for a hard delete), insert the
+///    outcome, set `last_version` (one statement, plus one for deletes); in
 ///    ``PostgresServerStore/NoticeMode/listen`` mode, `pg_notify(channel, 'TENANT VERSION')`,
 ///    which PostgreSQL delivers when (and only if) the transaction commits.
 ///

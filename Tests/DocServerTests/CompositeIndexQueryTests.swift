@@ -35,7 +35,8 @@ import Testing
                 let expected = fullScan(model.values, target, limit: limit)
                 let read = try await store.query(target, limit: limit)
                 #expect(read.documents == expected, "seed \(seed): \(target) limit \(limit.map(String.init) ?? "nil")")
-                if try await checkEachPlan(store, target, limit: limit, expected: expected, seed: seed) { served += 1 }
+                if try await QueryPlannerTests.checkEachPlan(store, target, limit: limit, expected: expected, seed: seed,
+                                                            compositeIndexes: Self.indexes) { served += 1 }
                 checked += 1
             }
         }
@@ -43,21 +44,6 @@ import Testing
         // Most index queries are served (not those with mixed directions, an equality the
         // other filter contradicts or replaces, or a collection group).
         #expect(served > checked / 3, "only \(served) of \(checked) queries had a composite index plan")
-    }
-
-    /// Runs each candidate plan of `target` alone with pages of 1 to 4 entries; returns whether
-    /// one of them walks a composite index.
-    func checkEachPlan(_ store: LevelDBTenantStore, _ target: Target, limit: Int?, expected: [Document], seed: UInt64) async throws -> Bool {
-        let (reader, _) = try store.queryReader()
-        defer { reader.release() }
-        let planner = ServerQueryPlanner(target: target, limit: limit, compositeIndexes: Self.indexes, pageSizes: (1, 4))
-        var composite = false
-        for plan in planner.plans() {
-            composite = composite || plan.description.contains("composite")
-            let execution = try await planner.run([plan], reader: reader)
-            #expect(execution.documents == expected, "seed \(seed): \(plan) for \(target) limit \(limit.map(String.init) ?? "nil")")
-        }
-        return composite
     }
 
     /// 10,000 documents, `a` in 0..<10, `b` distinct: `where a == 3 order by b desc limit 50`

@@ -34,23 +34,28 @@ import Testing
                 let expected = fullScan(model.values, target, limit: limit)
                 let read = try await store.query(target, limit: limit)
                 #expect(read.documents == expected, "seed \(seed): \(target) limit \(limit.map(String.init) ?? "nil")")
-                try await checkEachPlan(store, target, limit: limit, expected: expected, seed: seed)
+                try await Self.checkEachPlan(store, target, limit: limit, expected: expected, seed: seed)
                 queriesChecked += 1
             }
         }
         #expect(queriesChecked > 100)
     }
 
-    /// Runs each candidate plan of `target` alone, with pages of 1, 2, 4 entries.
-    func checkEachPlan(_ store: LevelDBTenantStore, _ target: Target, limit: Int?, expected: [Document], seed: UInt64) async throws {
+    /// Runs each candidate plan of `target` alone, with pages of 1, 2, 4 entries; returns
+    /// whether one of them walks a composite index of `compositeIndexes`.
+    @discardableResult
+    static func checkEachPlan(_ store: LevelDBTenantStore, _ target: Target, limit: Int?, expected: [Document], seed: UInt64,
+                              compositeIndexes: [CompositeIndex] = []) async throws -> Bool {
         let (reader, _) = try store.queryReader()
         defer { reader.release() }
-        let planner = ServerQueryPlanner(target: target, limit: limit, pageSizes: (1, 4))
-        for index in planner.plans().indices {
-            let plan = planner.plans()[index]
+        let planner = ServerQueryPlanner(target: target, limit: limit, compositeIndexes: compositeIndexes, pageSizes: (1, 4))
+        var composite = false
+        for plan in planner.plans() {
+            composite = composite || plan.description.contains("composite")
             let execution = try await planner.run([plan], reader: reader)
             #expect(execution.documents == expected, "seed \(seed): \(plan) for \(target) limit \(limit.map(String.init) ?? "nil")")
         }
+        return composite
     }
 
     // MARK: Cost

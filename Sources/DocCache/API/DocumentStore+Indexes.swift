@@ -45,6 +45,17 @@ extension DocumentStore {
         }
     }
 
+    /// Declares the composite indexes of an index configuration file's text, Firestore's
+    /// `firestore.indexes.json` format (``DocModel/CompositeIndex/configuration(json:)``) — the
+    /// file a server is started with (`docctl serve --indexes`) — as
+    /// ``setIndexConfiguration(_:)`` does.
+    ///
+    /// - Throws: `invalidArgument` naming what is wrong and where when the text is not such a
+    ///   file (nothing is declared), else as ``setIndexConfiguration(_:)``.
+    public func setIndexConfiguration(json: String) async throws(DocError) {
+        try await setIndexConfiguration(try CompositeIndex.configuration(json: json))
+    }
+
     /// The declared composite indexes (``setIndexConfiguration(_:)``), with whether each one
     /// is complete (queries use only complete ones).
     public func indexConfiguration() async -> [(index: CompositeIndex, isComplete: Bool)] {

@@ -16,6 +16,11 @@ internal import DocModel
 /// documents of those that pass the probes — small when the other filters match often; up to
 /// the whole range when they rarely do (then a ``IndexRangeReadPlan`` on another filter
 /// usually finishes first).
+///
+/// The same walk reads a declared composite index (``ServerQueryPlanner``'s composite index
+/// walk): its range is the rows with the query's equality values, in the query's order, each
+/// row's value unique (it ends with the document id), so it stops at the entry after the
+/// limit-th match.
 final class IndexWalkPlan: QueryPlan {
     /// How many times the round's budget of entries a probing walk reads per page.
     static let probingPageFactor = 4

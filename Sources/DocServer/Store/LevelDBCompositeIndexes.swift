@@ -5,8 +5,9 @@ internal import LevelDB
 /// in `u`) in line with the declared indexes (``LevelDBServerStore/Options/compositeIndexes``)
 /// when the store is opened: the rows of an index no longer declared are deleted, and a newly
 /// declared index gets the rows of every stored document, tenant by tenant, in write batches
-/// of ``documentsPerBatch`` documents. Commits then keep the rows of every declared index, so
-/// all of them are complete while the store is open (one process has the directory).
+/// of ``LevelDBIndexMigration/documentsPerBatch`` documents. Commits then keep the rows of
+/// every declared index, so all of them are complete while the store is open (one process
+/// has the directory).
 ///
 /// The ids of the indexes built are recorded under a global key, last: an interrupted pass
 /// leaves the previous record, and the next open deletes what it wrote and starts again. No
@@ -15,8 +16,8 @@ internal import LevelDB
 enum LevelDBCompositeIndexes {
     /// The global key of the ids of the indexes whose rows the store holds.
     static let recordKey = [TenantKeys.globalMarker] + Array("composite-indexes".utf8)
-    /// Documents read per write batch while building.
-    static let documentsPerBatch = 1_000
+    /// Rows deleted per write batch.
+    static let deletesPerBatch = 1_000
 
     /// What an open changed.
     struct Report: Equatable {
@@ -60,7 +61,10 @@ enum LevelDBCompositeIndexes {
             let keys = TenantKeys(tenant)
             try deleteRows(of: clear, keys: keys, database: database, options: options)
             if !toBuild.isEmpty {
-                report.documentsRead += try buildRows(of: toBuild, tenant: tenant, database: database, options: options)
+                report.documentsRead += try LevelDBIndexMigration.putRows(of: tenant, in: database, options: options,
+                                                                          doing: "building composite indexes") {
+                    keys.compositeRows(of: $0, in: toBuild)
+                }
             }
         }
         var record = KeyEncoder()
@@ -79,7 +83,7 @@ enum LevelDBCompositeIndexes {
                     let (field, kind) = try keys.indexField(ofRow: entry.key, marker: marker)
                     guard fields.contains(field), !marker || kind == .composite else { continue }
                     batch.delete(entry.key)
-                    if batch.count >= documentsPerBatch {
+                    if batch.count >= deletesPerBatch {
                         try database.write(batch, options: options)
                         batch = WriteBatch()
                     }
@@ -87,34 +91,5 @@ enum LevelDBCompositeIndexes {
                 if !batch.isEmpty { try database.write(batch, options: options) }
             }
         }
-    }
-
-    /// Writes the rows in `indexes` of every document of the tenant; returns how many were read.
-    private static func buildRows(of indexes: [CompositeIndex], tenant: TenantID, database: Database, options: WriteOptions) throws(DocError) -> Int {
-        let keys = TenantKeys(tenant)
-        var read = 0
-        try LevelDBServerStore.run {
-            var batch = WriteBatch()
-            var inBatch = 0
-            var entries = try database.entries(withPrefix: keys.documentSpace).makeIterator()
-            while let entry = try entries.nextEntry() {
-                let document: Document
-                do throws(DocError) {
-                    document = try Document(binary: entry.value)
-                } catch {
-                    throw DocError(.dataLoss, "building composite indexes: a document of tenant \(tenant) cannot be read: \(error.message)")
-                }
-                for row in keys.compositeRows(of: document, in: indexes) { batch.put(row, []) }
-                read += 1
-                inBatch += 1
-                if inBatch == documentsPerBatch {
-                    try database.write(batch, options: options)
-                    batch = WriteBatch()
-                    inBatch = 0
-                }
-            }
-            if !batch.isEmpty { try database.write(batch, options: options) }
-        }
-        return read
     }
 }

@@ -22,32 +22,44 @@ enum LevelDBIndexMigration {
         var indexed = 0
         for tenant in try LevelDBServerStore.tenantIDs(in: database) {
             let keys = TenantKeys(tenant)
-            try LevelDBServerStore.run {
-                var batch = WriteBatch()
-                var inBatch = 0
-                var entries = try database.entries(withPrefix: keys.documentSpace).makeIterator()
-                while let entry = try entries.nextEntry() {
-                    let document: Document
-                    do throws(DocError) {
-                        document = try Document(binary: entry.value)
-                    } catch {
-                        throw DocError(.dataLoss, "migrating the store to layout \(LevelDBServerStore.formatVersion): a document of tenant \(tenant) cannot be read: \(error.message)")
-                    }
-                    for row in keys.indexRows(of: document) { batch.put(row, []) }
-                    inBatch += 1
-                    indexed += 1
-                    if inBatch == documentsPerBatch {
-                        try database.write(batch, options: options)
-                        batch = WriteBatch()
-                        inBatch = 0
-                    }
-                }
-                if !batch.isEmpty { try database.write(batch, options: options) }
-            }
+            indexed += try putRows(of: tenant, in: database, options: options,
+                                   doing: "migrating the store to layout \(LevelDBServerStore.formatVersion)") { keys.indexRows(of: $0) }
         }
         try LevelDBServerStore.run {
             try database.put(formatKey, Array(LevelDBServerStore.formatVersion.utf8), options: options)
         }
         return indexed
+    }
+
+    /// Puts the rows `rows` gives for every stored document of `tenant`, in write batches of
+    /// ``documentsPerBatch`` documents; returns how many documents were read. `doing` names
+    /// the pass in the error about a document that cannot be read.
+    static func putRows(
+        of tenant: TenantID, in database: Database, options: WriteOptions, doing: String, _ rows: (Document) -> [[UInt8]]
+    ) throws(DocError) -> Int {
+        var read = 0
+        try LevelDBServerStore.run {
+            var batch = WriteBatch()
+            var inBatch = 0
+            var entries = try database.entries(withPrefix: TenantKeys(tenant).documentSpace).makeIterator()
+            while let entry = try entries.nextEntry() {
+                let document: Document
+                do throws(DocError) {
+                    document = try Document(binary: entry.value)
+                } catch {
+                    throw DocError(.dataLoss, "\(doing): a document of tenant \(tenant) cannot be read: \(error.message)")
+                }
+                for row in rows(document) { batch.put(row, []) }
+                inBatch += 1
+                read += 1
+                if inBatch == documentsPerBatch {
+                    try database.write(batch, options: options)
+                    batch = WriteBatch()
+                    inBatch = 0
+                }
+            }
+            if !batch.isEmpty { try database.write(batch, options: options) }
+        }
+        return read
     }
 }

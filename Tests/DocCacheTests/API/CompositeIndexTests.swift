@@ -193,6 +193,26 @@ struct CompositeIndexTests {
         await store.close()
     }
 
+    /// The configuration file a server takes declares the same indexes on the client; a file
+    /// that is not one changes nothing.
+    @Test func aConfigurationFileDeclaresTheIndexes() async throws {
+        let dir = TemporaryDirectory("composite-index-json")
+        let store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")
+        try await store.setIndexConfiguration(json: """
+            {"indexes": [{"collectionGroup": "items", "queryScope": "COLLECTION",
+                          "fields": [{"fieldPath": "group", "order": "ASCENDING"}, {"fieldPath": "score", "order": "DESCENDING"}]}]}
+            """)
+        let declared = await store.indexConfiguration()
+        #expect(declared.map(\.index) == [try Self.index("items", ("group", .ascending), ("score", .descending))])
+        #expect(declared.allSatisfy { $0.isComplete })
+        let error = await #expect(throws: DocError.self) {
+            try await store.setIndexConfiguration(json: #"{"indexes": [{"collectionGroup": "items", "fields": [{"fieldPath": "group"}]}]}"#)
+        }
+        #expect(error?.code == .invalidArgument && error?.message.contains("indexes[0].fields[0].order") == true, "\(String(describing: error))")
+        #expect(await store.indexConfiguration().map(\.index) == declared.map(\.index))
+        await store.close()
+    }
+
     @Test func aBuildStepThatCannotCommitIsDoneAgain() async throws {
         let dir = TemporaryDirectory("composite-index-fault")
         let count = ClientCore.compositeIndexBackfillStep * 2 + 10

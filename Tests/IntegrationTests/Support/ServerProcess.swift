@@ -11,7 +11,8 @@ final class ServerProcess: @unchecked Sendable {
     // One test drives a ServerProcess at a time (its methods are called in sequence).
     let dataDirectory: String
     let secretFile: String
-    let extraArguments: [String]
+    /// Arguments added to every start (a test may change them between starts).
+    var extraArguments: [String]
     private(set) var process: SpawnedProcess?
     private(set) var port: Int = 0
 
