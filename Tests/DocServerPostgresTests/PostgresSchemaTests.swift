@@ -43,7 +43,9 @@ import Testing
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(stores.count == 4)
-        for store in stores { try await store.checkHealth() }
+        // Every store answers a statement (within the tests' operation timeout: the health
+        // probe's own 3 s cap is a product limit, too short for a saturated test run).
+        for store in stores { #expect(try await store.tenantIDs().isEmpty) }
         for store in stores { await store.close() }
         #expect(try await PostgresCluster.shared().psql("SELECT value FROM doccache_meta", database: databaseName(url))
                     .trimmingCharacters(in: .whitespacesAndNewlines) == "3")

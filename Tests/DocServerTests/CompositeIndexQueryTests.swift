@@ -91,6 +91,7 @@ import Testing
         do {
             let store = try LevelDBServerStore.open(directory: directory.path, options: .init(syncWrites: false, compositeIndexes: [first]))
             defer { store.database.close() }
+            #expect(store.compositeIndexChanges.built == [first.id] && store.compositeIndexChanges.documentsRead == 0)
             for (n, tenant) in ["acme", "globex"].enumerated() {
                 let tenantStore = try store.tenantStore(TenantID(tenant))
                 var data = RandomQueryData(seed: 100 + UInt64(n))
@@ -112,6 +113,7 @@ import Testing
         let store = try LevelDBServerStore.open(directory: directory.path, options: .init(syncWrites: false, compositeIndexes: [second]))
         defer { store.database.close() }
         #expect(try LevelDBCompositeIndexes.recordedIDs(store.database) == [second.id])
+        #expect(store.compositeIndexChanges.built.isEmpty && store.compositeIndexChanges.dropped.isEmpty)
         for (tenant, model) in models {
             let tenantStore = try store.tenantStore(TenantID(tenant))
             #expect(try tenantStore.storedIndexRows() == tenantStore.expectedIndexRows(model.values, compositeIndexes: [second]), "\(tenant)")

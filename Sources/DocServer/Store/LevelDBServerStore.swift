@@ -51,9 +51,14 @@ public final class LevelDBServerStore: ServerStore {
     let options: Options
     private let tenants = Mutex<[TenantID: LevelDBTenantStore]>([:])
 
-    private init(database: Database, options: Options) {
+    /// What opening the store did to its composite indexes: the ids of those built and of
+    /// those dropped (``Options/compositeIndexes``), and how many documents the build read.
+    public let compositeIndexChanges: (built: [String], dropped: [String], documentsRead: Int)
+
+    private init(database: Database, options: Options, compositeIndexChanges: LevelDBCompositeIndexes.Report) {
         self.database = database
         self.options = options
+        self.compositeIndexChanges = (compositeIndexChanges.built, compositeIndexChanges.dropped, compositeIndexChanges.documentsRead)
     }
 
     /// How the database is opened: a Bloom filter per table (an index walk probes the
@@ -78,6 +83,7 @@ public final class LevelDBServerStore: ServerStore {
         }
         let formatKey = Self.formatKey
         let writeOptions = WriteOptions(sync: options.syncWrites)
+        let report: LevelDBCompositeIndexes.Report
         do throws(DocError) {
             switch try run({ try database.get(formatKey) }).map({ String(decoding: $0, as: UTF8.self) }) {
             case nil:
@@ -89,12 +95,12 @@ public final class LevelDBServerStore: ServerStore {
             case let stored?:
                 throw DocError(.failedPrecondition, "the store at \(directory) has layout \(stored); this server reads layouts \(LevelDBIndexMigration.fromVersion) (migrated when opened) and \(formatVersion)")
             }
-            try LevelDBCompositeIndexes.synchronize(database, declared: options.compositeIndexes, options: writeOptions)
+            report = try LevelDBCompositeIndexes.synchronize(database, declared: options.compositeIndexes, options: writeOptions)
         } catch {
             database.close()
             throw error
         }
-        return LevelDBServerStore(database: database, options: options)
+        return LevelDBServerStore(database: database, options: options, compositeIndexChanges: report)
     }
 
     public func tenant(_ tenant: TenantID) async throws(DocError) -> any TenantStore {

@@ -220,7 +220,13 @@ struct ServeCommand: AsyncParsableCommand {
                 storeDescription = PostgresServerStore.redacted(storeURL)
             } else {
                 try Directories.create(dataDirectory)
-                store = try LevelDBServerStore.open(directory: dataDirectory, options: .init(compositeIndexes: compositeIndexes))
+                let embedded = try LevelDBServerStore.open(directory: dataDirectory, options: .init(compositeIndexes: compositeIndexes))
+                let changes = embedded.compositeIndexChanges
+                for id in changes.built {
+                    logger.info("composite index built", metadata: ["index": "\(id)", "documents read": "\(changes.documentsRead)"])
+                }
+                for id in changes.dropped { logger.info("composite index dropped", metadata: ["index": "\(id)"]) }
+                store = embedded
                 storeDescription = dataDirectory
             }
         } catch {
