@@ -32,7 +32,16 @@ struct FieldIndexRows: Sendable {
 
     /// The rows of one document, without its key, with its rows in `compositeIndexes`.
     static func entries(of document: Document, compositeIndexes: [CompositeIndex] = []) -> Set<Entry> {
-        let index = DocumentIndexEntries(document, compositeIndexes: compositeIndexes)
+        entries(DocumentIndexEntries(document, compositeIndexes: compositeIndexes))
+    }
+
+    /// The rows of one document in `indexes` alone: what building those indexes inserts.
+    static func compositeEntries(of document: Document, in indexes: [CompositeIndex]) -> Set<Entry> {
+        entries(DocumentIndexEntries(compositeRowsOf: document, in: indexes))
+    }
+
+    /// The rows of `index`, entries and markers.
+    private static func entries(_ index: DocumentIndexEntries) -> Set<Entry> {
         var entries = Set<Entry>(minimumCapacity: index.entries.count + index.unindexed.count)
         for entry in index.entries {
             entries.insert(Entry(field: Array(entry.field.utf8), kind: Int16(entry.kind.rawValue), value: entry.value))
@@ -54,20 +63,6 @@ struct FieldIndexRows: Sendable {
             values.append(ByteBuffer(bytes: entry.value))
             documentIDs.append(id)
         }
-    }
-
-    /// The rows of one document in `indexes` alone: what building those indexes inserts.
-    static func compositeEntries(of document: Document, in indexes: [CompositeIndex]) -> [Entry] {
-        var out: [Entry] = []
-        for index in indexes {
-            let field = Array(index.entryField.canonicalString.utf8)
-            switch index.entry(of: document) {
-            case .value(let value)?: out.append(Entry(field: field, kind: Int16(IndexKind.composite.rawValue), value: value))
-            case .tooLarge?: out.append(Entry(field: field, kind: unindexedKind(.composite), value: []))
-            case nil: break
-            }
-        }
-        return out
     }
 
     /// The rows to delete and to insert when `key` goes from `old` to `new` (`nil`: no

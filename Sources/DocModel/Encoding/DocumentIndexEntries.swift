@@ -66,7 +66,14 @@ package struct DocumentIndexEntries: Sendable, Hashable {
     /// store keeps for it.
     package init(_ document: Document, compositeIndexes: [CompositeIndex]) {
         self.init(document)
-        for index in compositeIndexes {
+        let composite = DocumentIndexEntries(compositeRowsOf: document, in: compositeIndexes)
+        entries += composite.entries
+        unindexed += composite.unindexed
+    }
+
+    /// The rows of `document` in `indexes` alone (what building those indexes writes for it).
+    package init(compositeRowsOf document: Document, in indexes: [CompositeIndex]) {
+        for index in indexes {
             switch index.entry(of: document) {
             case .value(let encoded)?:
                 entries.append(Entry(kind: .composite, field: index.entryField.canonicalString, value: encoded))

@@ -184,21 +184,29 @@ struct TenantKeys: Sendable {
     /// Every query index row of `document` (layout 2), each once, with its rows in
     /// `compositeIndexes`.
     func indexRows(of document: Document, compositeIndexes: [CompositeIndex] = []) -> [[UInt8]] {
-        let entries = DocumentIndexEntries(document, compositeIndexes: compositeIndexes)
-        let collection = document.key.collectionPath
-        let id = document.key.documentID
+        rows(of: DocumentIndexEntries(document, compositeIndexes: compositeIndexes), key: document.key)
+    }
+
+    /// The rows of `document` in `indexes` alone (space `c`, or a marker in `u`): what
+    /// building those indexes writes for it.
+    func compositeRows(of document: Document, in indexes: [CompositeIndex]) -> [[UInt8]] {
+        rows(of: DocumentIndexEntries(compositeRowsOf: document, in: indexes), key: document.key)
+    }
+
+    /// The keys of `entries`, the entries of the document `key`.
+    private func rows(of entries: DocumentIndexEntries, key: DocumentKey) -> [[UInt8]] {
+        let collection = key.collectionPath
         let valueSpace = indexSpace(collection, kind: .value), elementSpace = indexSpace(collection, kind: .arrayElement)
-        let compositeSpace = compositeIndexes.isEmpty ? valueSpace : indexSpace(collection, kind: .composite)
         // Every row ends with the document id: encoded once.
         var encodedID = KeyEncoder()
-        encodedID.append(string: id)
+        encodedID.append(string: key.documentID)
         var rows: [[UInt8]] = []
         rows.reserveCapacity(entries.entries.count + entries.unindexed.count)
         for entry in entries.entries {
             var e = switch entry.kind {
             case .value: valueSpace
             case .arrayElement: elementSpace
-            case .composite: compositeSpace
+            case .composite: indexSpace(collection, kind: .composite)   // few per document
             }
             e.append(string: entry.field)
             e.append(raw: entry.value)
@@ -209,28 +217,6 @@ struct TenantKeys: Sendable {
             var e = KeyEncoder(prefix: unindexed(collection, field: marker.field, kind: marker.kind))
             e.append(raw: encodedID.bytes)
             rows.append(e.bytes)
-        }
-        return rows
-    }
-
-    /// The rows of `document` in `indexes` alone (space `c`, or a marker in `u`): what
-    /// building those indexes writes for it.
-    func compositeRows(of document: Document, in indexes: [CompositeIndex]) -> [[UInt8]] {
-        let collection = document.key.collectionPath
-        var rows: [[UInt8]] = []
-        for index in indexes {
-            let field = index.entryField.canonicalString
-            switch index.entry(of: document) {
-            case .value(let value)?:
-                rows.append(fieldIndexEntry(fieldIndex(collection, field: field, kind: .composite), value: value,
-                                            documentID: document.key.documentID))
-            case .tooLarge?:
-                var e = KeyEncoder(prefix: unindexed(collection, field: field, kind: .composite))
-                e.append(string: document.key.documentID)
-                rows.append(e.bytes)
-            case nil:
-                break
-            }
         }
         return rows
     }
