@@ -14,7 +14,8 @@ internal import Synchronization
 ///   keeps its rows right, whichever instance runs it and whether or not that instance
 ///   declared it.
 /// - **Declaring** (``declare(_:on:database:logger:)``, when an instance connects): an index
-///   not yet recorded is inserted not ready, then built tenant by tenant in chunks of
+///   not yet recorded is inserted not ready, then built (those of one collection group in one
+///   pass over its documents) tenant by tenant in chunks of
 ///   ``documentsPerChunk`` documents of its collection group, each chunk in a transaction that
 ///   holds the tenant's commit lock (so it reads every commit before it, and none runs
 ///   meanwhile: a commit waits for one chunk at most), then marked ready. Rows are inserted
@@ -61,7 +62,7 @@ final class PostgresCompositeIndexes: Sendable {
     ) async throws(DocError) -> [String] {
         guard !declared.isEmpty else { return [] }
         do {
-            var built: [String] = []
+            var pending: [CompositeIndex] = []
             for index in declared {
                 let rows = try await connection.rows("""
                     INSERT INTO doccache_composite_indexes (id, definition, ready)
@@ -69,13 +70,19 @@ final class PostgresCompositeIndexes: Sendable {
                     ON CONFLICT (id) DO UPDATE SET id = excluded.id
                     RETURNING ready
                     """, logger)
-                guard let row = rows.first, try !row.decode(Bool.self) else { continue }
-                try await build(index, on: connection, logger: logger)
-                try await connection.run("UPDATE doccache_composite_indexes SET ready = TRUE WHERE id = \(index.id)", logger)
-                logger.info("composite index built", metadata: ["index": "\(index.id)", "database": "\(database)"])
-                built.append(index.id)
+                guard let row = rows.first, try !row.decode(Bool.self),
+                      !pending.contains(where: { $0.id == index.id }) else { continue }
+                pending.append(index)
             }
-            return built
+            // The indexes of one collection group are built in one pass over its documents.
+            for (_, indexes) in Dictionary(grouping: pending, by: \.collectionGroup).sorted(by: { $0.key < $1.key }) {
+                try await build(indexes, on: connection, logger: logger)
+                for index in indexes {
+                    try await connection.run("UPDATE doccache_composite_indexes SET ready = TRUE WHERE id = \(index.id)", logger)
+                    logger.info("composite index built", metadata: ["index": "\(index.id)", "database": "\(database)"])
+                }
+            }
+            return pending.map(\.id)
         } catch let error as DocError {
             throw error
         } catch {
@@ -83,11 +90,12 @@ final class PostgresCompositeIndexes: Sendable {
         }
     }
 
-    /// Inserts the rows of `index` for every document of its collection group, tenant by
-    /// tenant, chunk by chunk, each chunk under the tenant's commit lock.
-    private static func build(_ index: CompositeIndex, on connection: PostgresConnection, logger: Logger) async throws {
+    /// Inserts the rows of `indexes` (all over one collection group) for every document of the
+    /// group, tenant by tenant, chunk by chunk, each chunk under the tenant's commit lock.
+    private static func build(_ indexes: [CompositeIndex], on connection: PostgresConnection, logger: Logger) async throws {
+        guard let first = indexes.first else { return }
         let tenants = try await connection.rows("SELECT tenant FROM doccache_tenants ORDER BY tenant", logger)
-        let group = ByteBuffer(bytes: DocumentKeyBytes.group(index.collectionGroup))
+        let group = ByteBuffer(bytes: DocumentKeyBytes.group(first.collectionGroup))
         for tenantRow in tenants {
             let tenant = try tenantRow.decode(String.self)
             var after = ByteBuffer()
@@ -105,7 +113,7 @@ final class PostgresCompositeIndexes: Sendable {
                         let (path, body) = try row.decode((ByteBuffer, ByteBuffer).self)
                         after = path
                         let document = try Document(binary: body.bytes)
-                        rows.add(FieldIndexRows.compositeEntries(of: document, in: [index]), of: document.key)
+                        rows.add(FieldIndexRows.compositeEntries(of: document, in: indexes), of: document.key)
                     }
                     if !rows.isEmpty {
                         try await connection.run("""

@@ -397,9 +397,8 @@ struct CompositeIndexPlan {
     /// The plan over the index with the most leading equality fields among `indexes`, or `nil`
     /// when none serves the target (``CompositeIndexMatch``).
     init?(target: Target, indexes: [CompositeIndex]) {
-        var equalities: [FieldPath: Value] = [:]
-        for filter in IndexPlan.conjunction(of: target) where filter.op == .equal { equalities[filter.field] = filter.value }
-        guard let match = CompositeIndexMatch(target: target, equalities: equalities, indexes: indexes) else { return nil }
+        guard let match = CompositeIndexMatch(target: target, conjunction: IndexPlan.conjunction(of: target), indexes: indexes)
+        else { return nil }
         self.init(index: match.index, leading: match.leading, reverse: match.reverse)
         if let range = target.orderBys.count > 1 ? IndexPlan(target: target) : nil {
             (lower, upper) = (range.lower, range.upper)

@@ -12,7 +12,7 @@ package enum IndexKind: Int64, Sendable, Hashable, CaseIterable, CustomStringCon
     /// `array-contains` and `array-contains-any`.
     case arrayElement = 1
     /// The row of a declared ``CompositeIndex`` (server stores): its field is the index's
-    /// ``CompositeIndex/entryField``, its value ``CompositeIndex/entryValue(of:)``. Serves
+    /// ``CompositeIndex/entryField``, its value ``CompositeIndex/entry(of:)``. Serves
     /// equality filters on the index's leading fields with order-bys on the rest.
     case composite = 4
 

@@ -39,7 +39,7 @@ extension CompositeIndex {
     /// One entry of ``configuration(json:)``'s `indexes` array.
     ///
     /// - Throws: `invalidArgument` as ``configuration(json:)`` does, located at `location`.
-    public static func configurationEntry(json: String, at location: String = "index") throws(DocError) -> CompositeIndex {
+    package static func configurationEntry(json: String, at location: String = "index") throws(DocError) -> CompositeIndex {
         let value: Value
         do {
             value = try Value(json: json)
@@ -51,7 +51,7 @@ extension CompositeIndex {
 
     /// The index as one entry of a configuration file's `indexes` array (members in a fixed
     /// order: equal indexes have equal text).
-    public var configurationJSON: String {
+    package var configurationJSON: String {
         let fieldList = fields.map { field -> Value in
             .map(["fieldPath": .string(field.path.canonicalString),
                   "order": .string(field.direction == .ascending ? "ASCENDING" : "DESCENDING")])

@@ -1,7 +1,7 @@
 /// How a server store keeps a declared composite index in its field-index rows
 /// (``IndexKind/composite``): one row per document of the index's collections that has every
 /// field of the index, under the field ``CompositeIndex/entryField``, with the value
-/// ``CompositeIndex/entryValue(of:)``.
+/// ``CompositeIndex/entry(of:)``.
 ///
 /// The value is the tuple of the document's values of the index's fields, each in its index
 /// encoding in the field's direction (``Value/indexEncoded(descending:)``, prefix-free), then
@@ -13,7 +13,10 @@
 extension CompositeIndex {
     /// The field a store keeps this index's rows under: one segment, the index's ``id`` (the
     /// kind ``IndexKind/composite`` keeps it apart from a document field of the same name).
-    package var entryField: FieldPath { FieldPath(unchecked: [id]) }
+    package var entryField: FieldPath { Self.entryField(id: id) }
+
+    /// The ``entryField`` of the index with `id` (a store dropping an index knows only its id).
+    package static func entryField(id: String) -> FieldPath { FieldPath(unchecked: [id]) }
 
     /// What `document` contributes to this index.
     package enum Entry: Equatable, Sendable {

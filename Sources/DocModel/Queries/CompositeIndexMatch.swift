@@ -12,12 +12,15 @@ package struct CompositeIndexMatch: Sendable {
     package var reverse: Bool
 
     /// The match with the most leading equality fields among `indexes`, or `nil` when none
-    /// serves `target`. `equalities` are the values of the target's top-level `==` filters by
-    /// field; other filters are for the caller to check on each document.
-    package init?(target: Target, equalities: [FieldPath: Value], indexes: [CompositeIndex]) {
+    /// serves `target`. `conjunction` holds the field filters every result satisfies (the
+    /// target's top-level filters and the members of its `and`s), whose `==` filters may
+    /// supply the leading values; every filter is for the caller to check on each document.
+    package init?(target: Target, conjunction: [FieldFilter], indexes: [CompositeIndex]) {
         guard !indexes.isEmpty, target.collectionGroup == nil,
               let last = target.orderBys.last, last.field.isDocumentID
         else { return nil }
+        var equalities: [FieldPath: Value] = [:]
+        for filter in conjunction where filter.op == .equal { equalities[filter.field] = filter.value }
         let orders = target.orderBys.dropLast()
         guard !orders.contains(where: { $0.field.isDocumentID }) else { return nil }
         let group = target.path.lastSegment ?? ""

@@ -128,12 +128,8 @@ package struct ServerQueryPlanner: Sendable {
     /// The walk of the composite index that serves the target best, from its equality values
     /// in the target's order (the rows' order is the target's, ties included), or `nil`.
     private func compositeWalk(_ constraints: TargetConstraints) -> IndexWalkPlan? {
-        guard !compositeIndexes.isEmpty else { return nil }
-        var equalities: [FieldPath: Value] = [:]
-        for filter in constraints.conjunction where filter.op == .equal && !filter.field.isDocumentID {
-            equalities[filter.field] = filter.value
-        }
-        guard let match = CompositeIndexMatch(target: target, equalities: equalities, indexes: compositeIndexes) else { return nil }
+        guard let match = CompositeIndexMatch(target: target, conjunction: constraints.conjunction, indexes: compositeIndexes)
+        else { return nil }
         let bounds = match.index.entryRange(leading: match.leading)
         let range = IndexRange(
             collection: target.path, field: match.index.entryField, kind: .composite,

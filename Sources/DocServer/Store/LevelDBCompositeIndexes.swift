@@ -56,7 +56,7 @@ enum LevelDBCompositeIndexes {
         report.built = toBuild.map(\.id)
         guard !report.dropped.isEmpty || !toBuild.isEmpty else { return report }
         // The rows of a dropped index, and whatever an interrupted build left of one to build.
-        let clear = Set((report.dropped + report.built).map { FieldPath(unchecked: [$0]).canonicalString })
+        let clear = Set((report.dropped + report.built).map { CompositeIndex.entryField(id: $0).canonicalString })
         for tenant in try LevelDBServerStore.tenantIDs(in: database) {
             let keys = TenantKeys(tenant)
             try deleteRows(of: clear, keys: keys, database: database, options: options)

@@ -27,7 +27,7 @@ struct CompositeIndexEntryTests {
                     query = try query.order(by: field.path, descending: (field.direction == .descending) != reversed)
                 }
                 let target = try query.toTarget()
-                let match = try #require(CompositeIndexMatch(target: target, equalities: [:], indexes: [index]))
+                let match = try #require(CompositeIndexMatch(target: target, conjunction: [], indexes: [index]))
                 #expect(match.reverse == reversed && match.leading.isEmpty)
                 var rows: [(value: [UInt8], document: Document)] = []
                 var tooLarge: Set<DocumentKey> = []
@@ -75,19 +75,26 @@ struct CompositeIndexEntryTests {
         let ab = try CompositeIndex(collectionGroup: "items", fields: [.init("a"), .init("b", .descending)])
         let acb = try CompositeIndex(collectionGroup: "items", fields: [.init("a"), .init("c"), .init("b", .descending)])
         let items = try Query(collection: "items")
-        func match(_ query: Query, _ equalities: [String: Value]) throws -> CompositeIndexMatch? {
-            var byField: [FieldPath: Value] = [:]
-            for (field, value) in equalities { byField[try FieldPath(field)] = value }
-            return CompositeIndexMatch(target: try query.toTarget(), equalities: byField, indexes: [ab, acb])
+        /// The query's top-level field filters are its conjunction (these queries have no others).
+        func match(_ query: Query) throws -> CompositeIndexMatch? {
+            let target = try query.toTarget()
+            let conjunction = target.filters.compactMap { filter -> FieldFilter? in
+                if case .field(let f) = filter { f } else { nil }
+            }
+            return CompositeIndexMatch(target: target, conjunction: conjunction, indexes: [ab, acb])
         }
-        let both = try match(try items.filter("a", .equal, 1).filter("c", .equal, 2).order(by: "b", descending: true), ["a": 1, "c": 2])
+        let both = try match(try items.filter("a", .equal, 1).filter("c", .equal, 2).order(by: "b", descending: true))
         #expect(both?.index == acb && both?.leading == [1, 2] && both?.reverse == false)
-        let one = try match(try items.filter("a", .equal, 1).order(by: "b"), ["a": 1])
+        let one = try match(try items.filter("a", .equal, 1).order(by: "b"))
         #expect(one?.index == ab && one?.leading == [1] && one?.reverse == true)
-        #expect(try match(try items.filter("a", .equal, 1).order(by: "c"), ["a": 1]) == nil)
-        #expect(try match(try items.order(by: "b"), [:]) == nil, "the leading field has no equality")
-        #expect(CompositeIndexMatch(target: try Query(collectionGroup: "items").order(by: "b").toTarget(), equalities: [:], indexes: [ab]) == nil)
-        #expect(try match(try Query(collection: "other").filter("a", .equal, 1).order(by: "b"), ["a": 1]) == nil)
+        #expect(try match(try items.filter("a", .equal, 1).order(by: "c")) == nil)
+        #expect(try match(try items.filter("a", .arrayContains, 1).order(by: "b", descending: true)) == nil,
+                "only an equality supplies a leading value")
+        let unbounded = try match(try items.filter("a", .greaterThan, 1).order(by: "a").order(by: "b", descending: true))
+        #expect(unbounded?.index == ab && unbounded?.leading == [] && unbounded?.reverse == false, "every field an order-by")
+        #expect(try match(try items.order(by: "b")) == nil, "the leading field has no equality")
+        #expect(try match(try Query(collectionGroup: "items").filter("a", .equal, 1).order(by: "b")) == nil)
+        #expect(try match(try Query(collection: "other").filter("a", .equal, 1).order(by: "b")) == nil)
     }
 
     @Test func configurationFile() throws {
