@@ -48,7 +48,8 @@ import Testing
 
     /// 10,000 documents, `a` in 0..<10, `b` distinct: `where a == 3 order by b desc limit 50`
     /// reads 51 entries and 50 documents through the index, where the single-field walk
-    /// examines ~500 entries of `b`.
+    /// examines ~500 entries of `b`. A range of `b` (filters, cursors) narrows the walk: a
+    /// page in the middle of the rows reads no more than the first.
     @Test func aServedQueryReadsTheLimitNotTheCollection() async throws {
         let index = try CompositeIndex(collectionGroup: "items", fields: [.init("a"), .init("b", .descending)])
         let server = TestServer(compositeIndexes: [index])
@@ -68,6 +69,18 @@ import Testing
             (try DocModel.Query(collection: "items").filter("a", .equal, 3).order(by: "b", descending: true).limit(to: 50), false),
             (try DocModel.Query(collection: "items").filter("a", .equal, 3).order(by: "b").limit(to: 50), true),
             (try DocModel.Query(collection: "items").filter("a", .equal, 3).order(by: "b", descending: true).limit(toLast: 50), true),
+            // The index holds `b` descending: a lower end of `b` is the walk's far end.
+            (try DocModel.Query(collection: "items").filter("a", .equal, 3).filter("b", .lessThan, 500_000)
+                .order(by: "b", descending: true).limit(to: 50), false),
+            (try DocModel.Query(collection: "items").filter("a", .equal, 3).filter("b", .greaterThanOrEqual, 500_000)
+                .order(by: "b").limit(to: 50), true),
+            (try DocModel.Query(collection: "items").filter("a", .equal, 3).filter("b", .greaterThan, 250_000)
+                .filter("b", .lessThanOrEqual, 750_000).order(by: "b", descending: true).limit(toLast: 50), true),
+            // Pages after a cursor.
+            (try DocModel.Query(collection: "items").filter("a", .equal, 3).order(by: "b", descending: true)
+                .start(after: [.integer(500_000)]).limit(to: 50), false),
+            (try DocModel.Query(collection: "items").filter("a", .equal, 3).order(by: "b")
+                .start(at: [.integer(400_000)]).end(before: [.integer(900_000)]).limit(to: 50), true),
         ] {
             let target = try query.toTarget()
             let (reader, _) = try store.queryReader()

@@ -303,7 +303,8 @@ package final class QueryEngine {
 }
 
 /// How to walk a local index for a limited query: the target's first order-by field, in its
-/// direction, bounded by the target's filters on that field when they form a conjunction.
+/// direction, bounded by the target's filters on that field when they form a conjunction, and
+/// by its cursors.
 struct IndexPlan {
     var field: FieldPath
     var descending: Bool
@@ -331,6 +332,17 @@ struct IndexPlan {
             default:
                 continue
             }
+        }
+        // A cursor's first value bounds the first sort key (its later values only break ties,
+        // so the bound includes the value unless the cursor has that one value and excludes it):
+        // a page after a cursor starts there instead of walking the pages before it.
+        if let start = target.startAt, let value = start.position.first {
+            let bound = IndexBound(value: value, inclusive: start.inclusive || start.position.count > 1)
+            if descending { upper = Self.tighterUpper(upper, bound) } else { lower = Self.tighterLower(lower, bound) }
+        }
+        if let end = target.endAt, let value = end.position.first {
+            let bound = IndexBound(value: value, inclusive: end.inclusive || end.position.count > 1)
+            if descending { lower = Self.tighterLower(lower, bound) } else { upper = Self.tighterUpper(upper, bound) }
         }
     }
 

@@ -45,12 +45,48 @@ extension CompositeIndex {
     /// The range of entry values whose first fields hold `leading` (in index order; fewer
     /// values than fields): `lower` inclusive, `upper` exclusive (`nil`: no upper end).
     package func entryRange(leading: [Value]) -> (lower: [UInt8], upper: [UInt8]?) {
+        entryRange(leading: leading, nextLower: nil, nextUpper: nil)
+    }
+
+    /// One end of a range of a field's values: an ascending index encoding
+    /// (``Value/indexEncoded(descending:)``), or a one-byte type tag that brackets every value
+    /// of a type, and whether the encodings that start with it are in the range.
+    package typealias EncodedBound = (encoded: [UInt8], inclusive: Bool)
+
+    /// The range of entry values whose first fields hold `leading` (fewer values than fields)
+    /// and whose next field's value is within `nextLower`...`nextUpper` (`nil`: open), as
+    /// ascending encodings in value order whatever the field's direction; `lower` inclusive,
+    /// `upper` exclusive (`nil`: no upper end). An exclusive lower end and an inclusive upper
+    /// end reach past every encoding that starts with the bound, as a field index's range does.
+    ///
+    /// The encodings are prefix-free, so the entries whose next field's encoding starts with a
+    /// bound are the entries whose tuple starts with the leading values and the bound: one
+    /// contiguous range, from that prefix (wrapped without its terminator) to its
+    /// ``OrderedCode/prefixSuccessor(_:)``. A descending field holds the inverted encodings,
+    /// whose order is the reverse: its lower end comes from `nextUpper` and its upper end from
+    /// `nextLower`, each inverted, with the same inclusivity.
+    package func entryRange(leading: [Value], nextLower: EncodedBound?, nextUpper: EncodedBound?) -> (lower: [UInt8], upper: [UInt8]?) {
         var tuple: [UInt8] = []
         for (value, field) in zip(leading, fields) {
             tuple.append(contentsOf: value.indexEncoded(descending: field.direction == .descending))
         }
-        let lower = Self.wrap(tuple, terminated: false)
-        return (lower, OrderedCode.prefixSuccessor(lower))
+        let start = Self.wrap(tuple, terminated: false)
+        guard leading.count < fields.count else { return (start, OrderedCode.prefixSuccessor(start)) }
+        var (low, high) = (nextLower, nextUpper)
+        if fields[leading.count].direction == .descending {
+            func inverted(_ bound: EncodedBound) -> EncodedBound {
+                var encoded = bound.encoded
+                OrderedCode.invert(&encoded, from: 0)
+                return (encoded, bound.inclusive)
+            }
+            (low, high) = (nextUpper.map(inverted), nextLower.map(inverted))
+        }
+        /// The start of the entries whose next field's encoding starts with `bound`.
+        func prefix(_ bound: EncodedBound) -> [UInt8] { Self.wrap(tuple + bound.encoded, terminated: false) }
+        // A wrapped tuple starts with the `bytes` tag, never 0xFF: it always has a successor.
+        let lower = low.map { $0.inclusive ? prefix($0) : OrderedCode.prefixSuccessor(prefix($0))! } ?? start
+        let upper = high.map { $0.inclusive ? OrderedCode.prefixSuccessor(prefix($0)) : prefix($0) } ?? OrderedCode.prefixSuccessor(start)
+        return (lower, upper)
     }
 
     /// `tuple` as the index encoding of a `bytes` value; without the terminator, the common

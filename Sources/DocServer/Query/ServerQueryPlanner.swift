@@ -125,12 +125,21 @@ package struct ServerQueryPlanner: Sendable {
         return plans
     }
 
-    /// The walk of the composite index that serves the target best, from its equality values
-    /// in the target's order (the rows' order is the target's, ties included), or `nil`.
+    /// The walk of the composite index that serves the target best, in the target's order
+    /// (the rows' order is the target's, ties included), or `nil`: the rows of its equality
+    /// values, narrowed to the range of the first sort key's filters and cursors (the field
+    /// after the leading ones), as the single-field walk is.
     private func compositeWalk(_ constraints: TargetConstraints) -> IndexWalkPlan? {
         guard let match = CompositeIndexMatch(target: target, conjunction: constraints.conjunction, indexes: compositeIndexes)
         else { return nil }
-        let bounds = match.index.entryRange(leading: match.leading)
+        var next: IndexRange?
+        if match.leading.count < match.index.fields.count, let first = constraints.firstOrderBy {
+            // The match makes the index's field after the leading ones the first sort key.
+            next = constraints.valueRange(of: first.field)
+        }
+        let bounds = match.index.entryRange(
+            leading: match.leading,
+            nextLower: next?.lower.map { ($0.encoded, $0.inclusive) }, nextUpper: next?.upper.map { ($0.encoded, $0.inclusive) })
         let range = IndexRange(
             collection: target.path, field: match.index.entryField, kind: .composite,
             lower: IndexValueBound(encoded: bounds.lower, inclusive: true),

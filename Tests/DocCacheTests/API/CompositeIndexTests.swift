@@ -114,6 +114,26 @@ struct CompositeIndexTests {
         }
     }
 
+    /// A cursor's first value bounds the walk of the first sort key, in its direction:
+    /// exclusive only when the cursor has that one value and excludes it.
+    @Test func aCursorBoundsTheWalk() throws {
+        let items = try Query(collection: ResourcePath("items"))
+        func plan(_ build: (Query) throws -> Query) throws -> IndexPlan {
+            try #require(IndexPlan(target: try build(items).toTarget()))
+        }
+        var p = try plan { try $0.order(by: "score").start(after: [.integer(10)]).limit(to: 5) }
+        #expect(p.lower == IndexBound(value: .integer(10), inclusive: false) && p.upper == nil)
+        p = try plan { try $0.order(by: "score").order(by: "name").start(after: [.integer(10), "x"]).end(at: [.integer(20)]).limit(to: 5) }
+        #expect(p.lower == IndexBound(value: .integer(10), inclusive: true))
+        #expect(p.upper == IndexBound(value: .integer(20), inclusive: true))
+        p = try plan { try $0.order(by: "score", descending: true).start(at: [.integer(30)]).end(before: [.integer(20)]).limit(to: 5) }
+        #expect(p.upper == IndexBound(value: .integer(30), inclusive: true))
+        #expect(p.lower == IndexBound(value: .integer(20), inclusive: false))
+        // The tighter of a filter and a cursor.
+        p = try plan { try $0.filter("score", .greaterThan, .integer(12)).order(by: "score").start(at: [.integer(10)]).limit(to: 5) }
+        #expect(p.lower == IndexBound(value: .integer(12), inclusive: false))
+    }
+
     @Test(arguments: [1, 2, 3] as [UInt64])
     func queriesThroughIndexesMatchAFullEvaluation(seed: UInt64) async throws {
         var g = Generator(seed: seed)
@@ -156,6 +176,13 @@ struct CompositeIndexTests {
                         .whereField("tag", isEqualTo: .string("t1")).order(by: "score", descending: descending),
                 ]
                 queries.append(try queries[0].whereField("score", .greaterThan, .integer(10)))
+                // Cursors bound the walk too (a page after a cursor starts there), also the
+                // single-field walk of a query no declared index serves.
+                queries.append(try queries[0].start(after: [.integer(15)]))
+                queries.append(try queries[0].start(at: [.integer(5)]).end(before: [.integer(30)]))
+                queries.append(try queries[1].start(after: [.integer(1), .integer(20)]))
+                queries.append(try store.collection("items").order(by: "score", descending: descending).start(after: [.integer(12)]))
+                queries.append(try store.collection("items").order(by: "score", descending: descending).end(at: [.integer(25)]))
                 for query in queries {
                     for limited in [try query.limit(to: 7), try query.limit(toLast: 7), try query.limit(to: 200)] {
                         let snapshot = try await limited.getDocuments(source: .cache)

@@ -57,6 +57,65 @@ struct CompositeIndexEntryTests {
         }
     }
 
+    /// The range of leading values and bounds of the next field (value encodings and type
+    /// tags, inclusive or not, in either direction of the field) holds exactly the rows whose
+    /// leading fields equal the values and whose next field's encoding is within the bounds,
+    /// as a field index's range reads them.
+    @Test(arguments: 0..<8 as Range<UInt64>)
+    func rangesOfTheNextFieldHoldTheRowsWithinThem(seed: UInt64) throws {
+        var data = RandomQueryData(seed: seed)
+        var documents: [Document] = []
+        for i in 0..<150 {
+            documents.append(Document(key: try DocumentKey("items/d\(i)"), data: data.data(), version: .none))
+        }
+        /// Whether `encoded` is within the bounds, by the field index's rule: an exclusive lower
+        /// end and an inclusive upper end reach past every encoding that starts with them.
+        func within(_ encoded: [UInt8], _ lower: CompositeIndex.EncodedBound?, _ upper: CompositeIndex.EncodedBound?) -> Bool {
+            func startsWith(_ bound: [UInt8]) -> Bool { encoded.starts(with: bound) }
+            if let lower {
+                let c = OrderedCode.compare(encoded, lower.encoded)
+                if lower.inclusive ? c < 0 : (c <= 0 || startsWith(lower.encoded)) { return false }
+            }
+            if let upper {
+                let c = OrderedCode.compare(encoded, upper.encoded)
+                if upper.inclusive ? (c > 0 && !startsWith(upper.encoded)) : c >= 0 { return false }
+            }
+            return true
+        }
+        var checked = 0
+        for index in RandomQueryData.compositeIndexes {
+            let rows: [(value: [UInt8], document: Document)] = documents.compactMap { document in
+                guard case .value(let value)? = index.entry(of: document) else { return nil }
+                return (value, document)
+            }
+            for _ in 0..<40 {
+                guard let sample = rows.isEmpty ? nil : data.pick(rows).document else { continue }
+                let leadingCount = Int.random(in: 0..<index.fields.count, using: &data.rng)
+                let leading = index.fields.prefix(leadingCount).map { sample.value(at: $0.path)! }
+                let next = index.fields[leadingCount].path
+                func bound() -> CompositeIndex.EncodedBound? {
+                    guard data.chance(75) else { return nil }
+                    let value = data.chance(80) ? (data.pick(rows).document.value(at: next) ?? data.value()) : data.value()
+                    let encoded = value.indexEncoded()
+                    return (data.chance(15) ? [encoded[0] + (data.chance(50) ? 1 : 0)] : encoded, data.chance(50))
+                }
+                let (lower, upper) = (bound(), bound())
+                let range = index.entryRange(leading: leading, nextLower: lower, nextUpper: upper)
+                let inRange = rows.filter { row in
+                    OrderedCode.compare(row.value, range.lower) >= 0 && (range.upper.map { OrderedCode.compare(row.value, $0) < 0 } ?? true)
+                }
+                let expected = rows.filter { row in
+                    zip(index.fields, leading).allSatisfy { row.document.value(at: $0.path)!.indexEncoded() == $1.indexEncoded() }
+                        && within(row.document.value(at: next)!.indexEncoded(), lower, upper)
+                }
+                #expect(Set(inRange.map(\.document.key)) == Set(expected.map(\.document.key)),
+                        "seed \(seed) \(index) leading \(leading) lower \(String(describing: lower)) upper \(String(describing: upper))")
+                checked += 1
+            }
+        }
+        #expect(checked > 100)
+    }
+
     /// A document in another collection group, or without one of the fields, has no row; one
     /// whose values make the row too long has the marker instead.
     @Test func documentsWithoutARow() throws {

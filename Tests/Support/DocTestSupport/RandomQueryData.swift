@@ -190,6 +190,15 @@ extension RandomQueryData {
             query = (try? query.order(by: field.path, descending: (field.direction == .descending) != flip)) ?? query
         }
         if chance(30) { query = (try? query.filter(fieldFilter())) ?? query }
+        // A range of the first order-by (the field after the leading ones), which narrows the
+        // walk: sometimes one end, sometimes both.
+        if let next = index.fields.dropFirst(leadingCount).first, chance(30) {
+            for _ in 0..<(chance(30) ? 2 : 1) {
+                let value = documents.isEmpty || chance(20) ? value() : (pick(documents).value(at: next.path) ?? value())
+                let op = pick([FieldFilter.Operator.lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual])
+                query = (try? query.filter(next.path, op, value)) ?? query
+            }
+        }
         if chance(80) {
             let n = Int.random(in: 1...8, using: &rng)
             query = (chance(30) ? try? query.limit(toLast: n) : try? query.limit(to: n)) ?? query
