@@ -8,14 +8,31 @@ internal import PostgresNIO
 /// indexes a plan may read come from one snapshot.
 extension PostgresTenantStore {
     func query(_ target: Target, limit: Int?) async throws(DocError) -> QueryRead {
+        try await withSnapshot("query \(target) of tenant \(tenant)") { reader, version, indexes in
+            let execution = try await ServerQueryPlanner(target: target, limit: limit, compositeIndexes: indexes).execute(with: reader)
+            return QueryRead(version: version, documents: execution.documents)
+        }
+    }
+
+    /// Folds the documents as ``QueryFold`` reads them, in the snapshot of one transaction.
+    func aggregate(_ target: Target, _ fields: [AggregateField]) async throws(DocError) -> AggregateRead {
+        try await withSnapshot("aggregate \(target) of tenant \(tenant)") { reader, version, indexes in
+            var accumulator = AggregateAccumulator(fields)
+            try await QueryFold(target: target, compositeIndexes: indexes).run(with: reader) { accumulator.add($0.data) }
+            return AggregateRead(version: version, result: accumulator.result)
+        }
+    }
+
+    /// Runs `body` with a reader of the tenant in one `REPEATABLE READ, READ ONLY`
+    /// transaction, the tenant's version and the ready composite indexes of its snapshot.
+    private func withSnapshot<T: Sendable>(
+        _ what: String, _ body: @escaping @Sendable (PostgresQueryReader, SnapshotVersion, [CompositeIndex]) async throws -> T
+    ) async throws(DocError) -> T {
         let name = self.name
         let databaseName = database.name
         let missing = missingState()
         let compositeIndexes = self.compositeIndexes
-        return try await database.transaction(
-            "query \(target) of tenant \(tenant)",
-            begin: "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
-        ) { connection, logger in
+        return try await database.transaction(what, begin: "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY") { connection, logger in
             let state = try await connection.rows("""
                 SELECT last_version,
                        (SELECT array_agg(definition ORDER BY id) FROM doccache_composite_indexes WHERE ready)
@@ -23,11 +40,9 @@ extension PostgresTenantStore {
                 """, logger)
             guard let row = state.first else { throw missing }
             let (last, definitions) = try row.decode((Int64, [String]?).self)
-            let version = SnapshotVersion(microseconds: last)
             let indexes = try compositeIndexes.indexes(definitions, database: databaseName)
             let reader = PostgresQueryReader(connection: connection, logger: logger, tenant: name, database: databaseName)
-            let execution = try await ServerQueryPlanner(target: target, limit: limit, compositeIndexes: indexes).execute(with: reader)
-            return QueryRead(version: version, documents: execution.documents)
+            return try await body(reader, SnapshotVersion(microseconds: last), indexes)
         }
     }
 }

@@ -67,6 +67,45 @@ import Testing
         await fixture.tearDown()
     }
 
+    /// `aggregate(_:_:)` (the store's fold, `QueryFold`) agrees with folding the full scan's
+    /// answer, with and without limits, before and after reopening.
+    @Test(arguments: StoreKind.allCases)
+    func aggregationsAgreeWithTheFullScan(_ kind: StoreKind) async throws {
+        let fixture = try await StoreFixture.make(kind)
+        var tenant = try await fixture.tenant("acme")
+        var data = RandomQueryData(seed: 11)
+        var model: [DocumentKey: Document] = [:]
+        var batch = 0
+        let fields = [try AggregateField.count(), try AggregateField.sum("a", alias: "sa"), try AggregateField.average("b", alias: "ab"),
+                      try AggregateField.sum("m.x", alias: "sx")]
+        /// Equal results, NaN included (the data has NaN among its doubles).
+        func same(_ x: [String: Value], _ y: [String: Value]) -> Bool {
+            x.keys.sorted() == y.keys.sorted() && x.allSatisfy { key, value in
+                if case .double(let a) = value, case .double(let b)? = y[key], a.isNaN, b.isNaN { return true }
+                return value == y[key]
+            }
+        }
+        var checked = 0
+        for round in 0..<2 {
+            try await Self.commitRandomBatches(40, to: tenant, data: &data, model: &model, batch: &batch)
+            if round == 1 { tenant = try await fixture.reopen().tenant(TenantID("acme")) }
+            for i in 0..<40 {
+                guard let limited = try? data.query(cursorsFrom: Array(model.values)).toTarget() else { continue }
+                let target = i % 3 == 0 ? limited : Target(
+                    path: limited.path, collectionGroup: limited.collectionGroup, filters: limited.filters, orderBys: limited.orderBys,
+                    limit: nil, startAt: limited.startAt, endAt: limited.endAt, includeDeleted: limited.includeDeleted)
+                var expected = AggregateAccumulator(fields)
+                for document in fullScan(model.values, target, limit: target.limit) { expected.add(document.data) }
+                let read = try await tenant.aggregate(target, fields)
+                #expect(same(read.result, expected.result), "\(kind): \(target): \(read.result) against \(expected.result)")
+                #expect(read.version == (try await tenant.state().lastVersion))
+                checked += 1
+            }
+        }
+        #expect(checked > 50)
+        await fixture.tearDown()
+    }
+
     /// `scan(after:limit:)` visits every stored document exactly once, tombstones included,
     /// page by page (documents of sub-collections too), before and after reopening.
     @Test(arguments: StoreKind.allCases)

@@ -954,8 +954,8 @@ actor TenantHub {
 
     /// Aggregates a target's results (an `aggregate` request): authorized as a `list` for
     /// `auth` like a listen, but not bounded — only the values leave the server. The store
-    /// reads the matching documents through the query planner (its indexes) in the server and
-    /// folds them into an ``AggregateAccumulator``.
+    /// folds the matching documents into an ``AggregateAccumulator`` as it reads them
+    /// (``TenantStore/aggregate(_:_:)``, ``QueryFold``): a page of them in memory at a time.
     func aggregate(_ target: Target, _ fields: [AggregateField], auth: RulesAuth, connection: String? = nil)
         async throws(DocError) -> (result: [String: Value], version: SnapshotVersion)
     {
@@ -972,10 +972,8 @@ actor TenantHub {
                 if let denial = try await control.denial(listen: target, time: now()) { throw denial }
             }
         }
-        let read = try await store.query(target, limit: target.limit)
-        var accumulator = AggregateAccumulator(fields)
-        for document in read.documents { accumulator.add(document.data) }
-        return (accumulator.result, read.version)
+        let read = try await store.aggregate(target, fields)
+        return (read.result, read.version)
     }
 
     /// The hub's logger with `connection` (denials name the connection they refused).

@@ -281,6 +281,14 @@ final class LevelDBTenantStore: TenantStore {
         return QueryRead(version: state.lastVersion, documents: execution.documents)
     }
 
+    func aggregate(_ target: Target, _ fields: [AggregateField]) async throws(DocError) -> AggregateRead {
+        let (reader, state) = try queryReader()
+        defer { reader.release() }
+        var accumulator = AggregateAccumulator(fields)
+        try await QueryFold(target: target, compositeIndexes: compositeIndexes).run(with: reader) { accumulator.add($0.data) }
+        return AggregateRead(version: state.lastVersion, result: accumulator.result)
+    }
+
     func changes(after version: SnapshotVersion, maxEntries: Int) async throws(DocError) -> ChangeLogRead {
         try withSnapshot { read, state in
             guard version >= state.changeLogFloor else {

@@ -34,6 +34,13 @@ extension ServerStore {
 }
 
 extension TenantStore {
+    public func aggregate(_ target: Target, _ fields: [AggregateField]) async throws(DocError) -> AggregateRead {
+        let read = try await query(target, limit: target.limit)
+        var accumulator = AggregateAccumulator(fields)
+        for document in read.documents { accumulator.add(document.data) }
+        return AggregateRead(version: read.version, result: accumulator.result)
+    }
+
     public func commitGroup(_ requests: [CommitRequest]) async throws(DocError) -> SnapshotVersion {
         var first: SnapshotVersion?
         for request in requests {
@@ -85,6 +92,12 @@ public protocol TenantStore: Sendable {
     /// The documents matching `target` (``Target/matches(_:)``: path, filters, cursors, the
     /// tombstone filter), in target order, at most `limit` of them (`nil`: all), at one version.
     func query(_ target: Target, limit: Int?) async throws(DocError) -> QueryRead
+
+    /// The aggregations `fields` over the documents matching `target` (at most its limit), at
+    /// one version. A store folds the documents as it reads them rather than keeping them
+    /// (``QueryFold``), so that counting a large collection takes one page of memory; the
+    /// default implementation folds the results of ``query(_:limit:)``.
+    func aggregate(_ target: Target, _ fields: [AggregateField]) async throws(DocError) -> AggregateRead
 
     /// The change log after `version`: every document change with a greater commit version,
     /// in version order, or ``ChangeLogRead/unavailable`` when the log no longer reaches back
@@ -196,6 +209,19 @@ public struct QueryRead: Sendable {
     public init(version: SnapshotVersion, documents: [Document]) {
         self.version = version
         self.documents = documents
+    }
+}
+
+/// The answer of ``TenantStore/aggregate(_:_:)``.
+public struct AggregateRead: Sendable {
+    /// The version the read is consistent at (the tenant's last commit then).
+    public var version: SnapshotVersion
+    /// The aggregations' values by alias (``AggregateAccumulator/result``).
+    public var result: [String: Value]
+
+    public init(version: SnapshotVersion, result: [String: Value]) {
+        self.version = version
+        self.result = result
     }
 }
 

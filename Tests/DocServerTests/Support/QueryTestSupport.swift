@@ -10,6 +10,8 @@ final class CountingReader: QueryIndexReader {
         var documents = 0
         var indexEntries = 0
         var calls = 0
+        /// The most documents or entries one call returned.
+        var largestRead = 0
     }
 
     let base: any QueryIndexReader
@@ -20,7 +22,12 @@ final class CountingReader: QueryIndexReader {
     var counts: Counts { state.withLock { $0 } }
 
     private func count(documents: Int = 0, entries: Int = 0) {
-        state.withLock { $0.documents += documents; $0.indexEntries += entries; $0.calls += 1 }
+        state.withLock {
+            $0.documents += documents
+            $0.indexEntries += entries
+            $0.calls += 1
+            $0.largestRead = max($0.largestRead, documents, entries)
+        }
     }
 
     func collectionPage(_ collection: ResourcePath, after position: DocumentKey?, descending: Bool, limit: Int) async throws(DocError) -> [Document] {

@@ -1,0 +1,119 @@
+package import DocModel
+
+/// Visits every document a target matches without keeping them: how an aggregation reads
+/// (``TenantStore/aggregate(_:_:)``), in memory of one page however many documents match,
+/// where ``ServerQueryPlanner`` keeps its candidates to sort them.
+///
+/// A target with a limit is answered by the planner (its results are the first `limit` in
+/// target order, which only a sort finds) and its results visited. Without a limit, order
+/// does not matter and one plan is read to its end, in pages of ``pageSize``, each document
+/// once:
+/// - a document target, or `__name__ ==` / `in` filters: those documents;
+/// - a collection with a point filter (`==`, `in` or `array-contains` on a field other than
+///   `__name__`): the filter's index ranges, one per value, each document's entry read once
+///   (a document has one value per field and each array element once, and values with equal
+///   encodings share a range), with the other `==` / `array-contains` filters probed on the
+///   index before a document is read; then the documents whose value is too large for the
+///   index (no entry, a marker instead);
+/// - otherwise the collection, or the collection group, in key order.
+///
+/// Every document visited matches the target (`Target.matches`).
+package struct QueryFold: Sendable {
+    package let target: Target
+    /// The declared composite indexes the planner may read for a limited target.
+    package let compositeIndexes: [CompositeIndex]
+
+    /// The most documents (or index entries) one read returns.
+    static let pageSize = 1_024
+
+    package init(target: Target, compositeIndexes: [CompositeIndex] = []) {
+        self.target = target
+        self.compositeIndexes = compositeIndexes
+    }
+
+    /// Visits the matching documents (in no particular order without a limit); returns the
+    /// plan that found them (for logs and tests).
+    @discardableResult
+    package func run(with reader: any QueryIndexReader, visit: (Document) -> Void) async throws(DocError) -> String {
+        if let limit = target.limit {
+            let execution = try await ServerQueryPlanner(target: target, limit: limit, compositeIndexes: compositeIndexes)
+                .execute(with: reader)
+            execution.documents.forEach(visit)
+            return execution.plan
+        }
+        if let group = target.collectionGroup {
+            try await scan(reader, visit: visit) { position, limit throws(DocError) in
+                try await reader.collectionGroupPage(group, under: target.path, after: position, descending: false, limit: limit)
+            }
+            return "key-order scan of collection group \(group)"
+        }
+        if target.path.count % 2 == 0 {
+            try await visitDocuments(target.path.isEmpty ? [] : [DocumentKey(unchecked: target.path)], reader, visit: visit)
+            return "key lookup"
+        }
+        let constraints = TargetConstraints(target)
+        if let keys = constraints.keyLookups {
+            try await visitDocuments(keys.filter { $0.isIn(collection: target.path) }, reader, visit: visit)
+            return "key lookup"
+        }
+        // The first point filter whose ranges hold each document once (not `array-contains-any`,
+        // whose elements' ranges may each hold the same document).
+        for filter in constraints.conjunction where TargetConstraints.isPointFilter(filter) && filter.op != .arrayContainsAny {
+            guard let ranges = constraints.pointRanges(of: filter.field),
+                  constraints.conjunction.first(where: { $0.field == filter.field && TargetConstraints.isPointFilter($0) }) == filter
+            else { continue }
+            try await readRanges(ranges, field: filter.field, probes: constraints.probes(except: filter.field), reader, visit: visit)
+            return "index range read of \(ranges.count) ranges of \(filter.field.canonicalString)"
+        }
+        let path = target.path
+        try await scan(reader, visit: visit) { position, limit throws(DocError) in
+            try await reader.collectionPage(path, after: position, descending: false, limit: limit)
+        }
+        return "key-order scan of collection \(path.canonicalString)"
+    }
+
+    /// Reads pages in key order until one is short.
+    private func scan(
+        _ reader: any QueryIndexReader, visit: (Document) -> Void,
+        page: (DocumentKey?, Int) async throws(DocError) -> [Document]
+    ) async throws(DocError) {
+        var position: DocumentKey?
+        while true {
+            let documents = try await page(position, Self.pageSize)
+            for document in documents where target.matches(document) { visit(document) }
+            guard documents.count == Self.pageSize, let last = documents.last?.key else { return }
+            position = last
+        }
+    }
+
+    /// The entries of each range, their documents read with them when they pass `probes`;
+    /// then the documents too large for the field's index.
+    private func readRanges(
+        _ ranges: [IndexRange], field: FieldPath, probes: [IndexProbe], _ reader: any QueryIndexReader,
+        visit: (Document) -> Void
+    ) async throws(DocError) {
+        for range in ranges where !range.isEmpty {
+            var position: IndexPosition?
+            while true {
+                let page = try await reader.walkPage(range, requiring: probes, after: position, descending: false,
+                                                     limit: Self.pageSize, maxMatches: Self.pageSize)
+                for (_, document) in page.matches where target.matches(document) { visit(document) }
+                guard page.examined == Self.pageSize, let last = page.last else { break }
+                position = last
+            }
+        }
+        guard let kind = ranges.first?.kind else { return }
+        let unindexed = try await reader.unindexedDocuments(in: target.path, field: field, kind: kind)
+        try await visitDocuments(unindexed, reader, visit: visit)
+    }
+
+    /// The documents of `keys` that exist and match, read a page at a time.
+    private func visitDocuments(_ keys: [DocumentKey], _ reader: any QueryIndexReader, visit: (Document) -> Void) async throws(DocError) {
+        var start = 0
+        while start < keys.count {
+            let chunk = Array(keys[start..<min(start + Self.pageSize, keys.count)])
+            for document in try await reader.documentsInOrder(chunk) where target.matches(document) { visit(document) }
+            start += chunk.count
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import DocModel
+import DocTestSupport
+import Testing
+@testable import DocServer
+
+/// ``QueryFold``, how aggregations read: every matching document visited exactly once, as the
+/// full scan finds them, in pages, and through a point filter's index when there is one.
+@Suite struct QueryFoldTests {
+    /// The target without its limit (a `limit(toLast:)` target matches the same documents).
+    static func unlimited(_ target: Target) -> Target {
+        Target(path: target.path, collectionGroup: target.collectionGroup, filters: target.filters, orderBys: target.orderBys,
+               limit: nil, startAt: target.startAt, endAt: target.endAt, includeDeleted: target.includeDeleted)
+    }
+
+    @Test(arguments: 0..<10 as Range<UInt64>)
+    func visitsEveryMatchOnce(seed: UInt64) async throws {
+        let server = TestServer()
+        let store = try server.tenantStore("acme")
+        var data = RandomQueryData(seed: seed)
+        var model: [DocumentKey: Document] = [:]
+        for batch in 1...50 {
+            let writes = data.batch(over: model, version: .none).map { DocumentWrite(key: $0.key, document: $0.value) }
+            try await store.commitNext(writes, batch: batch, checked: false, model: &model)
+        }
+        var plans: Set<String> = []
+        for _ in 0..<120 {
+            guard let limited = try? data.query(cursorsFrom: Array(model.values)).toTarget() else { continue }
+            for target in [limited, Self.unlimited(limited)] {
+                let (reader, _) = try store.queryReader()
+                defer { reader.release() }
+                var visited: [DocumentKey] = []
+                let plan = try await QueryFold(target: target).run(with: reader) { visited.append($0.key) }
+                let expected = fullScan(model.values, target, limit: target.limit)
+                #expect(Set(visited) == Set(expected.map(\.key)) && visited.count == expected.count,
+                        "seed \(seed): \(target) via \(plan)")
+                if target.limit == nil { plans.insert(plan.hasPrefix("index range") ? "range" : plan.hasPrefix("key-order") ? "scan" : plan) }
+            }
+        }
+        // Unlimited targets took each kind of plan.
+        #expect(plans.isSuperset(of: ["range", "scan", "key lookup"]), "\(plans)")
+    }
+
+    /// A value too large for the index has a marker, not an entry: `==` on it finds its
+    /// documents through the markers (and only those), as does `in`.
+    @Test func valuesTooLargeForTheIndexAreFoundThroughTheirMarkers() async throws {
+        let server = TestServer()
+        let store = try server.tenantStore("acme")
+        let large = Value.string(String(repeating: "x", count: 2_000))
+        var model: [DocumentKey: Document] = [:]
+        var writes: [DocumentWrite] = []
+        for i in 0..<30 {
+            let key = try DocumentKey("items/d\(i)")
+            let a: Value = i % 3 == 0 ? large : .integer(Int64(i % 2))
+            writes.append(DocumentWrite(key: key, document: Document(key: key, data: ObjectValue(["a": a, "b": .integer(Int64(i % 5))]), version: .none)))
+        }
+        try await store.commitNext(writes, batch: 1, checked: false, model: &model)
+        for query in [
+            try DocModel.Query(collection: "items").filter("a", .equal, large),
+            try DocModel.Query(collection: "items").filter("a", .equal, large).filter("b", .equal, 0),
+            try DocModel.Query(collection: "items").filter("a", .in, [large, .integer(1)]),
+        ] {
+            let target = try query.toTarget()
+            let (reader, _) = try store.queryReader()
+            defer { reader.release() }
+            var visited: [DocumentKey] = []
+            let plan = try await QueryFold(target: target).run(with: reader) { visited.append($0.key) }
+            let expected = fullScan(model.values, target, limit: nil).map(\.key)
+            #expect(!expected.isEmpty && Set(visited) == Set(expected) && visited.count == expected.count, "\(target) via \(plan)")
+            #expect(plan.hasPrefix("index range read"), "\(plan)")
+        }
+    }
+
+    /// 5,000 documents, `a` in 0..<10: counting `a == 3` reads its 500 documents through the
+    /// index, not the collection; counting everything reads pages of at most ``QueryFold/pageSize``.
+    @Test func aPointFilterReadsItsRangeAndEveryReadIsAPage() async throws {
+        let server = TestServer()
+        let store = try server.tenantStore("acme")
+        var model: [DocumentKey: Document] = [:]
+        for chunk in 0..<10 {
+            var writes: [DocumentWrite] = []
+            for i in chunk * 500..<(chunk + 1) * 500 {
+                let key = try DocumentKey("items/item\(i)")
+                let fields: [String: Value] = ["a": .integer(Int64(i % 10)), "b": .integer(Int64(i % 7))]
+                writes.append(DocumentWrite(key: key, document: Document(key: key, data: ObjectValue(fields), version: .none)))
+            }
+            try await store.commitNext(writes, batch: chunk + 1, checked: false, model: &model)
+        }
+        for (query, documents) in [
+            (try DocModel.Query(collection: "items").filter("a", .equal, 3), 500),
+            (try DocModel.Query(collection: "items").filter("a", .equal, 3).filter("b", .equal, 2), 72),
+            (try DocModel.Query(collection: "items"), 5_000),
+        ] {
+            let target = try query.toTarget()
+            let (reader, _) = try store.queryReader()
+            defer { reader.release() }
+            let counting = CountingReader(reader)
+            var count = 0
+            let plan = try await QueryFold(target: target).run(with: counting) { _ in count += 1 }
+            #expect(count == fullScan(model.values, target, limit: nil).count, "\(target)")
+            #expect(counting.counts.documents <= documents, "\(counting.counts) via \(plan)")
+            #expect(counting.counts.largestRead <= QueryFold.pageSize, "\(counting.counts) via \(plan)")
+        }
+    }
+}
