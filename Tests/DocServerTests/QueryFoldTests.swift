@@ -6,12 +6,6 @@ import Testing
 /// ``QueryFold``, how aggregations read: every matching document visited exactly once, as the
 /// full scan finds them, in pages, and through a point filter's index when there is one.
 @Suite struct QueryFoldTests {
-    /// The target without its limit (a `limit(toLast:)` target matches the same documents).
-    static func unlimited(_ target: Target) -> Target {
-        Target(path: target.path, collectionGroup: target.collectionGroup, filters: target.filters, orderBys: target.orderBys,
-               limit: nil, startAt: target.startAt, endAt: target.endAt, includeDeleted: target.includeDeleted)
-    }
-
     @Test(arguments: 0..<10 as Range<UInt64>)
     func visitsEveryMatchOnce(seed: UInt64) async throws {
         let server = TestServer()
@@ -25,7 +19,7 @@ import Testing
         var plans: Set<String> = []
         for _ in 0..<120 {
             guard let limited = try? data.query(cursorsFrom: Array(model.values)).toTarget() else { continue }
-            for target in [limited, Self.unlimited(limited)] {
+            for target in [limited, limited.withoutLimit] {
                 let (reader, _) = try store.queryReader()
                 defer { reader.release() }
                 var visited: [DocumentKey] = []

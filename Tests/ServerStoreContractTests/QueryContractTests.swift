@@ -91,9 +91,7 @@ import Testing
             if round == 1 { tenant = try await fixture.reopen().tenant(TenantID("acme")) }
             for i in 0..<40 {
                 guard let limited = try? data.query(cursorsFrom: Array(model.values)).toTarget() else { continue }
-                let target = i % 3 == 0 ? limited : Target(
-                    path: limited.path, collectionGroup: limited.collectionGroup, filters: limited.filters, orderBys: limited.orderBys,
-                    limit: nil, startAt: limited.startAt, endAt: limited.endAt, includeDeleted: limited.includeDeleted)
+                let target = i % 3 == 0 ? limited : limited.withoutLimit
                 var expected = AggregateAccumulator(fields)
                 for document in fullScan(model.values, target, limit: target.limit) { expected.add(document.data) }
                 let read = try await tenant.aggregate(target, fields)

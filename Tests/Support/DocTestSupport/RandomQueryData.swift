@@ -217,3 +217,12 @@ public func fullScan(_ documents: some Sequence<Document>, _ target: Target, lim
     guard let limit else { return sorted }
     return Array(sorted.prefix(max(limit, 0)))
 }
+
+extension Target {
+    /// The target without its limit: the documents it matches, all of them (a
+    /// `limit(toLast:)` target matches the same documents as its query).
+    public var withoutLimit: Target {
+        Target(path: path, collectionGroup: collectionGroup, filters: filters, orderBys: orderBys,
+               limit: nil, startAt: startAt, endAt: endAt, includeDeleted: includeDeleted)
+    }
+}
