@@ -2,10 +2,11 @@ internal import DocModel
 internal import DocServer
 internal import PostgresNIO
 
-/// Server queries: ``ServerQueryPlanner`` (the embedded store's planner) over a
-/// ``PostgresQueryReader`` in one `REPEATABLE READ, READ ONLY` transaction, which also reads
-/// the tenant's version and the ready composite indexes — the documents, the version and the
-/// indexes a plan may read come from one snapshot.
+/// Server queries and aggregations: ``ServerQueryPlanner`` (the embedded store's planner), or
+/// ``QueryFold``, over a ``PostgresQueryReader`` in one `REPEATABLE READ, READ ONLY`
+/// transaction, which also reads the tenant's version and the ready composite indexes — the
+/// documents, the version and the indexes a plan may read come from one snapshot. Like every
+/// transaction of the store, it is bounded by `Options.operationTimeout`.
 extension PostgresTenantStore {
     func query(_ target: Target, limit: Int?) async throws(DocError) -> QueryRead {
         try await withSnapshot("query \(target) of tenant \(tenant)") { reader, version, indexes in
