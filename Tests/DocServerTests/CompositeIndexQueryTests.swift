@@ -93,6 +93,40 @@ import Testing
         }
     }
 
+    /// Paging with `start(afterDocument:)` through a run of equal values (every `b` the same)
+    /// starts each page at the cursor's row: 50 documents and about as many entries, on the
+    /// tenth page as on the first, in both walk directions.
+    @Test func aPageAfterADocumentStartsAtItsRow() async throws {
+        let index = try CompositeIndex(collectionGroup: "items", fields: [.init("a"), .init("b", .descending)])
+        let server = TestServer(compositeIndexes: [index])
+        let store = try server.tenantStore("acme")
+        var model: [DocumentKey: Document] = [:]
+        var writes: [DocumentWrite] = []
+        for i in 0..<2_000 {
+            let key = try DocumentKey("items/item\(String(i + 10_000))")
+            let fields: [String: Value] = ["a": .integer(Int64(i % 2)), "b": .integer(0)]
+            writes.append(DocumentWrite(key: key, document: Document(key: key, data: ObjectValue(fields), version: .none)))
+        }
+        try await store.commitNext(writes, batch: 1, checked: false, model: &model)
+        for descending in [true, false] {
+            let base = try DocModel.Query(collection: "items").filter("a", .equal, 1).order(by: "b", descending: descending)
+            var cursor: Document?
+            for page in 0..<10 {
+                let query = try (cursor.map { try base.start(afterDocument: $0) } ?? base).limit(to: 50)
+                let target = try query.toTarget()
+                let (reader, _) = try store.queryReader()
+                defer { reader.release() }
+                let counting = CountingReader(reader)
+                let execution = try await ServerQueryPlanner(target: target, limit: 50, compositeIndexes: [index]).execute(with: counting)
+                let expected = fullScan(model.values, target, limit: 50)
+                #expect(execution.documents == expected, "page \(page)")
+                #expect(counting.counts.indexEntries <= 52 && counting.counts.documents <= 51,
+                        "page \(page), descending \(descending): \(counting.counts) via \(execution.plan)")
+                cursor = execution.documents.last
+            }
+        }
+    }
+
     /// Opening builds a newly declared index for the documents already stored (every tenant)
     /// and drops the rows of one no longer declared; reopening with the same declarations
     /// changes nothing.

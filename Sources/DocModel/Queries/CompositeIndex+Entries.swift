@@ -31,15 +31,27 @@ extension CompositeIndex {
     /// lacks one of its fields (no query the index serves can match it).
     package func entry(of document: Document) -> Entry? {
         guard document.key.collectionGroup == collectionGroup else { return nil }
-        var tuple: [UInt8] = []
-        tuple.reserveCapacity(64)
+        var values: [Value] = []
+        values.reserveCapacity(fields.count)
         for field in fields {
             guard let value = document.value(at: field.path) else { return nil }
+            values.append(value)
+        }
+        let encoded = entryValue(values, documentID: document.key.documentID)
+        return encoded.count > DocumentIndexEntries.maxEncodedValueBytes ? .tooLarge : .value(encoded)
+    }
+
+    /// The row value of a document whose values of the index's fields are `values` (one per
+    /// field, in index order) and whose id is `documentID`: also where a walk resumes after a
+    /// cursor that names every sort key and the document.
+    package func entryValue(_ values: [Value], documentID: String) -> [UInt8] {
+        var tuple: [UInt8] = []
+        tuple.reserveCapacity(64)
+        for (value, field) in zip(values, fields) {
             tuple.append(contentsOf: value.indexEncoded(descending: field.direction == .descending))
         }
-        tuple.append(contentsOf: Value.string(document.key.documentID).indexEncoded(descending: documentIDDirection == .descending))
-        let encoded = Self.wrap(tuple, terminated: true)
-        return encoded.count > DocumentIndexEntries.maxEncodedValueBytes ? .tooLarge : .value(encoded)
+        tuple.append(contentsOf: Value.string(documentID).indexEncoded(descending: documentIDDirection == .descending))
+        return Self.wrap(tuple, terminated: true)
     }
 
     /// The range of entry values whose first fields hold `leading` (in index order; fewer
