@@ -75,7 +75,7 @@ package final class QueryEngine {
                 rows: { space in
                     compositeIndexes.scan(
                         plan.index, collection: query.path, leading: plan.leading, lower: plan.lower, upper: plan.upper,
-                        reverse: plan.reverse, space: space, in: txn)
+                        from: plan.seed, reverse: plan.reverse, space: space, in: txn)
                 },
                 unindexed: { space throws(DocError) in
                     try compositeIndexes.unindexedDocuments(plan.index, collection: query.path, space: space, in: txn)
@@ -405,6 +405,11 @@ struct CompositeIndexPlan {
     var lower: IndexBound?
     var upper: IndexBound?
     var reverse: Bool
+    /// The row a start cursor names (a value for every sort key, the document last: what
+    /// `start(afterDocument:)` makes): the values of the index's fields and the document id.
+    /// The walk starts at that row, not at the cursor's first value, so a page deep into a
+    /// run of equal values does not read the run's earlier rows again.
+    var seed: (values: [Value], documentID: String)?
 
     /// The plan over the index with the most leading equality fields among `indexes`, or `nil`
     /// when none serves the target (``CompositeIndexMatch``).
@@ -414,6 +419,10 @@ struct CompositeIndexPlan {
         self.init(index: match.index, leading: match.leading, reverse: match.reverse)
         if let range = target.orderBys.count > 1 ? IndexPlan(target: target) : nil {
             (lower, upper) = (range.lower, range.upper)
+        }
+        if let start = target.startAt, start.position.count == target.orderBys.count,
+           case .reference(let key)? = start.position.last, key.isIn(collection: target.path) {
+            seed = (match.leading + start.position.dropLast(), key.documentID)
         }
     }
 

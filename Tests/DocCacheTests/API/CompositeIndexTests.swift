@@ -114,6 +114,45 @@ struct CompositeIndexTests {
         }
     }
 
+    /// A start cursor naming every sort key and the document (`start(afterDocument:)`) starts
+    /// the composite walk at that document's row, in either direction, even among rows whose
+    /// values are all equal.
+    @Test func aDocumentCursorStartsTheWalkAtItsRow() throws {
+        let index = try Self.index("items", ("group", .ascending), ("score", .descending))
+        let cursorDocument = Document(key: try DocumentKey("items/s07"), data: ObjectValue(["group": 1, "score": 5]), version: .none)
+        for descending in [false, true] {
+            let query = try Query(collection: ResourcePath("items")).filter("group", .equal, 1)
+                .order(by: "score", descending: descending).start(afterDocument: cursorDocument).limit(to: 3)
+            let plan = try #require(CompositeIndexPlan(target: try query.toTarget(), indexes: [index]))
+            let seed = try #require(plan.seed)
+            #expect(seed.values == [.integer(1), .integer(5)] && seed.documentID == "s07")
+            try PersistenceFixtures.withDirectory { dir in
+                let p = try Persistence.open(directory: dir)
+                defer { p.close() }
+                let declared = try p.run("declare") { txn throws(DocError) in try p.compositeIndexes.declare([index], in: txn).declared }
+                p.compositeIndexes.commitDeclared(declared)
+                try PersistenceFixtures.addDocuments((0..<15).map { i in
+                    PersistenceFixtures.document("items/s\(i < 10 ? "0" : "")\(i)", ["group": 1, "score": 5])
+                }, to: p)
+                let collection = try ResourcePath("items")
+                let ids = try p.run("walk") { txn throws(DocError) in
+                    var ids: [String] = []
+                    for row in p.compositeIndexes.scan(
+                        index, collection: collection, leading: plan.leading, lower: plan.lower, upper: plan.upper,
+                        from: plan.seed, reverse: plan.reverse, in: txn)
+                    {
+                        ids.append(row.key.documentID)
+                    }
+                    if let failure = txn.failure { throw failure }
+                    return ids
+                }
+                // Ties come in document-id order in the query's direction; the seed's row first.
+                let expected = descending ? (0...7).reversed().map { "s0\($0)" } : (7..<15).map { "s\($0 < 10 ? "0" : "")\($0)" }
+                #expect(ids == expected, "descending \(descending)")
+            }
+        }
+    }
+
     /// A cursor's first value bounds the walk of the first sort key, in its direction:
     /// exclusive only when the cursor has that one value and excludes it.
     @Test func aCursorBoundsTheWalk() throws {
@@ -183,6 +222,12 @@ struct CompositeIndexTests {
                 queries.append(try queries[1].start(after: [.integer(1), .integer(20)]))
                 queries.append(try store.collection("items").order(by: "score", descending: descending).start(after: [.integer(12)]))
                 queries.append(try store.collection("items").order(by: "score", descending: descending).end(at: [.integer(25)]))
+                // Document cursors: the composite walk starts at the cursor's row.
+                for snapshot in all.documents where snapshot.document != nil && Int.random(in: 0..<20, using: &g) == 0 {
+                    // A document without the sort fields cannot be a cursor (refused: skipped).
+                    if let query = try? queries[0].start(afterDocument: snapshot) { queries.append(query) }
+                    if let query = try? queries[1].start(atDocument: snapshot) { queries.append(query) }
+                }
                 for query in queries {
                     for limited in [try query.limit(to: 7), try query.limit(toLast: 7), try query.limit(to: 200)] {
                         let snapshot = try await limited.getDocuments(source: .cache)
