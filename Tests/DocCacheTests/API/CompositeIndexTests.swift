@@ -84,33 +84,48 @@ struct CompositeIndexTests {
         // The walk reads only the rows within the range, in either field direction and walk.
         for direction in [OrderBy.Direction.ascending, .descending] {
             let index = try Self.index("items", ("group", .ascending), ("score", direction))
-            try PersistenceFixtures.withDirectory { dir in
-                let p = try Persistence.open(directory: dir)
-                defer { p.close() }
-                let declared = try p.run("declare") { txn throws(DocError) in try p.compositeIndexes.declare([index], in: txn).declared }
-                p.compositeIndexes.commitDeclared(declared)
-                try PersistenceFixtures.addDocuments((0..<20).flatMap { i in
-                    [PersistenceFixtures.document("items/s\(i)", ["group": 1, "score": .integer(Int64(i))]),
-                     PersistenceFixtures.document("items/o\(i)", ["group": 2, "score": .integer(Int64(i))])]
-                }, to: p)
+            let documents = (0..<20).flatMap { i in
+                [PersistenceFixtures.document("items/s\(i)", ["group": 1, "score": .integer(Int64(i))]),
+                 PersistenceFixtures.document("items/o\(i)", ["group": 2, "score": .integer(Int64(i))])]
+            }
+            try Self.withIndex(index, documents: documents) { p in
                 for reverse in [false, true] {
-                    let collection = try ResourcePath("items")
-                    let ids = try p.run("walk") { txn throws(DocError) in
-                        var ids: [String] = []
-                        for row in p.compositeIndexes.scan(
-                            index, collection: collection, leading: [.integer(1)], lower: plan.lower, upper: plan.upper,
-                            reverse: reverse, in: txn)
-                        {
-                            ids.append(row.key.documentID)
-                        }
-                        if let failure = txn.failure { throw failure }
-                        return ids
-                    }
+                    let ids = try Self.walk(p, index, leading: [.integer(1)], lower: plan.lower, upper: plan.upper, reverse: reverse)
                     var expected = (11...14).map { "s\($0)" }
                     if (direction == .descending) != reverse { expected.reverse() }
                     #expect(ids == expected, "\(direction), reverse \(reverse)")
                 }
             }
+        }
+    }
+
+    /// Runs `body` on a fresh cache that declares `index` (complete) and holds `documents`.
+    static func withIndex(_ index: CompositeIndex, documents: [MaybeDocument], _ body: (Persistence) throws -> Void) throws {
+        try PersistenceFixtures.withDirectory { dir in
+            let p = try Persistence.open(directory: dir)
+            defer { p.close() }
+            let declared = try p.run("declare") { txn throws(DocError) in try p.compositeIndexes.declare([index], in: txn).declared }
+            p.compositeIndexes.commitDeclared(declared)
+            try PersistenceFixtures.addDocuments(documents, to: p)
+            try body(p)
+        }
+    }
+
+    /// The document ids of `index`'s rows in `items` that a scan with these arguments reads.
+    static func walk(
+        _ p: Persistence, _ index: CompositeIndex, leading: [Value], lower: IndexBound?, upper: IndexBound?,
+        from seed: (values: [Value], documentID: String)? = nil, reverse: Bool
+    ) throws -> [String] {
+        let collection = try ResourcePath("items")
+        return try p.run("walk") { txn throws(DocError) in
+            var ids: [String] = []
+            for row in p.compositeIndexes.scan(
+                index, collection: collection, leading: leading, lower: lower, upper: upper, from: seed, reverse: reverse, in: txn)
+            {
+                ids.append(row.key.documentID)
+            }
+            if let failure = txn.failure { throw failure }
+            return ids
         }
     }
 
@@ -126,26 +141,10 @@ struct CompositeIndexTests {
             let plan = try #require(CompositeIndexPlan(target: try query.toTarget(), indexes: [index]))
             let seed = try #require(plan.seed)
             #expect(seed.values == [.integer(1), .integer(5)] && seed.documentID == "s07")
-            try PersistenceFixtures.withDirectory { dir in
-                let p = try Persistence.open(directory: dir)
-                defer { p.close() }
-                let declared = try p.run("declare") { txn throws(DocError) in try p.compositeIndexes.declare([index], in: txn).declared }
-                p.compositeIndexes.commitDeclared(declared)
-                try PersistenceFixtures.addDocuments((0..<15).map { i in
-                    PersistenceFixtures.document("items/s\(i < 10 ? "0" : "")\(i)", ["group": 1, "score": 5])
-                }, to: p)
-                let collection = try ResourcePath("items")
-                let ids = try p.run("walk") { txn throws(DocError) in
-                    var ids: [String] = []
-                    for row in p.compositeIndexes.scan(
-                        index, collection: collection, leading: plan.leading, lower: plan.lower, upper: plan.upper,
-                        from: plan.seed, reverse: plan.reverse, in: txn)
-                    {
-                        ids.append(row.key.documentID)
-                    }
-                    if let failure = txn.failure { throw failure }
-                    return ids
-                }
+            let documents = (0..<15).map { i in PersistenceFixtures.document("items/s\(i < 10 ? "0" : "")\(i)", ["group": 1, "score": 5]) }
+            try Self.withIndex(index, documents: documents) { p in
+                let ids = try Self.walk(p, index, leading: plan.leading, lower: plan.lower, upper: plan.upper,
+                                        from: plan.seed, reverse: plan.reverse)
                 // Ties come in document-id order in the query's direction; the seed's row first.
                 let expected = descending ? (0...7).reversed().map { "s0\($0)" } : (7..<15).map { "s\($0 < 10 ? "0" : "")\($0)" }
                 #expect(ids == expected, "descending \(descending)")
