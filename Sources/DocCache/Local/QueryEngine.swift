@@ -87,7 +87,7 @@ package final class QueryEngine {
                 rows: { space in
                     remoteDocuments.scanIndex(
                         collection: query.path, field: plan.field, lower: plan.lower, upper: plan.upper,
-                        descending: plan.descending, space: space, in: txn)
+                        from: plan.seed, descending: plan.descending, space: space, in: txn)
                 },
                 // Documents whose value for the field is too large for the index have a
                 // marker instead: they are candidates too.
@@ -310,6 +310,10 @@ struct IndexPlan {
     var descending: Bool
     var lower: IndexBound?
     var upper: IndexBound?
+    /// The row a start cursor on exactly (field, `__name__`) in one direction names (what
+    /// `start(afterDocument:)` makes for a query ordered by the field): the walk starts at it,
+    /// so a page deep into a run of equal values does not read the run's earlier rows again.
+    var seed: (value: Value, documentID: String)?
 
     init?(target: Target) {
         guard let first = target.orderBys.first, !first.field.isDocumentID, target.collectionGroup == nil else { return nil }
@@ -343,6 +347,15 @@ struct IndexPlan {
         if let end = target.endAt, let value = end.position.first {
             let bound = IndexBound(value: value, inclusive: end.inclusive || end.position.count > 1)
             if descending { lower = Self.tighterLower(lower, bound) } else { upper = Self.tighterUpper(upper, bound) }
+        }
+        // Rows with equal values come in document-id order in the walk's direction: the
+        // cursor's row is a position in the target's order only when the document id follows
+        // the field, in its direction.
+        let orderBys = target.orderBys
+        if orderBys.count == 2, orderBys[1].field.isDocumentID, orderBys[1].direction == first.direction,
+           let start = target.startAt, start.position.count == 2,
+           case .reference(let key) = start.position[1], key.isIn(collection: target.path) {
+            seed = (start.position[0], key.documentID)
         }
     }
 

@@ -227,10 +227,14 @@ package final class RemoteDocumentCache {
     /// by type). Lazy: stopping early is cheap. Documents whose value at `field` is too large
     /// to index are not included (see ``unindexedDocuments(collection:field:arrayElements:space:in:)``).
     ///
-    /// - Parameter space: put in front of every row key: empty for the remote documents' rows,
-    ///   ``OverlayIndex/space(_:)`` for a user's overlays'.
+    /// - Parameters:
+    ///   - seed: a row (the value and the document id) to start at, included: the rows before
+    ///     it in the direction read are skipped.
+    ///   - space: put in front of every row key: empty for the remote documents' rows,
+    ///     ``OverlayIndex/space(_:)`` for a user's overlays'.
     package func scanIndex(
-        collection: ResourcePath, field: FieldPath, lower: IndexBound?, upper: IndexBound?, descending: Bool,
+        collection: ResourcePath, field: FieldPath, lower: IndexBound?, upper: IndexBound?,
+        from seed: (value: Value, documentID: String)? = nil, descending: Bool,
         space: [UInt8] = [], in txn: PersistenceTransaction
     ) -> DecodingScan<IndexRow> {
         let prefix = space + KeySchema.fieldPrefix(.fieldIndex, collection, field)
@@ -246,13 +250,24 @@ package final class RemoteDocumentCache {
         } else {
             to += OrderedCode.infinity
         }
+        if let seed {
+            // The seed's row and those after it in the direction read (the smallest key after
+            // a row is the row and a zero byte).
+            var row = KeyEncoder(prefix: prefix + seed.value.indexEncoded())
+            row.append(string: seed.documentID)
+            if descending {
+                if OrderedCode.compare(row.bytes + [0], to) < 0 { to = row.bytes + [0] }
+            } else if OrderedCode.compare(row.bytes, from) > 0 {
+                from = row.bytes
+            }
+        }
         return indexScan(KeyRange(from: from, upTo: to), prefixCount: prefix.count, collection: collection, descending: descending, in: txn)
     }
 
     /// The rows of the found documents directly in `collection` whose array at `field`
     /// contains an element equal to `value` (Firestore equality: `1 == 1.0`), in key order (the
     /// reverse with `descending`), each document once. `space` as in
-    /// ``scanIndex(collection:field:lower:upper:descending:space:in:)``.
+    /// ``scanIndex(collection:field:lower:upper:from:descending:space:in:)``.
     package func scanArrayIndex(
         collection: ResourcePath, field: FieldPath, contains value: Value, descending: Bool = false, space: [UInt8] = [],
         in txn: PersistenceTransaction
@@ -266,9 +281,9 @@ package final class RemoteDocumentCache {
 
     /// The keys of the documents directly in `collection` whose value at `field` (or one of
     /// whose array elements, with `arrayElements`) was too large to index. A query engine
-    /// that uses ``scanIndex(collection:field:lower:upper:descending:space:in:)`` or
+    /// that uses ``scanIndex(collection:field:lower:upper:from:descending:space:in:)`` or
     /// ``scanArrayIndex(collection:field:contains:descending:space:in:)`` must also consider these (usually
-    /// none: one seek tells). `space` as in ``scanIndex(collection:field:lower:upper:descending:space:in:)``.
+    /// none: one seek tells). `space` as in ``scanIndex(collection:field:lower:upper:from:descending:space:in:)``.
     package func unindexedDocuments(
         collection: ResourcePath, field: FieldPath, arrayElements: Bool = false, space: [UInt8] = [],
         in txn: PersistenceTransaction

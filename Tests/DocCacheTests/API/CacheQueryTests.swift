@@ -62,6 +62,59 @@ struct CacheQueryTests {
                 #expect(snapshot.documents.map { $0.data() } == limited.query.results(from: local).map(\.data.fields))
             }
         }
+        // Pages after a document (the walk starts at its row), and before one (`limit(toLast:)`
+        // turns an end cursor into the target's start).
+        for snapshot in all.documents where snapshot.document != nil && Int.random(in: 0..<15, using: &g) == 0 {
+            for descending in [false, true] {
+                let ordered = try store.collection("items").order(by: "score", descending: descending)
+                // A document without the sort field cannot be a cursor (refused: skipped).
+                for limited in [try? ordered.start(afterDocument: snapshot).limit(to: 15),
+                                try? ordered.start(atDocument: snapshot).limit(to: 15),
+                                try? ordered.end(beforeDocument: snapshot).limit(toLast: 15)].compactMap({ $0 }) {
+                    let actual = try await limited.getDocuments(source: .cache).ids
+                    #expect(actual == limited.query.results(from: local).map(\.key.documentID), "seed \(seed): \(limited.query.canonicalID)")
+                }
+            }
+        }
         await store.close()
+    }
+
+    /// A start cursor on exactly (field, document) — `start(afterDocument:)` on a query
+    /// ordered by the field — starts the field index's walk at the document's row, in either
+    /// direction, even among rows whose values are all equal.
+    @Test func aDocumentCursorStartsTheFieldWalkAtItsRow() throws {
+        let cursorDocument = Document(key: try DocumentKey("items/s07"), data: ObjectValue(["score": 5]), version: .none)
+        try PersistenceFixtures.withDirectory { dir in
+            let p = try Persistence.open(directory: dir)
+            defer { p.close() }
+            try PersistenceFixtures.addDocuments((0..<15).map { i in
+                PersistenceFixtures.document("items/s\(i < 10 ? "0" : "")\(i)", ["score": 5])
+            }, to: p)
+            for descending in [false, true] {
+                let query = try Query(collection: ResourcePath("items")).order(by: "score", descending: descending)
+                    .start(afterDocument: cursorDocument).limit(to: 3)
+                let plan = try #require(IndexPlan(target: try query.toTarget()))
+                let seed = try #require(plan.seed)
+                #expect(seed.value == .integer(5) && seed.documentID == "s07")
+                let collection = try ResourcePath("items")
+                let ids = try p.run("walk") { txn throws(DocError) in
+                    var ids: [String] = []
+                    for row in p.remoteDocuments.scanIndex(
+                        collection: collection, field: plan.field, lower: plan.lower, upper: plan.upper, from: plan.seed,
+                        descending: plan.descending, in: txn)
+                    {
+                        ids.append(row.key.documentID)
+                    }
+                    if let failure = txn.failure { throw failure }
+                    return ids
+                }
+                let expected = descending ? (0...7).reversed().map { "s0\($0)" } : (7..<15).map { "s\($0 < 10 ? "0" : "")\($0)" }
+                #expect(ids == expected, "descending \(descending)")
+            }
+            // Ordered by the field, then another field: ties are not in document order, no seed.
+            let other = try Query(collection: ResourcePath("items")).order(by: "score").order(by: "name")
+                .start(after: [.integer(5), "x"]).limit(to: 3)
+            #expect(try #require(IndexPlan(target: try other.toTarget())).seed == nil)
+        }
     }
 }
