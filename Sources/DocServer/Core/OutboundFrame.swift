@@ -15,9 +15,24 @@ public struct OutboundFrame: Sendable {
     private enum Storage: Sendable {
         /// Encoded when sent, for this connection alone.
         case own(ServerMessage)
-        /// Encoded once when made; every connection given the frame writes these buffers
-        /// (`payload` is a view of `frame`'s bytes after the WebSocket header).
-        case shared(ServerMessage, payload: ByteBuffer, frame: ByteBuffer)
+        /// Encoded once when made; every connection given the frame writes its buffers.
+        case shared(Encoded)
+    }
+
+    /// A shared frame's message and encoding, in one object: a copy of the frame (one per
+    /// connection it goes to, in its outbox) is one reference count, not one per buffer and
+    /// per part of the message.
+    private final class Encoded: Sendable {
+        let message: ServerMessage
+        /// A view of ``frame``'s bytes after the WebSocket header.
+        let payload: ByteBuffer
+        let frame: ByteBuffer
+
+        init(message: ServerMessage, payload: ByteBuffer, frame: ByteBuffer) {
+            self.message = message
+            self.payload = payload
+            self.frame = frame
+        }
     }
 
     private let storage: Storage
@@ -32,7 +47,7 @@ public struct OutboundFrame: Sendable {
     public static func shared(_ message: ServerMessage) -> OutboundFrame {
         let (frame, headerBytes) = webSocketTextFrame(FrameEncoder.encode(message))
         let payload = frame.getSlice(at: headerBytes, length: frame.readableBytes - headerBytes)!
-        return OutboundFrame(storage: .shared(message, payload: payload, frame: frame))
+        return OutboundFrame(storage: .shared(Encoded(message: message, payload: payload, frame: frame)))
     }
 
     private init(storage: Storage) {
@@ -42,7 +57,8 @@ public struct OutboundFrame: Sendable {
     /// The message the frame carries.
     public var message: ServerMessage {
         switch storage {
-        case .own(let message), .shared(let message, _, _): return message
+        case .own(let message): return message
+        case .shared(let encoded): return encoded.message
         }
     }
 
@@ -56,7 +72,7 @@ public struct OutboundFrame: Sendable {
     public var encoded: ByteBuffer {
         switch storage {
         case .own(let message): return ByteBuffer(bytes: FrameEncoder.encode(message))
-        case .shared(_, let payload, _): return payload
+        case .shared(let encoded): return encoded.payload
         }
     }
 
@@ -65,7 +81,7 @@ public struct OutboundFrame: Sendable {
     var webSocketFrame: ByteBuffer {
         switch storage {
         case .own(let message): return Self.webSocketTextFrame(FrameEncoder.encode(message)).frame
-        case .shared(_, _, let frame): return frame
+        case .shared(let encoded): return encoded.frame
         }
     }
 
