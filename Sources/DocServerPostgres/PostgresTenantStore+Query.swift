@@ -18,9 +18,7 @@ extension PostgresTenantStore {
     /// Folds the documents as ``QueryFold`` reads them, in the snapshot of one transaction.
     func aggregate(_ target: Target, _ fields: [AggregateField]) async throws(DocError) -> AggregateRead {
         try await withSnapshot("aggregate \(target) of tenant \(tenant)") { reader, version, indexes in
-            var accumulator = AggregateAccumulator(fields)
-            try await QueryFold(target: target, compositeIndexes: indexes).run(with: reader) { accumulator.add($0.data) }
-            return AggregateRead(version: version, result: accumulator.result)
+            AggregateRead(version: version, result: try await QueryFold(target: target, compositeIndexes: indexes).aggregate(fields, with: reader))
         }
     }
 

@@ -418,11 +418,9 @@ struct CompositeIndexPlan {
     var lower: IndexBound?
     var upper: IndexBound?
     var reverse: Bool
-    /// The row a start cursor names (a value for every sort key, the document last: what
-    /// `start(afterDocument:)` makes): the values of the index's fields and the document id.
-    /// The walk starts at that row, not at the cursor's first value, so a page deep into a
-    /// run of equal values does not read the run's earlier rows again.
-    var seed: (values: [Value], documentID: String)?
+    /// The row a start cursor names (``CompositeIndexMatch/cursorRow(of:)``): the walk starts
+    /// at it, not at the cursor's first value.
+    var seed: CompositeIndexMatch.CursorRow?
 
     /// The plan over the index with the most leading equality fields among `indexes`, or `nil`
     /// when none serves the target (``CompositeIndexMatch``).
@@ -433,10 +431,7 @@ struct CompositeIndexPlan {
         if let range = target.orderBys.count > 1 ? IndexPlan(target: target) : nil {
             (lower, upper) = (range.lower, range.upper)
         }
-        if let start = target.startAt, start.position.count == target.orderBys.count,
-           case .reference(let key)? = start.position.last, key.isIn(collection: target.path) {
-            seed = (match.leading + start.position.dropLast(), key.documentID)
-        }
+        seed = match.cursorRow(of: target)
     }
 
     private init(index: CompositeIndex, leading: [Value], reverse: Bool) {

@@ -73,15 +73,15 @@ package final class CompositeIndexCache {
     /// The rows of the documents directly in `collection` whose row in `index` starts with
     /// `leading` (values of the index's first fields, in order) and whose value of the next
     /// field is within `lower`...`upper` (in value order; none: unbounded), in index order —
-    /// or the reverse with `reverse` — from the row of `seed` on when given (the values of
-    /// every field and a document id: that row and those after it in the direction read).
+    /// or the reverse with `reverse` — from the row of `seed` on when given (that row and
+    /// those after it in the direction read).
     /// Lazy: stopping early is cheap. Documents with a value too large to index are not
     /// included (see ``unindexedDocuments(_:collection:space:in:)``). `space` is put in front
     /// of every row key: empty for the remote documents' rows, ``OverlayIndex/space(_:)`` for
     /// a user's overlays'.
     func scan(
         _ index: CompositeIndex, collection: ResourcePath, leading: [Value], lower: IndexBound?, upper: IndexBound?,
-        from seed: (values: [Value], documentID: String)? = nil,
+        from seed: CompositeIndexMatch.CursorRow? = nil,
         reverse: Bool, space: [UInt8] = [], in txn: PersistenceTransaction
     ) -> DecodingScan<IndexRow> {
         let prefix = space + KeySchema.compositePrefix(.compositeIndex, index.id, collection)
@@ -111,7 +111,7 @@ package final class CompositeIndexCache {
             for (value, field) in zip(seed.values, index.fields) {
                 row.append(indexValue: value, descending: field.direction == .descending)
             }
-            row.append(string: seed.documentID, descending: index.documentIDDirection == .descending)
+            row.append(string: seed.key.documentID, descending: index.documentIDDirection == .descending)
             // The seed's row included: the smallest key after it is the row and a zero byte.
             if reverse {
                 if OrderedCode.compare(row.bytes + [0], last) < 0 { last = row.bytes + [0] }

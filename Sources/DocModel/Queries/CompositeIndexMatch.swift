@@ -52,4 +52,27 @@ package struct CompositeIndexMatch: Sendable {
         self.leading = leading
         self.reverse = reverse
     }
+
+    /// The row a start cursor names when it holds a value for every sort key and the
+    /// document last (what `start(afterDocument:)` makes): the values of the index's fields
+    /// (the leading ones, then the cursor's), the document, and whether the cursor includes
+    /// it. A walk can start at that row instead of at the cursor's first value, so a page deep
+    /// into a run of equal values does not read the run's earlier rows again. `nil` for any
+    /// other cursor. The same rule for the client's cache and the server's stores.
+    package func cursorRow(of target: Target) -> CursorRow? {
+        guard let start = target.startAt, start.position.count == target.orderBys.count,
+              case .reference(let key)? = start.position.last, key.isIn(collection: target.path)
+        else { return nil }
+        return CursorRow(values: leading + start.position.dropLast(), key: key, inclusive: start.inclusive)
+    }
+
+    /// See ``cursorRow(of:)``.
+    package struct CursorRow: Sendable {
+        /// One value per field of the index, in index order.
+        package var values: [Value]
+        /// The cursor's document.
+        package var key: DocumentKey
+        /// Whether the cursor includes the document.
+        package var inclusive: Bool
+    }
 }

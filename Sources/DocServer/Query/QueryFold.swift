@@ -72,6 +72,13 @@ package struct QueryFold: Sendable {
         return "key-order scan of collection \(path.canonicalString)"
     }
 
+    /// The aggregations `fields` over the matching documents (``AggregateAccumulator/result``).
+    package func aggregate(_ fields: [AggregateField], with reader: any QueryIndexReader) async throws(DocError) -> [String: Value] {
+        var accumulator = AggregateAccumulator(fields)
+        try await run(with: reader) { accumulator.add($0.data) }
+        return accumulator.result
+    }
+
     /// Reads pages in key order until one is short.
     private func scan(
         _ reader: any QueryIndexReader, visit: (Document) -> Void,

@@ -145,22 +145,12 @@ package struct ServerQueryPlanner: Sendable {
             lower: IndexValueBound(encoded: bounds.lower, inclusive: true),
             upper: bounds.upper.map { IndexValueBound(encoded: $0, inclusive: false) })
         return IndexWalkPlan(range: range, descending: match.reverse, target: target, limit: limit,
-                             seed: compositeSeed(match))
-    }
-
-    /// Where a composite walk can start, from a start cursor with a value for every sort key
-    /// and the document last (`start(afterDocument:)` and the like): strictly after that
-    /// document's row, the document itself read as well when the cursor includes it. Without
-    /// it the walk starts at the cursor's first value and steps over its ties, which a page
-    /// deep into a run of equal values would read again on every page.
-    private func compositeSeed(_ match: CompositeIndexMatch)
-        -> (after: IndexPosition, includes: DocumentKey?)?
-    {
-        guard let start = target.startAt, start.position.count == target.orderBys.count,
-              case .reference(let key)? = start.position.last, key.isIn(collection: target.path)
-        else { return nil }
-        let row = match.index.entryValue(match.leading + start.position.dropLast(), documentID: key.documentID)
-        return (IndexPosition(value: row, key: key), start.inclusive ? key : nil)
+                             seed: match.cursorRow(of: target).map { row in
+                                 // Strictly after the cursor's row; the document itself read
+                                 // as well when the cursor includes it.
+                                 (IndexPosition(value: match.index.entryValue(row.values, documentID: row.key.documentID), key: row.key),
+                                  row.inclusive ? row.key : nil)
+                             })
     }
 
     /// Index range reads: point filters' values first, then inequality ranges on fields other

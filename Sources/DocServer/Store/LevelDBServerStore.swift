@@ -284,9 +284,8 @@ final class LevelDBTenantStore: TenantStore {
     func aggregate(_ target: Target, _ fields: [AggregateField]) async throws(DocError) -> AggregateRead {
         let (reader, state) = try queryReader()
         defer { reader.release() }
-        var accumulator = AggregateAccumulator(fields)
-        try await QueryFold(target: target, compositeIndexes: compositeIndexes).run(with: reader) { accumulator.add($0.data) }
-        return AggregateRead(version: state.lastVersion, result: accumulator.result)
+        let result = try await QueryFold(target: target, compositeIndexes: compositeIndexes).aggregate(fields, with: reader)
+        return AggregateRead(version: state.lastVersion, result: result)
     }
 
     func changes(after version: SnapshotVersion, maxEntries: Int) async throws(DocError) -> ChangeLogRead {

@@ -114,7 +114,7 @@ struct CompositeIndexTests {
     /// The document ids of `index`'s rows in `items` that a scan with these arguments reads.
     static func walk(
         _ p: Persistence, _ index: CompositeIndex, leading: [Value], lower: IndexBound?, upper: IndexBound?,
-        from seed: (values: [Value], documentID: String)? = nil, reverse: Bool
+        from seed: CompositeIndexMatch.CursorRow? = nil, reverse: Bool
     ) throws -> [String] {
         let collection = try ResourcePath("items")
         return try p.run("walk") { txn throws(DocError) in
@@ -140,7 +140,7 @@ struct CompositeIndexTests {
                 .order(by: "score", descending: descending).start(afterDocument: cursorDocument).limit(to: 3)
             let plan = try #require(CompositeIndexPlan(target: try query.toTarget(), indexes: [index]))
             let seed = try #require(plan.seed)
-            #expect(seed.values == [.integer(1), .integer(5)] && seed.documentID == "s07")
+            #expect(seed.values == [.integer(1), .integer(5)] && seed.key.documentID == "s07" && !seed.inclusive)
             let documents = (0..<15).map { i in PersistenceFixtures.document("items/s\(i < 10 ? "0" : "")\(i)", ["group": 1, "score": 5]) }
             try Self.withIndex(index, documents: documents) { p in
                 let ids = try Self.walk(p, index, leading: plan.leading, lower: plan.lower, upper: plan.upper,
