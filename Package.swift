@@ -216,7 +216,7 @@ let package = Package(
         .testTarget(
             name: "DocServerTests",
             dependencies: [
-                "DocTestSupport", "DocServer", "DocProtocol", "DocModel", "LevelDB",
+                "DocTestTraits", "DocTestSupport", "DocServer", "DocProtocol", "DocModel", "LevelDB",
                 // The identity-provider tests sign RS256/ES256 tokens (their JWKS is served by
                 // LoopbackHTTPServer, on threads of its own).
                 .product(name: "JWTKit", package: "jwt-kit"),

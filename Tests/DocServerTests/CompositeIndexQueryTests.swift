@@ -1,5 +1,6 @@
 import DocModel
 import DocTestSupport
+import DocTestTraits
 import Foundation
 import LevelDB
 import Testing
@@ -9,7 +10,7 @@ import Testing
 /// full scan's, their rows are exactly those of the stored documents, they are built and
 /// dropped when the store is opened, and a query they serve reads the limit, not the
 /// collection.
-@Suite struct CompositeIndexQueryTests {
+@Suite(.cpuBound) struct CompositeIndexQueryTests {
     static let indexes = RandomQueryData.compositeIndexes
 
     @Test(arguments: 0..<16 as Range<UInt64>)

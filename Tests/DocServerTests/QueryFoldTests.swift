@@ -1,11 +1,12 @@
 import DocModel
 import DocTestSupport
+import DocTestTraits
 import Testing
 @testable import DocServer
 
 /// ``QueryFold``, how aggregations read: every matching document visited exactly once, as the
 /// full scan finds them, in pages, and through a point filter's index when there is one.
-@Suite struct QueryFoldTests {
+@Suite(.cpuBound) struct QueryFoldTests {
     @Test(arguments: 0..<10 as Range<UInt64>)
     func visitsEveryMatchOnce(seed: UInt64) async throws {
         let server = TestServer()

@@ -1,11 +1,12 @@
 import DocModel
 import DocTestSupport
+import DocTestTraits
 import Testing
 @testable import DocServer
 
 /// ``ServerQueryPlanner`` against the full scan (`Target.matches`, sort, limit) on the LevelDB
 /// store's indexes, and what bounded queries cost.
-@Suite struct QueryPlannerTests {
+@Suite(.cpuBound) struct QueryPlannerTests {
     /// Random collections written through commits (creates, replacements, hard deletes,
     /// tombstones), random queries; every answer — the planner's, and each candidate plan's
     /// run alone with tiny pages — equals the full scan's, and the index rows are exactly those

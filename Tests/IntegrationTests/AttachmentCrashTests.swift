@@ -71,7 +71,9 @@ struct AttachmentCrashTests {
         }
 
         // 1. The field device, offline: its server is a port nobody listens on.
-        let nowhere = "http://127.0.0.1:\(try freeLoopbackPort())"
+        let unreachable = try LoopbackPortReservation()
+        defer { unreachable.release() }
+        let nowhere = "http://127.0.0.1:\(unreachable.port)"
         let child = try ChildProcess(executable: try ServerProcess.executable("doccache-crash-child"),
                                      arguments: [directory, "--attachments-form", "--server", nowhere, "--token", "offline"] + files,
                                      keepStandardInputOpen: true)

@@ -54,8 +54,11 @@ struct DocctlAttachmentTests {
     // MARK: offline, then synced, then read by another client
 
     @Test func attachOfflineThenSyncUploadsItAndAnotherClientGetsTheSameBytes() async throws {
-        // Nothing listens on the port yet: every connection is refused at once.
-        let port = try freeLoopbackPort()
+        // Nothing listens on the port yet: every connection is refused at once, and the port
+        // stays ours until the server starts on it.
+        let reservation = try LoopbackPortReservation()
+        defer { reservation.release() }
+        let port = reservation.port
         let server = try ServerProcess(port: port)
         defer { server.kill(); server.removeData() }
         let docctl = try DocctlRunner(server: "http://127.0.0.1:\(port)", secret: server.secretFile)
@@ -138,6 +141,7 @@ struct DocctlAttachmentTests {
         #expect(pendingListen.lines.contains(#"  {"name":"Ada","scan":{"$attachment":"\#(scanID)"}}"#), "\(pendingListen)")
 
         // The server starts on that port: sync uploads the scan before the form, then the form.
+        reservation.release()
         try await server.start()
         #expect(server.port == port)
         let sync = try await docctl.run(["sync", "--timeout", "60"] + alice)

@@ -38,7 +38,9 @@ struct DocctlBundleTests {
             #expect(piped.stderr.contains("bundle upper-rooms: 3 documents"), "\(piped)")
 
             // Load into a fresh cache, with the server out of reach.
-            let down = docctl.pointing(at: "http://127.0.0.1:\(try freeLoopbackPort())")
+            let unreachable = try LoopbackPortReservation()
+            defer { unreachable.release() }
+            let down = docctl.pointing(at: "http://127.0.0.1:\(unreachable.port)")
             let cache = docctl.home + "/fresh-device"
             let load = try await down.run(["bundle", "load", file, "--json", "--cache", cache] + down.user("carol"))
             #expect(load.status == 0, "\(load)")
@@ -86,12 +88,12 @@ extension DocctlBundleTests {
         let docctl = try DocctlRunner(server: "http://127.0.0.1:1", secret: "/nonexistent")
         defer { docctl.removeHome() }
         for command in ["bundle", "bundle build", "bundle load"] {
-            let help = try await docctl.run(command.split(separator: " ").map(String.init) + ["--help"], within: 60)
+            let help = try await docctl.run(command.split(separator: " ").map(String.init) + ["--help"])
             #expect(help.status == 0, "docctl \(command) --help: \(help)")
             #expect(help.stdout.contains("USAGE: docctl \(command)"), "docctl \(command) --help: \(help)")
             #expect(help.stdout.contains("Example"), "docctl \(command) --help has no example: \(help)")
         }
-        let top = try await docctl.run(["--help"], within: 60)
+        let top = try await docctl.run(["--help"])
         #expect(top.stdout.contains("  bundle "), "docctl --help does not list bundle")
         // Without --limit: a usage error, before anything is asked.
         let unbounded = try await docctl.run(["bundle", "build", "--name", "n", "--query", "rooms"] + docctl.user("a"))

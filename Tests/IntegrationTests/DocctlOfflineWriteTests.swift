@@ -29,8 +29,11 @@ struct DocctlOfflineWriteTests {
     }
 
     @Test func writesToAnUnreachableServerArePendingAtOnceAndSyncWhenItRuns() async throws {
-        // Nothing listens on the port yet: every connection is refused at once.
-        let port = try freeLoopbackPort()
+        // Nothing listens on the port yet: every connection is refused at once, and the port
+        // stays ours until the server starts on it.
+        let reservation = try LoopbackPortReservation()
+        defer { reservation.release() }
+        let port = reservation.port
         let server = try ServerProcess(port: port)
         defer { server.kill(); server.removeData() }
         let docctl = try DocctlRunner(server: "http://127.0.0.1:\(port)", secret: server.secretFile)
@@ -79,6 +82,7 @@ struct DocctlOfflineWriteTests {
         #expect(pending.lines.compactMap { JSONObjectLine($0)?["batchId"] as? Int } == batches, "\(pending)")
 
         // The server starts on that port: sync pushes the queue, nothing is rejected…
+        reservation.release()
         try await server.start()
         #expect(server.port == port)
         let sync = try await docctl.run(["sync", "--timeout", "60"] + dora)

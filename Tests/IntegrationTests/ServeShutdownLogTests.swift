@@ -44,7 +44,7 @@ struct ServeShutdownLogTests {
         }
 
         serve.interrupt()
-        #expect(await serve.waitForExit(within: 60) == 0, "stderr: \(serve.standardError)")
+        #expect(await serve.waitForExit() == 0, "stderr: \(serve.standardError)")
         #expect(serve.standardError.contains("stopped"), "stderr: \(serve.standardError)")
         #expect(Self.errorLines(serve.standardError).isEmpty, "stderr: \(serve.standardError)")
     }

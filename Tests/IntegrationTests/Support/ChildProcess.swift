@@ -61,24 +61,31 @@ final class ChildProcess: Sendable {
 
     /// Waits until stdout has a line at `index` (0-based) and returns it; nil when the child
     /// closed its stdout first or `seconds` passed (a liveness cap, not a timing assertion).
-    func line(_ index: Int, within seconds: Double = 90) async -> String? {
+    ///
+    /// The output is looked at once more after the cap: in a saturated run this task may get
+    /// no thread for longer than the cap while the child prints its line in time (CI failed
+    /// so, with a 90 s cap, on a `docctl serve` whose log showed it ready).
+    func line(_ index: Int, within seconds: Double = livenessCap) async -> String? {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < deadline {
+        while true {
+            let closed = output.withLock { $0.stdoutClosed }
             let lines = self.lines
             if index < lines.count { return lines[index] }
-            if output.withLock({ $0.stdoutClosed }) { return self.lines.count > index ? self.lines[index] : nil }
+            if closed || ContinuousClock.now >= deadline { return nil }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        return nil
     }
 
     /// Waits for the child to exit by itself and for its output to be read; returns its exit
     /// status (128 + the signal when a signal ended it), or nil after `seconds` (the child is
     /// then killed).
-    func waitForExit(within seconds: Double = 120) async -> Int32? {
+    /// Like ``line(_:within:)``, it looks once more after the cap.
+    func waitForExit(within seconds: Double = livenessCap) async -> Int32? {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < deadline {
+        while true {
+            let late = ContinuousClock.now >= deadline
             if let status = process.exitStatus, outputHasEnded { return status }
+            if late { break }
             try? await Task.sleep(for: .milliseconds(20))
         }
         kill()

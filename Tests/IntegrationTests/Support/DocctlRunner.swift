@@ -1,4 +1,5 @@
 import DocModel
+import DocTestSupport
 import Foundation
 
 /// Runs the built `docctl` as a user would, each command its own process: HOME is a private
@@ -57,7 +58,7 @@ struct DocctlRunner: Sendable {
     }
 
     /// Runs `docctl ARGUMENTS` to its end (killed after `seconds`, a liveness cap).
-    func run(_ arguments: [String], within seconds: Double = 120) async throws -> Result {
+    func run(_ arguments: [String], within seconds: Double = livenessCap) async throws -> Result {
         let child = try start(arguments)
         defer { child.kill() }
         let status = await child.waitForExit(within: seconds)

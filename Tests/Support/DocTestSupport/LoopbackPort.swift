@@ -6,6 +6,34 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
+
+/// A TCP port on 127.0.0.1 held bound, not listening, until ``release()``: a connection to it
+/// is refused at once, and the kernel gives it to no other socket meanwhile (neither another
+/// test's server on port 0 nor an outgoing connection's source port). For a test that points
+/// clients at a server it starts later on that port: release just before the start. A port
+/// from ``freeLoopbackPort()`` was taken by another test during a long offline phase, and the
+/// server's start then failed with "Address already in use".
+public final class LoopbackPortReservation: Sendable {
+    public let port: Int
+    private let descriptor: Mutex<Int32>
+
+    public init() throws(DocError) {
+        let (fd, port) = try boundLoopbackSocket()
+        self.port = port
+        descriptor = Mutex(fd)
+    }
+
+    /// Closes the socket, so a server can bind the port. Idempotent.
+    public func release() {
+        descriptor.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
+    }
+
+    deinit { release() }
+}
 
 /// A TCP port on 127.0.0.1 that nothing listens on now: bound by the system, then closed again
 /// (for a server to start on, or for a client to find nobody at).
