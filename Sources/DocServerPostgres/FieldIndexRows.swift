@@ -1,4 +1,5 @@
 internal import DocModel
+internal import DocServer
 internal import PostgresNIO
 
 /// The rows of `doccache_field_index` for documents: what ``DocumentIndexEntries`` yields for
@@ -10,6 +11,12 @@ internal import PostgresNIO
 /// `kind` is ``IndexKind``'s raw value for an entry (0 value, 1 array element, 4 composite)
 /// and 2 + that for an ``DocumentIndexEntries/Unindexed`` marker (2, 3, 6), whose `value` is
 /// empty.
+///
+/// Kind 8 (schema version 4, ``referenceKind``) is an attachment reference of a live document
+/// (not a tombstone), keyed for the collector's question "does any document refer to this
+/// attachment?": collection and field empty (no collection's prefix is empty), `value` the
+/// attachment id's hex, `doc_id` the document's whole `doc_key`. So one attachment's rows are
+/// one range of the primary key, whatever collections refer to it.
 struct FieldIndexRows: Sendable {
     /// One row without its tenant, collection and document: (field, kind, value).
     struct Entry: Hashable, Sendable {
@@ -26,6 +33,9 @@ struct FieldIndexRows: Sendable {
 
     var isEmpty: Bool { kinds.isEmpty }
     var count: Int { kinds.count }
+
+    /// The kind column of an attachment reference.
+    static let referenceKind: Int16 = 8
 
     /// The kind column of an unindexed marker of `kind`.
     static func unindexedKind(_ kind: IndexKind) -> Int16 { 2 + Int16(kind.rawValue) }
@@ -65,13 +75,29 @@ struct FieldIndexRows: Sendable {
         }
     }
 
+    /// Adds the reference rows of the document `key` to `ids`.
+    mutating func addReferences(_ ids: some Sequence<AttachmentID>, of key: DocumentKey) {
+        let document = ByteBuffer(bytes: DocumentKeyBytes.key(key))
+        for id in ids {
+            collections.append(ByteBuffer())
+            fields.append(ByteBuffer())
+            kinds.append(Self.referenceKind)
+            values.append(ByteBuffer(string: id.hex))
+            documentIDs.append(document)
+        }
+    }
+
     /// The rows to delete and to insert when `key` goes from `old` to `new` (`nil`: no
-    /// document): only the entries that differ, `compositeIndexes`' included.
+    /// document): only the entries that differ, `compositeIndexes`' and the attachment
+    /// references included.
     static func changes(of key: DocumentKey, from old: Document?, to new: Document?, compositeIndexes: [CompositeIndex],
                         deleting: inout FieldIndexRows, inserting: inout FieldIndexRows) {
         let before = old.map { entries(of: $0, compositeIndexes: compositeIndexes) } ?? []
         let after = new.map { entries(of: $0, compositeIndexes: compositeIndexes) } ?? []
         deleting.add(before.subtracting(after), of: key)
         inserting.add(after.subtracting(before), of: key)
+        let referencedBefore = old?.keptAttachments ?? [], referencedAfter = new?.keptAttachments ?? []
+        deleting.addReferences(referencedBefore.subtracting(referencedAfter), of: key)
+        inserting.addReferences(referencedAfter.subtracting(referencedBefore), of: key)
     }
 }

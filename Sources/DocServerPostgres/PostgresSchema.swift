@@ -1,4 +1,5 @@
 internal import DocModel
+internal import DocServer
 internal import Logging
 internal import PostgresNIO
 
@@ -20,6 +21,10 @@ internal import PostgresNIO
 ///                     PK (tenant, collection, field, kind, value, doc_id)          -- version 2
 /// doccache_composite_indexes (id TEXT PK, definition TEXT, ready BOOLEAN)          -- version 3
 /// ```
+///
+/// Version 4 adds no table: the attachment references are rows of `doccache_field_index`
+/// (kind 8, ``FieldIndexRows/referenceKind``), so the attachment collector asks whether an
+/// attachment is referenced with one probe of the primary key.
 ///
 /// `doccache_composite_indexes` records the declared composite indexes
 /// (``PostgresCompositeIndexes``): every commit maintains the rows of each (ready or being
@@ -70,7 +75,7 @@ enum PostgresSchema {
     }
 
     /// The schema version this code reads and writes.
-    static let version = 3
+    static let version = 4
 
     /// The migrations: `migrations[n - 1]` takes the schema from version `n - 1` to `n`.
     /// Append only; never edit a released migration.
@@ -142,6 +147,9 @@ enum PostgresSchema {
             )
             """,
         ]),
+        // 4: attachment references, rows of doccache_field_index (kind 8), filled from the
+        // documents already stored.
+        Migration(statements: [], backfill: backfillAttachmentReferences),
     ]
 
     /// Writes the index rows of every stored document, 500 documents per statement (run
@@ -150,6 +158,24 @@ enum PostgresSchema {
     /// when it starts, so it refuses to start on version 2 — but an older instance already
     /// running would go on committing without index rows: stop every one before upgrading.
     static func backfillFieldIndex(_ connection: PostgresConnection, logger: Logger) async throws {
+        try await backfill(connection, logger: logger, built: "query indexes built") { index, document in
+            index.add(FieldIndexRows.entries(of: document), of: document.key)
+        }
+    }
+
+    /// Writes the attachment reference rows of every stored document, as
+    /// ``backfillFieldIndex(_:logger:)`` does the query index rows (the same caveat for older
+    /// instances already running: version 4).
+    static func backfillAttachmentReferences(_ connection: PostgresConnection, logger: Logger) async throws {
+        try await backfill(connection, logger: logger, built: "attachment references built") { index, document in
+            index.addReferences(document.keptAttachments, of: document.key)
+        }
+    }
+
+    /// Reads every stored document, 500 per statement, and inserts the rows `add` gives for
+    /// each.
+    private static func backfill(_ connection: PostgresConnection, logger: Logger, built message: Logger.Message,
+                                 _ add: (inout FieldIndexRows, Document) -> Void) async throws {
         var after: (tenant: String, key: ByteBuffer) = ("", ByteBuffer())
         var total = 0
         while true {
@@ -166,18 +192,20 @@ enum PostgresSchema {
                 after = (tenant, key)
                 let document = try Document(binary: body.bytes)
                 let before = index.count
-                index.add(FieldIndexRows.entries(of: document), of: document.key)
+                add(&index, document)
                 tenants.append(contentsOf: repeatElement(tenant, count: index.count - before))
             }
-            try await connection.run("""
-                INSERT INTO doccache_field_index (tenant, collection, field, kind, value, doc_id)
-                SELECT * FROM UNNEST(\(tenants)::TEXT[], \(index.collections)::BYTEA[], \(index.fields)::BYTEA[],
-                                     \(index.kinds)::SMALLINT[], \(index.values)::BYTEA[], \(index.documentIDs)::BYTEA[])
-                ON CONFLICT DO NOTHING
-                """, logger)
+            if !index.isEmpty {
+                try await connection.run("""
+                    INSERT INTO doccache_field_index (tenant, collection, field, kind, value, doc_id)
+                    SELECT * FROM UNNEST(\(tenants)::TEXT[], \(index.collections)::BYTEA[], \(index.fields)::BYTEA[],
+                                         \(index.kinds)::SMALLINT[], \(index.values)::BYTEA[], \(index.documentIDs)::BYTEA[])
+                    ON CONFLICT DO NOTHING
+                    """, logger)
+            }
             total += rows.count
         }
-        if total > 0 { logger.info("query indexes built", metadata: ["documents": "\(total)"]) }
+        if total > 0 { logger.info(message, metadata: ["documents": "\(total)"]) }
     }
 
     static let versionKey = "schema_version"

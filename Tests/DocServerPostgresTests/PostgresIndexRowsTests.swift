@@ -26,6 +26,12 @@ enum IndexRowsDump {
             for entry in FieldIndexRows.entries(of: document, compositeIndexes: compositeIndexes) {
                 rows.append("\(tenant) \(collection) \(hex(entry.field)) \(entry.kind) \(hex(entry.value)) \(id)")
             }
+            // Attachment references of a live document: no collection or field, the whole key.
+            var attachments = Set<AttachmentID>()
+            if !document.isTombstone { document.forEachAttachment { attachments.insert($0) } }
+            for attachment in attachments {
+                rows.append("\(tenant)   8 \(hex(Array(attachment.hex.utf8))) \(hex(DocumentKeyBytes.key(document.key)))")
+            }
         }
         return rows.sorted()
     }

@@ -14,7 +14,7 @@ import Testing
         let store = try await PostgresServerStore.connect(url: url, options: testOptions())
         await store.close()
         #expect(try await cluster.psql("SELECT value FROM doccache_meta WHERE name = 'schema_version'", database: db)
-                    .trimmingCharacters(in: .whitespacesAndNewlines) == "3")
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "4")
         let tables = try await cluster.psql("SELECT tablename FROM pg_tables WHERE tablename LIKE 'doccache_%' ORDER BY 1", database: db)
             .split(separator: "\n").map(String.init)
         #expect(tables == ["doccache_change_log", "doccache_composite_indexes", "doccache_documents", "doccache_field_index", "doccache_meta", "doccache_outcomes",
@@ -48,7 +48,7 @@ import Testing
         for store in stores { #expect(try await store.tenantIDs().isEmpty) }
         for store in stores { await store.close() }
         #expect(try await PostgresCluster.shared().psql("SELECT value FROM doccache_meta", database: databaseName(url))
-                    .trimmingCharacters(in: .whitespacesAndNewlines) == "3")
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "4")
     }
 
     /// A database of schema version 1 (no query indexes) holding documents: opening it builds
@@ -75,6 +75,45 @@ import Testing
             .order(by: FieldPath("b")).limit(to: 500).toTarget()
         let read = try await reopened.tenant(TenantID("acme")).query(query, limit: 500)
         #expect(read.documents.count == (0..<1_200).filter { $0 % 7 == 3 }.count)
+        await reopened.close()
+    }
+
+    /// A database of schema version 3 (no attachment references) holding documents that refer
+    /// to attachments: opening it writes the references of the live ones (not tombstones), and
+    /// the collector's lookup finds exactly those.
+    @Test func versionFourRecordsTheAttachmentReferencesAlreadyStored() async throws {
+        let url = try await freshDatabase("schema")
+        let db = databaseName(url)
+        let cluster = try await PostgresCluster.shared()
+        let store = try await PostgresServerStore.connect(url: url, options: testOptions())
+        let tenant = try await store.tenant(TenantID("acme"))
+        func attachment(_ n: Int) -> AttachmentID { AttachmentID(digest: [UInt8](repeating: UInt8(n), count: 32)) }
+        // 600 documents over 3 statements of the backfill; attachment 9 only in tombstones.
+        var writes: [DocumentWrite] = []
+        let version = SnapshotVersion(microseconds: ServerClock.system.nowMicros())
+        for i in 0..<600 {
+            let key = P.key(i % 2 == 0 ? "items/d\(i)" : "other/x/items/d\(i)")
+            var fields: [String: Value] = ["n": .integer(Int64(i))]
+            if i % 3 == 0 { fields["photos"] = .array([.attachment(attachment(i % 5)), .map(["scan": .attachment(attachment(5 + i % 3))])]) }
+            if i % 10 == 0 { fields = ["photo": .attachment(attachment(9)), tombstoneField: .integer(1)] }
+            writes.append(DocumentWrite(key: key, document: Document(key: key, data: ObjectValue(fields), version: version)))
+        }
+        _ = try await tenant.commit(CommitRequest(outcome: P.committed("c", 1, version: version), writes: writes))
+        let ids = (0..<12).map(attachment)
+        var live = Set<AttachmentID>()
+        for document in writes.compactMap(\.document) where !document.isTombstone { document.forEachAttachment { live.insert($0) } }
+        #expect(live.count == 6 && !live.contains(attachment(9)))
+        #expect(try await tenant.referencedAttachments(among: ids) == live)
+        await store.close()
+        let before = try await IndexRowsDump.dump(cluster, database: db)
+        try await cluster.psql("DELETE FROM doccache_field_index WHERE kind = 8; UPDATE doccache_meta SET value = '3' WHERE name = 'schema_version'",
+                               database: db)
+        #expect(try await IndexRowsDump.dump(cluster, database: db) != before)
+
+        let reopened = try await PostgresServerStore.connect(url: url, options: testOptions())
+        #expect(try await IndexRowsDump.dump(cluster, database: db) == before)
+        #expect(try await reopened.tenant(TenantID("acme")).referencedAttachments(among: ids) == live)
+        #expect(try await reopened.tenant(TenantID("other")).referencedAttachments(among: ids).isEmpty)
         await reopened.close()
     }
 

@@ -1,6 +1,7 @@
 import DocModel
 import DocProtocol
 import NIOCore
+import Synchronization
 import Testing
 @testable import DocServer
 
@@ -164,6 +165,56 @@ import Testing
         #expect(await server.write(c, batch: 6, [.tombstone(T.key("forms/1")), .tombstone(T.key("forms/2"))]).writeResult != nil)
         #expect(await server.core.runMaintenance().attachmentsDeleted == 1)
         #expect(try await fixture.stored(tenant: acme) == [fresh])
+    }
+
+    /// A store that counts the documents it is asked to read, for a collector that must read
+    /// none: it looks its candidates up in the store's reference rows.
+    final class ReadCountingStore: ForwardingTenantStore {
+        let base: any TenantStore
+        let reads = Mutex(0)
+        init(base: any TenantStore) { self.base = base }
+        func documents(_ keys: [DocumentKey]) async throws(DocError) -> DocumentsRead {
+            reads.withLock { $0 += keys.count }
+            return try await base.documents(keys)
+        }
+        func query(_ target: Target, limit: Int?) async throws(DocError) -> QueryRead {
+            reads.withLock { $0 += 1 }
+            return try await base.query(target, limit: limit)
+        }
+        func scan(after: DocumentKey?, limit: Int) async throws(DocError) -> [Document] {
+            reads.withLock { $0 += 1 }
+            return try await base.scan(after: after, limit: limit)
+        }
+    }
+
+    /// The survey keeps the old attachments no live document refers to; a commit between the
+    /// survey and the sweep that refers to one of them keeps it (the sweep looks again, inside
+    /// the serialization); no document is read either time.
+    @Test func aCollectionLooksItsCandidatesUpAndReadsNoDocument() async throws {
+        let fixture = try Fixture()
+        let server = fixture.server
+        let c = try await server.connect()
+        let kept = try await fixture.store("referenced all along", tenant: acme)
+        let late = try await fixture.store("referenced after the survey", tenant: acme)
+        let orphan = try await fixture.store("never referenced", tenant: acme)
+        let tombstoned = try await fixture.store("referenced by a tombstone only", tenant: acme)
+        #expect(await server.write(c, batch: 1, [
+            T.set("forms/1", ["photo": .attachment(kept)]),
+            T.set("notes/n1/forms/2", ["photos": .array([.attachment(tombstoned)])]),
+        ]).writeResult != nil)
+        #expect(await server.write(c, batch: 2, [.tombstone(T.key("notes/n1/forms/2"))]).writeResult != nil)
+        fixture.clock.advance(by: Self.grace + 1)
+
+        let settings = try #require(server.core.configuration.attachments)
+        let collector = AttachmentCollector(settings: settings)
+        let store = ReadCountingStore(base: try server.tenantStore("acme"))
+        let survey = try #require(try await collector.survey(store, now: fixture.clock.micros))
+        #expect(Set(survey.candidates.map(\.id)) == [late, orphan, tombstoned])
+        #expect(await server.write(c, batch: 3, [T.set("forms/3", ["scan": .map(["file": .attachment(late)])])]).writeResult != nil)
+        let deleted = try await collector.sweep(survey, store: store)
+        #expect(Set(deleted) == [orphan, tombstoned])
+        #expect(try await fixture.stored(tenant: acme) == [kept, late])
+        #expect(store.reads.withLock { $0 } == 0)
     }
 
     @Test func anAttachmentBeingUploadedIsNotDeleted() async throws {

@@ -148,7 +148,11 @@ import Testing
 
     // MARK: Migration
 
-    @Test func aLayoutOneDirectoryIsIndexedWhenOpened() async throws {
+    static func attachment(_ n: Int) -> AttachmentID { AttachmentID(digest: [UInt8](repeating: UInt8(n), count: 32)) }
+
+    /// Layout 1 lacks every index row; layout 2 the attachment references.
+    @Test(arguments: ["1", "2"])
+    func anOlderLayoutIsIndexedWhenOpened(layout: String) async throws {
         let directory = TempDirectory()
         defer { directory.remove() }
         var models: [String: [DocumentKey: Document]] = [:]
@@ -163,27 +167,41 @@ import Testing
                         return DocumentWrite(key: T.key(path), document: document(path, [
                             "a": .integer(Int64(i % 7)), "tags": .array([.integer(Int64(i % 3))]),
                             "big": i == 5 ? .string(String(repeating: "b", count: 2_000)) : .null,
+                            // Attachments shared between documents, some in tombstones.
+                            // (attachment 10 only in tombstones: not referenced)
+                            "photo": i % 4 == 0 ? .attachment(Self.attachment(i % 8 == 0 ? 10 : i % 10)) : .null,
+                            tombstoneField: i % 8 == 0 ? .integer(1) : .null,
                         ]))
                     }
                     try await tenantStore.commitNext(writes, batch: chunk + 1, checked: false, model: &model)
                 }
                 models[tenant] = model
             }
-            // Back to layout 1: no index rows, format "1".
+            // Back to the older layout: without the rows it lacks.
             var batch = WriteBatch()
             for tenant in ["acme", "globex"] {
-                for key in try store.tenantStore(TenantID(tenant)).storedIndexRows() { batch.delete(key) }
+                let tenantStore = try store.tenantStore(TenantID(tenant))
+                let references = tenantStore.keys.prefix + Array("r".utf8)
+                let rows = try tenantStore.storedIndexRows()
+                #expect(rows.contains { $0.starts(with: references) })
+                for key in rows where layout == "1" || key.starts(with: references) { batch.delete(key) }
             }
-            batch.put([TenantKeys.globalMarker] + Array("format".utf8), Array("1".utf8))
+            batch.put([TenantKeys.globalMarker] + Array("format".utf8), Array(layout.utf8))
             try store.database.write(batch)
             await store.close()
         }
         let store = try LevelDBServerStore.open(directory: directory.path, options: .init(syncWrites: false))
         defer { store.database.close() }
-        #expect(try store.database.get([TenantKeys.globalMarker] + Array("format".utf8)) == Array("2".utf8))
+        #expect(try store.database.get([TenantKeys.globalMarker] + Array("format".utf8)) == Array("3".utf8))
         for (tenant, model) in models {
             let tenantStore = try store.tenantStore(TenantID(tenant))
             #expect(try tenantStore.storedIndexRows() == tenantStore.expectedIndexRows(model.values))
+            let ids = (0..<12).map(Self.attachment)
+            let live = Set(model.values.filter { !$0.isTombstone }.compactMap { document -> AttachmentID? in
+                if case .attachment(let id)? = document.data["photo"] { return id } else { return nil }
+            })
+            #expect(live.count == 5)
+            #expect(try await tenantStore.referencedAttachments(among: ids) == live)
             let target = T.target(try DocModel.Query(collection: "items").filter("a", .equal, 3).order(by: "big").limit(to: 10))
             #expect(try await tenantStore.query(target, limit: 10).documents == fullScan(model.values, target, limit: 10))
         }

@@ -67,6 +67,52 @@ import Testing
         await fixture.tearDown()
     }
 
+    /// `referencedAttachments(among:)` (the store's reference rows, kept by each commit) names
+    /// exactly the attachments the live stored documents refer to, through random commits
+    /// that add, replace and hard-delete documents, tombstones that still refer to theirs,
+    /// and after reopening.
+    @Test(arguments: StoreKind.allCases)
+    func attachmentReferencesFollowTheDocuments(_ kind: StoreKind) async throws {
+        let fixture = try await StoreFixture.make(kind)
+        var tenant = try await fixture.tenant("acme")
+        var data = RandomQueryData(seed: 23)
+        var model: [DocumentKey: Document] = [:]
+        var batch = 0
+        var seen = Set<AttachmentID>()
+        var (referencedChecks, unreferencedChecks, tombstoneOnlyChecks) = (0, 0, 0)
+        for round in 0..<8 {
+            try await Self.commitRandomBatches(10, to: tenant, data: &data, model: &model, batch: &batch)
+            // The random data has no tombstone referring to an attachment: `refs/r` (round r)
+            // refers to its own, and is a tombstone still holding it in odd rounds (revived
+            // in the next), so some attachments are held only by tombstones.
+            let version = try await tenant.state().lastVersion.microseconds + 1
+            let key = try DocumentKey("refs/r\(round / 2)")
+            var fields: [String: Value] = ["photo": .attachment(AttachmentID(digest: [UInt8](repeating: UInt8(round / 2), count: 32)))]
+            if round % 2 == 1 { fields[tombstoneField] = .integer(1) }
+            let document = Document(key: key, data: ObjectValue(fields), version: C.v(version))
+            batch += 1
+            _ = try await tenant.commit(CommitRequest(outcome: C.outcome("c", batch, version: version),
+                                                      writes: [DocumentWrite(key: key, document: document)]))
+            model[key] = document
+            if round == 7 { tenant = try await fixture.reopen().tenant(TenantID("acme")) }
+            for document in model.values { document.forEachAttachment { seen.insert($0) } }
+            var live = Set<AttachmentID>()
+            for document in model.values where !document.isTombstone { document.forEachAttachment { live.insert($0) } }
+            let unknown = AttachmentID(digest: [UInt8](repeating: 0xEE, count: 32))
+            #expect(try await tenant.referencedAttachments(among: Array(seen) + [unknown]) == live, "\(kind) round \(round)")
+            var inTombstones = Set<AttachmentID>()
+            for document in model.values where document.isTombstone { document.forEachAttachment { inTombstones.insert($0) } }
+            referencedChecks += live.count
+            unreferencedChecks += seen.subtracting(live).count
+            tombstoneOnlyChecks += inTombstones.subtracting(live).count
+        }
+        // The data exercised every answer: referenced, not (any more), only by tombstones.
+        #expect(referencedChecks > 0 && unreferencedChecks > 0 && tombstoneOnlyChecks > 0,
+                "\(referencedChecks) / \(unreferencedChecks) / \(tombstoneOnlyChecks)")
+        #expect(try await fixture.tenant("other").referencedAttachments(among: Array(seen)).isEmpty)
+        await fixture.tearDown()
+    }
+
     /// `aggregate(_:_:)` (the store's fold, `QueryFold`) agrees with folding the full scan's
     /// answer, with and without limits, before and after reopening.
     @Test(arguments: StoreKind.allCases)

@@ -42,9 +42,10 @@ public enum LevelDBRestore {
         try checkTarget(directory)
         let summary = try LevelDBBackup.verify(file: file)
         let layout = summary.header.layoutVersion
-        guard layout == LevelDBServerStore.formatVersion || layout == LevelDBIndexMigration.fromVersion else {
+        let readable = LevelDBIndexMigration.fromVersions + [LevelDBServerStore.formatVersion]
+        guard readable.contains(layout) else {
             throw DocError(.failedPrecondition,
-                           "the backup \(file) has store layout \(layout); this server reads layouts \(LevelDBIndexMigration.fromVersion) and \(LevelDBServerStore.formatVersion): restore it with the docctl that made it, or a newer one")
+                           "the backup \(file) has store layout \(layout); this server reads layouts \(readable.joined(separator: ", ")): restore it with the docctl that made it, or a newer one")
         }
 
         let parent = POSIXFile.parent(of: directory)

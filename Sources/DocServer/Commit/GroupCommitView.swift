@@ -91,6 +91,10 @@ final class GroupCommitView: TenantStore {
         try await base.scan(after: after, limit: limit)
     }
 
+    func referencedAttachments(among ids: [AttachmentID]) async throws(DocError) -> Set<AttachmentID> {
+        try await base.referencedAttachments(among: ids)
+    }
+
     func pruneOutcomes(recordedBefore cutoff: Int64) async throws(DocError) -> Int {
         throw DocError(.internal, "a commit group does not prune")
     }

@@ -906,13 +906,13 @@ actor TenantHub {
     }
 
     /// Deletes the tenant's attachments that no live document refers to and that are older
-    /// than the grace period (``AttachmentCollector``): the scan runs beside the commits, the
-    /// deletion inside the serialization. Returns the ids deleted.
+    /// than the grace period (``AttachmentCollector``): the first lookup runs beside the
+    /// commits, the second and the deletion inside the serialization. Returns the ids deleted.
     func collectAttachments(with collector: AttachmentCollector, now: Int64) async throws(DocError) -> [AttachmentID] {
         guard let survey = try await collector.survey(store, now: now) else { return [] }
         await acquire()
         defer { release() }
-        let deleted = try await collector.sweep(survey, store: store, maxChanges: configuration.maxResumeChanges)
+        let deleted = try await collector.sweep(survey, store: store)
         if !deleted.isEmpty {
             logger.info("deleted unreferenced attachments", metadata: ["attachments": "\(deleted.count)"])
         }

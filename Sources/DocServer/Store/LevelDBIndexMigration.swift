@@ -1,29 +1,36 @@
 internal import DocModel
 internal import LevelDB
 
-/// Migrates a ``LevelDBServerStore`` directory from layout 1 to layout 2 when it is opened:
-/// builds the query index rows (``TenantKeys`` spaces `i`, `a`, `u`) of every stored document,
-/// tenant by tenant, in write batches of ``documentsPerBatch`` documents, then records layout 2.
+/// Migrates a ``LevelDBServerStore`` directory to the current layout when it is opened: builds
+/// the index rows the stored layout lacks for every stored document, tenant by tenant, in
+/// write batches of ``documentsPerBatch`` documents, then records the current layout.
 ///
-/// Safe to interrupt: the layout is recorded last (in the final batch), so a crash leaves
-/// layout 1 and the next open builds the rows again — writing a row twice is harmless, and
+/// - from layout 1: the query index rows (``TenantKeys`` spaces `i`, `a`, `u`) and the
+///   attachment references (`r`);
+/// - from layout 2: the attachment references.
+///
+/// Safe to interrupt: the layout is recorded last (in the final batch), so a crash leaves the
+/// old layout and the next open builds the rows again — writing a row twice is harmless, and
 /// no commit runs before the store is open. It reads every document once: minutes for tens
 /// of millions of documents, seconds for the usual sizes.
 enum LevelDBIndexMigration {
-    /// The layout this migration reads.
-    static let fromVersion = "1"
+    /// The layouts this migration reads.
+    static let fromVersions = ["1", "2"]
     /// Documents indexed per write batch.
     static let documentsPerBatch = 1_000
 
-    /// Builds the index rows of every document and records layout 2 under `formatKey`; returns
-    /// how many documents were indexed.
+    /// Builds the rows layout `stored` lacks for every document and records the current
+    /// layout under `formatKey`; returns how many documents were read.
     @discardableResult
-    static func migrate(_ database: Database, formatKey: [UInt8], options: WriteOptions) throws(DocError) -> Int {
+    static func migrate(_ database: Database, from stored: String, formatKey: [UInt8], options: WriteOptions) throws(DocError) -> Int {
+        precondition(fromVersions.contains(stored), "no migration from layout \(stored)")
         var indexed = 0
         for tenant in try LevelDBServerStore.tenantIDs(in: database) {
             let keys = TenantKeys(tenant)
             indexed += try putRows(of: tenant, in: database, options: options,
-                                   doing: "migrating the store to layout \(LevelDBServerStore.formatVersion)") { keys.indexRows(of: $0) }
+                                   doing: "migrating the store to layout \(LevelDBServerStore.formatVersion)") { document in
+                stored == "1" ? keys.indexRows(of: document) : keys.attachmentReferenceRows(of: document)
+            }
         }
         try LevelDBServerStore.run {
             try database.put(formatKey, Array(LevelDBServerStore.formatVersion.utf8), options: options)

@@ -40,9 +40,11 @@ public final class LevelDBServerStore: ServerStore {
     /// The version of the key layout, stored under the global key `0x00 "format"`.
     ///
     /// - `1`: documents, group index, change log, outcomes, tenant state.
-    /// - `2`: adds the query indexes (``TenantKeys`` spaces `i`, `a`, `u`). A layout-1
-    ///   directory is migrated when it is opened (``LevelDBIndexMigration``).
-    public static let formatVersion = "2"
+    /// - `2`: adds the query indexes (``TenantKeys`` spaces `i`, `a`, `u`).
+    /// - `3`: adds the attachment references (space `r`).
+    ///
+    /// A directory of an older layout is migrated when it is opened (``LevelDBIndexMigration``).
+    public static let formatVersion = "3"
 
     /// The global key the layout version is stored under.
     static let formatKey = [TenantKeys.globalMarker] + Array("format".utf8)
@@ -66,9 +68,10 @@ public final class LevelDBServerStore: ServerStore {
     /// read), and a 64 MiB block cache for the index and document blocks queries revisit.
     static let databaseOptions = LevelDB.Options(createIfMissing: true, blockCacheSize: 64 << 20, bloomFilterBitsPerKey: 10)
 
-    /// Opens (creating if needed) the store in `directory`. A directory of layout 1 is
-    /// migrated to layout 2 first: the query indexes of its documents are built (one pass over
-    /// the documents; an interrupted migration starts over on the next open). Then the
+    /// Opens (creating if needed) the store in `directory`. A directory of layout 1 or 2 is
+    /// migrated to layout 3 first: the index rows it lacks (query indexes, attachment
+    /// references) are built for its documents (one pass over the documents; an interrupted
+    /// migration starts over on the next open). Then the
     /// composite indexes are brought in line with ``Options/compositeIndexes``
     /// (``LevelDBCompositeIndexes``: one pass over the documents when one was added).
     ///
@@ -90,10 +93,10 @@ public final class LevelDBServerStore: ServerStore {
                 try run { try database.put(formatKey, Array(formatVersion.utf8), options: writeOptions) }
             case formatVersion?:
                 break
-            case LevelDBIndexMigration.fromVersion?:
-                try LevelDBIndexMigration.migrate(database, formatKey: formatKey, options: writeOptions)
+            case let stored? where LevelDBIndexMigration.fromVersions.contains(stored):
+                try LevelDBIndexMigration.migrate(database, from: stored, formatKey: formatKey, options: writeOptions)
             case let stored?:
-                throw DocError(.failedPrecondition, "the store at \(directory) has layout \(stored); this server reads layouts \(LevelDBIndexMigration.fromVersion) (migrated when opened) and \(formatVersion)")
+                throw DocError(.failedPrecondition, "the store at \(directory) has layout \(stored); this server reads layouts \(LevelDBIndexMigration.fromVersions.joined(separator: ", ")) (migrated when opened) and \(formatVersion)")
             }
             report = try LevelDBCompositeIndexes.synchronize(database, declared: options.compositeIndexes, options: writeOptions)
         } catch {
@@ -321,6 +324,17 @@ final class LevelDBTenantStore: TenantStore {
                 documents.append(try Document(binary: entry.value))
             }
             return documents
+        }
+    }
+
+    func referencedAttachments(among ids: [AttachmentID]) async throws(DocError) -> Set<AttachmentID> {
+        try run {
+            var referenced = Set<AttachmentID>()
+            for id in ids where !referenced.contains(id) {
+                var rows = try database.entries(withPrefix: keys.attachmentReferences(id)).makeIterator()
+                if try rows.nextEntry() != nil { referenced.insert(id) }
+            }
+            return referenced
         }
     }
 

@@ -114,6 +114,10 @@ public protocol TenantStore: Sendable {
     /// document (the attachment collector), not for answering clients.
     func scan(after: DocumentKey?, limit: Int) async throws(DocError) -> [Document]
 
+    /// Which of `ids` a live stored document (not a tombstone) refers to now, read from the
+    /// store's reference index (one lookup per id, not a scan): for the attachment collector.
+    func referencedAttachments(among ids: [AttachmentID]) async throws(DocError) -> Set<AttachmentID>
+
     /// Applies a commit atomically: documents, change log entries, the batch outcome and the
     /// new last version all, or nothing.
     ///

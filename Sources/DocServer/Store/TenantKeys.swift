@@ -18,6 +18,7 @@ internal import DocModel
 /// | `a`   | path(collection) ‖ string(field) ‖ element encoding ‖ string(document id) | empty: array element index |
 /// | `c`   | path(collection) ‖ string(index field) ‖ entry value ‖ string(document id) | empty: composite index |
 /// | `u`   | path(collection) ‖ string(field) ‖ int64(kind) ‖ string(document id) | empty: value too large to index |
+/// | `r`   | string(attachment id) ‖ key(document)             | empty: a live document refers to the attachment |
 ///
 /// The query index spaces (`i`, `a`, `u`; layout 2) hold the rows of ``DocumentIndexEntries``
 /// for every stored document: field paths in canonical form, values in their index encoding
@@ -25,7 +26,9 @@ internal import DocModel
 /// of one field is one key range, in (value, document id) order. The space `c` holds the rows
 /// of the declared composite indexes (``DocModel/CompositeIndex/entry(of:)``, under the
 /// index's ``DocModel/CompositeIndex/entryField``), and `u` their unindexed markers (kind
-/// ``DocModel/IndexKind/composite``); ``LevelDBCompositeIndexes`` builds and drops them.
+/// ``DocModel/IndexKind/composite``); ``LevelDBCompositeIndexes`` builds and drops them. The
+/// space `r` (layout 3) holds one row per attachment a live document (not a tombstone) refers
+/// to, so the attachment collector asks whether an attachment is referenced with one seek.
 ///
 /// Keys outside every tenant start with `0x00` (the store's format version and the list of
 /// built composite indexes). A
@@ -181,10 +184,11 @@ struct TenantKeys: Sendable {
         return id
     }
 
-    /// Every query index row of `document` (layout 2), each once, with its rows in
-    /// `compositeIndexes`.
+    /// Every index row of `document`, each once: its query index rows (layout 2), with its
+    /// rows in `compositeIndexes`, and its attachment references (layout 3).
     func indexRows(of document: Document, compositeIndexes: [CompositeIndex] = []) -> [[UInt8]] {
         rows(of: DocumentIndexEntries(document, compositeIndexes: compositeIndexes), key: document.key)
+            + attachmentReferenceRows(of: document)
     }
 
     /// The rows of `document` in `indexes` alone (space `c`, or a marker in `u`): what
@@ -219,6 +223,26 @@ struct TenantKeys: Sendable {
             rows.append(e.bytes)
         }
         return rows
+    }
+
+    // MARK: Attachment references
+
+    /// The prefix of the reference rows of attachment `id`: one per live document that refers
+    /// to it.
+    func attachmentReferences(_ id: AttachmentID) -> [UInt8] {
+        var e = space("r")
+        e.append(string: id.hex)
+        return e.bytes
+    }
+
+    /// The reference rows of `document`, one per attachment its data refers to; none for a
+    /// tombstone (the attachment collector does not count them).
+    func attachmentReferenceRows(of document: Document) -> [[UInt8]] {
+        document.keptAttachments.map { id in
+            var e = KeyEncoder(prefix: attachmentReferences(id))
+            e.append(key: document.key)
+            return e.bytes
+        }
     }
 
     // MARK: Change log

@@ -93,10 +93,11 @@ extension LevelDBTenantStore {
         for write in stamped { model[write.key] = write.document }
     }
 
-    /// Every key in the tenant's query index spaces (`i`, `a`, `c`, `u`).
+    /// Every key in the tenant's index spaces: query indexes (`i`, `a`, `c`, `u`) and attachment
+    /// references (`r`).
     func storedIndexRows() throws -> Set<[UInt8]> {
         var rows = Set<[UInt8]>()
-        for space in ["i", "a", "c", "u"] {
+        for space in ["i", "a", "c", "u", "r"] {
             for entry in try database.entries(withPrefix: keys.prefix + Array(space.utf8)).collect() {
                 rows.insert(entry.key)
             }
