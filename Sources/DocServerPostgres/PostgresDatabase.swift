@@ -157,13 +157,14 @@ final class PostgresDatabase: Sendable {
 
     /// Runs `body` in one transaction started with `begin` (e.g. `BEGIN` or `BEGIN TRANSACTION
     /// ISOLATION LEVEL REPEATABLE READ, READ ONLY`): committed when it returns, rolled back when
-    /// it throws (its error is rethrown as is).
+    /// it throws (its error is rethrown as is). `timeout` is the operation timeout unless given.
     func transaction<T: Sendable>(
         _ what: String,
         begin: PostgresQuery = "BEGIN",
+        timeout: Duration? = nil,
         _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
     ) async throws(DocError) -> T {
-        try await withConnection(what) { connection, logger in
+        try await withConnection(what, timeout: timeout) { connection, logger in
             try await connection.run(begin, logger)
             let value: T
             do {

@@ -42,6 +42,11 @@ extension PostgresServerStore {
         /// The longest a store call may take, waiting for a connection included; past it the
         /// call throws `unavailable` (the database is unreachable or overloaded).
         public var operationTimeout: Duration
+        /// The longest an aggregation (`count`, `sum`, `average`) may take instead: it reads
+        /// every matching document in one transaction, a page of 1,024 per statement, which
+        /// for millions of documents takes longer than ``operationTimeout``. Firestore gives
+        /// an aggregation 60 s too.
+        public var aggregationTimeout: Duration
         /// The longest a new connection may take to be established.
         public var connectTimeout: Duration
         /// The most connections the store's pool opens (the `LISTEN` connection is extra).
@@ -59,6 +64,7 @@ extension PostgresServerStore {
             channel: String = "doccache_commits",
             clock: ServerClock = .system,
             operationTimeout: Duration = .seconds(10),
+            aggregationTimeout: Duration = .seconds(60),
             connectTimeout: Duration = .seconds(5),
             maximumConnections: Int = 20,
             logger: Logger = .discarding,
@@ -68,6 +74,7 @@ extension PostgresServerStore {
             self.channel = channel
             self.clock = clock
             self.operationTimeout = operationTimeout
+            self.aggregationTimeout = aggregationTimeout
             self.connectTimeout = connectTimeout
             self.maximumConnections = maximumConnections
             self.logger = logger

@@ -25,6 +25,25 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(300), "the start-up failure is reported, not waited on")
     }
 
+    /// Aggregations have a timeout of their own (`aggregationTimeout`, longer than the
+    /// operation timeout by default, since one reads every matching document): with it at
+    /// 1 ns an aggregation is answered `unavailable` while queries on the same store, under
+    /// the operation timeout, are answered.
+    @Test func anAggregationHasATimeoutOfItsOwn() async throws {
+        #expect(PostgresServerStore.Options().aggregationTimeout > PostgresServerStore.Options().operationTimeout)
+        let url = try await freshDatabase("aggtimeout")
+        var options = testOptions()
+        options.aggregationTimeout = .nanoseconds(1)
+        let store = try await PostgresServerStore.connect(url: url, options: options)
+        let tenant = try await store.tenant(TenantID("acme"))
+        try await P.touch(tenant, "items/a", batch: 1)
+        let target = try DocModel.Query(collection: "items").toTarget()
+        #expect(try await tenant.query(target, limit: nil).documents.count == 1)
+        let error = await #expect(throws: DocError.self) { try await tenant.aggregate(target, [try AggregateField.count()]) }
+        #expect(error?.code == .unavailable && error?.message.contains("did not answer within") == true, "\(String(describing: error))")
+        await store.close()
+    }
+
     @Test func anUnknownDatabaseIsAClearError() async throws {
         let cluster = try await PostgresCluster.shared()
         let url = "postgres://postgres:hunter2@127.0.0.1:\(cluster.port)/no_such_database"

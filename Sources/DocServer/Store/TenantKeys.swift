@@ -187,8 +187,9 @@ struct TenantKeys: Sendable {
     /// Every index row of `document`, each once: its query index rows (layout 2), with its
     /// rows in `compositeIndexes`, and its attachment references (layout 3).
     func indexRows(of document: Document, compositeIndexes: [CompositeIndex] = []) -> [[UInt8]] {
-        rows(of: DocumentIndexEntries(document, compositeIndexes: compositeIndexes), key: document.key)
-            + attachmentReferenceRows(of: document)
+        var rows = rows(of: DocumentIndexEntries(document, compositeIndexes: compositeIndexes), key: document.key)
+        for id in document.keptAttachments { rows.append(attachmentReference(id, document.key)) }
+        return rows
     }
 
     /// The rows of `document` in `indexes` alone (space `c`, or a marker in `u`): what
@@ -238,11 +239,14 @@ struct TenantKeys: Sendable {
     /// The reference rows of `document`, one per attachment its data refers to; none for a
     /// tombstone (the attachment collector does not count them).
     func attachmentReferenceRows(of document: Document) -> [[UInt8]] {
-        document.keptAttachments.map { id in
-            var e = KeyEncoder(prefix: attachmentReferences(id))
-            e.append(key: document.key)
-            return e.bytes
-        }
+        document.keptAttachments.map { attachmentReference($0, document.key) }
+    }
+
+    /// The row saying that the document `key` refers to attachment `id`.
+    private func attachmentReference(_ id: AttachmentID, _ key: DocumentKey) -> [UInt8] {
+        var e = KeyEncoder(prefix: attachmentReferences(id))
+        e.append(key: key)
+        return e.bytes
     }
 
     // MARK: Change log
