@@ -110,8 +110,8 @@ public protocol TenantStore: Sendable {
     /// A page of every stored document (tombstones included), in the store's own key order
     /// (not query order): the documents after `after` (`nil`: from the first), at most
     /// `limit`. Pass the last key of a page to read the next; a page shorter than `limit` is
-    /// the last. Each page is read at its own version: for maintenance that visits every
-    /// document (the attachment collector), not for answering clients.
+    /// the last. Each page is read at its own version: for maintenance and tools that visit
+    /// every document (checks of a restored store), not for answering clients.
     func scan(after: DocumentKey?, limit: Int) async throws(DocError) -> [Document]
 
     /// Which of `ids` a live stored document (not a tombstone) refers to now, read from the
