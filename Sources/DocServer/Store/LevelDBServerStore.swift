@@ -329,10 +329,14 @@ final class LevelDBTenantStore: TenantStore {
 
     func referencedAttachments(among ids: [AttachmentID]) async throws(DocError) -> Set<AttachmentID> {
         try run {
+            // One cursor, one seek per id (a collection may look up every attachment of the
+            // tenant): an id is referenced when a key under its prefix follows the seek.
+            let cursor = try database.cursor()
             var referenced = Set<AttachmentID>()
             for id in ids where !referenced.contains(id) {
-                var rows = try database.entries(withPrefix: keys.attachmentReferences(id)).makeIterator()
-                if try rows.nextEntry() != nil { referenced.insert(id) }
+                let prefix = keys.attachmentReferences(id)
+                try cursor.seek(to: prefix)
+                if cursor.isValid, try cursor.key().starts(with: prefix) { referenced.insert(id) }
             }
             return referenced
         }
