@@ -167,8 +167,8 @@ import Testing
         #expect(try await fixture.stored(tenant: acme) == [fresh])
     }
 
-    /// A store that counts the documents it is asked to read, for a collector that must read
-    /// none: it looks its candidates up in the store's reference rows.
+    /// A store that counts the reads of documents and of the change log, for a collector that
+    /// must make none: it looks its candidates up in the store's reference rows.
     final class ReadCountingStore: ForwardingTenantStore {
         let base: any TenantStore
         let reads = Mutex(0)
@@ -185,11 +185,15 @@ import Testing
             reads.withLock { $0 += 1 }
             return try await base.scan(after: after, limit: limit)
         }
+        func changes(after version: SnapshotVersion, maxEntries: Int) async throws(DocError) -> ChangeLogRead {
+            reads.withLock { $0 += 1 }
+            return try await base.changes(after: version, maxEntries: maxEntries)
+        }
     }
 
     /// The survey keeps the old attachments no live document refers to; a commit between the
     /// survey and the sweep that refers to one of them keeps it (the sweep looks again, inside
-    /// the serialization); no document is read either time.
+    /// the serialization); no document and no change log is read either time.
     @Test func aCollectionLooksItsCandidatesUpAndReadsNoDocument() async throws {
         let fixture = try Fixture()
         let server = fixture.server
