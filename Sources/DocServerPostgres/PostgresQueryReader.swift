@@ -73,6 +73,15 @@ struct PostgresQueryReader: QueryIndexReader {
         return try bodies(try await rows("read a page of \(collection)", statement))
     }
 
+    func documentCount(in collection: ResourcePath) async throws(DocError) -> Int {
+        var statement = SQLStatement("SELECT count(*) FROM doccache_documents WHERE tenant = ")
+        statement.bind(tenant)
+        Self.addKeyRange(&statement, column: .docKey, prefix: DocumentKeyBytes.collectionPrefix(collection), after: nil, descending: false)
+        let rows = try await rows("count the documents of \(collection)", statement)
+        let count = try PostgresErrorMapping.decode("a document count", in: database) { try rows.first?.decode(Int64.self) ?? 0 }
+        return Int(count)
+    }
+
     func collectionGroupPage(
         _ group: String, under parent: ResourcePath, after position: DocumentKey?, descending: Bool, limit: Int
     ) async throws(DocError) -> [Document] {

@@ -96,4 +96,49 @@ import Testing
             #expect(counting.counts.largestRead <= QueryFold.pageSize, "\(counting.counts) via \(plan)")
         }
     }
+    /// `count()` alone over a whole collection counts keys and the tombstones' `deletedAt`
+    /// entries (and markers, for a value too large to index): no document is read, and the
+    /// answer is the full scan's, with and without tombstones, also for a sub-collection.
+    @Test func countingACollectionReadsNoDocument() async throws {
+        let server = TestServer()
+        let store = try server.tenantStore("acme")
+        var model: [DocumentKey: Document] = [:]
+        var writes: [DocumentWrite] = []
+        for i in 0..<3_000 {
+            let key = try DocumentKey(i % 10 == 9 ? "items/i\(i % 7)/parts/p\(i)" : "items/item\(i)")
+            var fields: [String: Value] = ["n": .integer(Int64(i))]
+            switch i % 6 {
+            case 0: fields[tombstoneField] = .timestamp(try Timestamp(seconds: Int64(i)))   // a tombstone
+            case 1: fields[tombstoneField] = .null                                          // not one
+            case 2 where i % 12 == 2: fields[tombstoneField] = .string(String(repeating: "d", count: 2_000))   // one, unindexed
+            default: break
+            }
+            writes.append(DocumentWrite(key: key, document: Document(key: key, data: ObjectValue(fields), version: .none)))
+        }
+        try await store.commitNext(writes, batch: 1, checked: false, model: &model)
+        let count = [try AggregateField.count(), try AggregateField.count(alias: "again")]
+        for query in [
+            try DocModel.Query(collection: "items"), try DocModel.Query(collection: "items").includingDeleted(),
+            try DocModel.Query(collection: "items").order(by: .documentID, descending: true),
+            try DocModel.Query(collection: "items/i3/parts"), try DocModel.Query(collection: "items/i3/parts").includingDeleted(),
+        ] {
+            let target = try query.toTarget()
+            let (reader, _) = try store.queryReader()
+            defer { reader.release() }
+            let counting = CountingReader(reader)
+            let result = try await QueryFold(target: target).aggregate(count, with: counting)
+            let expected = Value.integer(Int64(fullScan(model.values, target, limit: nil).count))
+            #expect(result == ["count": expected, "again": expected], "\(target)")
+            #expect(counting.counts.documents == 0, "\(target): \(counting.counts)")
+        }
+        // Tombstones of every kind are there to subtract.
+        let all = model.values.filter { $0.key.collectionPath.canonicalString == "items" }
+        #expect(all.filter(\.isTombstone).count > 300 && all.contains { $0.data[tombstoneField] == .null })
+        // Other aggregations, filters and limits still read the documents.
+        let (reader, _) = try store.queryReader()
+        defer { reader.release() }
+        let counting = CountingReader(reader)
+        _ = try await QueryFold(target: try DocModel.Query(collection: "items").filter("n", .greaterThan, 10).toTarget()).aggregate(count, with: counting)
+        #expect(counting.counts.documents > 0)
+    }
 }

@@ -17,7 +17,8 @@ package import DocModel
 ///   index (no entry, a marker instead);
 /// - otherwise the collection, or the collection group, in key order.
 ///
-/// Every document visited matches the target (`Target.matches`).
+/// Every document visited matches the target (`Target.matches`). `count()` alone over a
+/// whole collection visits none: ``aggregate(_:with:)`` counts keys and tombstone entries.
 package struct QueryFold: Sendable {
     package let target: Target
     /// The declared composite indexes the planner may read for a limited target.
@@ -73,10 +74,40 @@ package struct QueryFold: Sendable {
     }
 
     /// The aggregations `fields` over the matching documents (``AggregateAccumulator/result``).
+    /// `count()` alone over a whole collection reads no document (``countByKey(_:_:)``).
     package func aggregate(_ fields: [AggregateField], with reader: any QueryIndexReader) async throws(DocError) -> [String: Value] {
+        if let count = try await countByKey(fields, reader) {
+            return Dictionary(uniqueKeysWithValues: fields.map { ($0.alias, Value.integer(Int64(count))) })
+        }
         var accumulator = AggregateAccumulator(fields)
         try await run(with: reader) { accumulator.add($0.data) }
         return accumulator.result
+    }
+
+    /// For aggregations that are all `count()`, over a collection's target with no filter,
+    /// cursor or limit (the whole collection): the documents counted by key, less the
+    /// tombstones unless they are included — a tombstone is a document whose `deletedAt` is
+    /// not null, so its value index holds an entry above `null` for it, or an unindexed
+    /// marker for a value too large. No document is read. `nil` for any other target.
+    private func countByKey(_ fields: [AggregateField], _ reader: any QueryIndexReader) async throws(DocError) -> Int? {
+        guard !fields.isEmpty, fields.allSatisfy({ $0.operation == .count }), target.limit == nil,
+              target.collectionGroup == nil, target.path.count % 2 == 1, target.filters.isEmpty,
+              target.startAt == nil, target.endAt == nil, target.orderBys.allSatisfy(\.field.isDocumentID)
+        else { return nil }
+        let documents = try await reader.documentCount(in: target.path)
+        if target.includeDeleted { return documents }
+        let deletedAt = FieldPath(unchecked: [tombstoneField])
+        let range = IndexRange(collection: target.path, field: deletedAt, kind: .value, lower: IndexValueBound(.null, inclusive: false))
+        var tombstones = 0
+        var position: IndexPosition?
+        while true {
+            let page = try await reader.indexPage(range, after: position, descending: false, limit: Self.pageSize)
+            tombstones += page.count
+            guard page.count == Self.pageSize, let last = page.last else { break }
+            position = last
+        }
+        tombstones += try await reader.unindexedDocuments(in: target.path, field: deletedAt, kind: .value).count
+        return documents - tombstones
     }
 
     /// Reads pages in key order until one is short.

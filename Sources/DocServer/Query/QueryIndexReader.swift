@@ -23,6 +23,10 @@ package import DocModel
 /// Index rows are what ``DocumentIndexEntries`` yields for each stored document (tombstones
 /// included), written in the same transaction as the document.
 package protocol QueryIndexReader: Sendable {
+    /// How many documents are directly in `collection` (tombstones included), counted by key
+    /// without reading them.
+    func documentCount(in collection: ResourcePath) async throws(DocError) -> Int
+
     /// Up to `limit` documents directly in `collection` (not in its sub-collections), in key
     /// order (`descending`: reverse), strictly after `position` when given.
     func collectionPage(

@@ -30,6 +30,15 @@ struct LevelDBQueryReader: QueryIndexReader {
         }
     }
 
+    func documentCount(in collection: ResourcePath) async throws(DocError) -> Int {
+        let prefix = keys.collection(collection)
+        return try LevelDBServerStore.run {
+            let cursor = try database.cursor(options: options)
+            try cursor.seek(to: prefix)
+            return try cursor.countKeys(before: KeyRange.prefixUpperBound(prefix))
+        }
+    }
+
     func collectionGroupPage(
         _ group: String, under parent: ResourcePath, after position: DocumentKey?, descending: Bool, limit: Int
     ) async throws(DocError) -> [Document] {

@@ -36,6 +36,11 @@ final class CountingReader: QueryIndexReader {
         return page
     }
 
+    func documentCount(in collection: ResourcePath) async throws(DocError) -> Int {
+        count()
+        return try await base.documentCount(in: collection)
+    }
+
     func collectionGroupPage(_ group: String, under parent: ResourcePath, after position: DocumentKey?, descending: Bool, limit: Int) async throws(DocError) -> [Document] {
         let page = try await base.collectionGroupPage(group, under: parent, after: position, descending: descending, limit: limit)
         count(documents: page.count)
