@@ -24,6 +24,18 @@ import Testing
         }
     }
 
+    /// Commits one batch that sets the documents `contents` (by key) at a version above the
+    /// tenant's last, and applies it to `model`.
+    static func commitDocuments(_ contents: [(DocumentKey, ObjectValue)], to tenant: any TenantStore,
+                                model: inout [DocumentKey: Document], batch: inout Int) async throws {
+        let version = try await tenant.state().lastVersion.microseconds + 1
+        let documents = contents.map { Document(key: $0.0, data: $0.1, version: C.v(version)) }
+        batch += 1
+        _ = try await tenant.commit(CommitRequest(outcome: C.outcome("c", batch, version: version),
+                                                  writes: documents.map { DocumentWrite(key: $0.key, document: $0) }))
+        for document in documents { model[document.key] = document }
+    }
+
     @Test(arguments: cases)
     func queriesAgreeWithTheFullScan(_ kind: StoreKind, seed: UInt64) async throws {
         try await Self.randomQueries(kind, seed: seed, declaring: nil)
@@ -85,15 +97,10 @@ import Testing
             // The random data has no tombstone referring to an attachment: `refs/r` (round r)
             // refers to its own, and is a tombstone still holding it in odd rounds (revived
             // in the next), so some attachments are held only by tombstones.
-            let version = try await tenant.state().lastVersion.microseconds + 1
-            let key = try DocumentKey("refs/r\(round / 2)")
             var fields: [String: Value] = ["photo": .attachment(AttachmentID(digest: [UInt8](repeating: UInt8(round / 2), count: 32)))]
             if round % 2 == 1 { fields[tombstoneField] = .integer(1) }
-            let document = Document(key: key, data: ObjectValue(fields), version: C.v(version))
-            batch += 1
-            _ = try await tenant.commit(CommitRequest(outcome: C.outcome("c", batch, version: version),
-                                                      writes: [DocumentWrite(key: key, document: document)]))
-            model[key] = document
+            try await Self.commitDocuments([(try DocumentKey("refs/r\(round / 2)"), ObjectValue(fields))], to: tenant,
+                                           model: &model, batch: &batch)
             if round == 7 { tenant = try await fixture.reopen().tenant(TenantID("acme")) }
             for document in model.values { document.forEachAttachment { seen.insert($0) } }
             var live = Set<AttachmentID>()
@@ -165,16 +172,10 @@ import Testing
             try await Self.commitRandomBatches(30, to: tenant, data: &data, model: &model, batch: &batch)
             // A tombstone whose `deletedAt` is too large for the index (a marker, no entry), and
             // a document whose `deletedAt` is null (not a tombstone).
-            let version = try await tenant.state().lastVersion.microseconds + 1
-            let explicit = [
-                Document(key: try DocumentKey("items/large-tombstone-\(round)"),
-                         data: ObjectValue([tombstoneField: .string(String(repeating: "d", count: 2_000))]), version: C.v(version)),
-                Document(key: try DocumentKey("items/null-deleted-\(round)"), data: ObjectValue([tombstoneField: .null]), version: C.v(version)),
-            ]
-            batch += 1
-            _ = try await tenant.commit(CommitRequest(outcome: C.outcome("c", batch, version: version),
-                                                      writes: explicit.map { DocumentWrite(key: $0.key, document: $0) }))
-            for document in explicit { model[document.key] = document }
+            try await Self.commitDocuments([
+                (try DocumentKey("items/large-tombstone-\(round)"), ObjectValue([tombstoneField: .string(String(repeating: "d", count: 2_000))])),
+                (try DocumentKey("items/null-deleted-\(round)"), ObjectValue([tombstoneField: .null])),
+            ], to: tenant, model: &model, batch: &batch)
             if round == 2 { tenant = try await fixture.reopen().tenant(TenantID("acme")) }
             let collections = Set(model.keys.map(\.collectionPath))
             #expect(collections.count > 1)
