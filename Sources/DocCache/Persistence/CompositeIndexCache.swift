@@ -112,12 +112,7 @@ package final class CompositeIndexCache {
                 row.append(indexValue: value, descending: field.direction == .descending)
             }
             row.append(string: seed.key.documentID, descending: index.documentIDDirection == .descending)
-            // The seed's row included: the smallest key after it is the row and a zero byte.
-            if reverse {
-                if OrderedCode.compare(row.bytes + [0], last) < 0 { last = row.bytes + [0] }
-            } else if OrderedCode.compare(row.bytes, first) > 0 {
-                first = row.bytes
-            }
+            (first, last) = IndexRow.bounds(startingAt: row.bytes, from: first, upTo: last, reverse: reverse)
         }
         return DecodingScan(txn.scan(KeyRange(from: first, upTo: last), reverse: reverse), txn) { entry throws(DocError) -> IndexRow? in
             let (id, idOffset) = try KeySchema.decodeCompositeEntryDocumentID(

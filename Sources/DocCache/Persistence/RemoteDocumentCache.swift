@@ -251,15 +251,10 @@ package final class RemoteDocumentCache {
             to += OrderedCode.infinity
         }
         if let seed {
-            // The seed's row and those after it in the direction read (the smallest key after
-            // a row is the row and a zero byte).
+            // The seed's row and those after it in the direction read.
             var row = KeyEncoder(prefix: prefix + seed.value.indexEncoded())
             row.append(string: seed.documentID)
-            if descending {
-                if OrderedCode.compare(row.bytes + [0], to) < 0 { to = row.bytes + [0] }
-            } else if OrderedCode.compare(row.bytes, from) > 0 {
-                from = row.bytes
-            }
+            (from, to) = IndexRow.bounds(startingAt: row.bytes, from: from, upTo: to, reverse: descending)
         }
         return indexScan(KeyRange(from: from, upTo: to), prefixCount: prefix.count, collection: collection, descending: descending, in: txn)
     }
@@ -321,6 +316,17 @@ package struct IndexRow {
     /// in the index's order (the query may order them by other fields).
     package var values: ArraySlice<UInt8> { position[..<idStart] }
     private let idStart: Int
+
+    /// The scan range `from`..<`upTo` narrowed to the rows from `row` on, `row` included, in
+    /// the direction read (`reverse`: `row` and the rows before it). The smallest key after a
+    /// row is the row and a zero byte. Where a walk starts at a cursor's row.
+    static func bounds(startingAt row: [UInt8], from: [UInt8], upTo: [UInt8], reverse: Bool) -> (from: [UInt8], upTo: [UInt8]) {
+        if reverse {
+            let end = row + [0]
+            return (from, OrderedCode.compare(end, upTo) < 0 ? end : upTo)
+        }
+        return (OrderedCode.compare(row, from) > 0 ? row : from, upTo)
+    }
 
     /// The row `row` of `key`, whose shared prefix ends at `positionStart` and whose document
     /// id starts at `idStart`.
