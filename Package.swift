@@ -258,7 +258,8 @@ let package = Package(
         // The PostgreSQL store alone: schema versions, racing instances, notices, faults.
         .testTarget(
             name: "DocServerPostgresTests",
-            dependencies: ["DocServerPostgres", "DocServer", "DocModel", "DocTestSupport", "PostgresTestSupport"],
+            dependencies: ["DocServerPostgres", "DocServer", "DocModel", "DocProtocol", "DocTestSupport", "PostgresTestSupport",
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         // The ServerStore/TenantStore contract, one suite run against every store.

@@ -10,7 +10,9 @@ internal import PostgresNIO
 /// 3. a committed batch: its version must be above `last_version`, and every document of
 ///    ``CommitRequest/readVersions`` must still have the version the batch read
 ///    (`SnapshotVersion.none`: absent) — else `aborted`, nothing written (2 and 3 read in one
-///    statement);
+///    statement); then the request's ``CommitRequest/recheck``, if any, which an attachment
+///    collection holding the same lock cannot come between
+///    (`PostgresTenantStore+Attachments.swift`);
 /// 4. delete and upsert the documents, replace the index rows that changed (``FieldIndexRows``,
 ///    computed from the stored bodies read in step 2, with the rows of the composite indexes
 ///    recorded in `doccache_composite_indexes`, read in the same statement), append their
@@ -88,6 +90,7 @@ extension PostgresTenantStore {
         let clientID: ByteBuffer
         let batchID: Int64
         let record: ByteBuffer
+        let recheck: (@Sendable () async throws(DocError) -> Void)?
 
         init(_ request: CommitRequest) {
             outcome = request.outcome
@@ -99,20 +102,25 @@ extension PostgresTenantStore {
             clientID = ByteBuffer(bytes: Array(outcome.batch.clientID.utf8))
             batchID = Int64(outcome.batch.batchID)
             record = ByteBuffer(bytes: outcome.record)
+            recheck = request.recheck
         }
     }
 
     /// What the statements of a commit name.
-    private struct Context: Sendable {
+    struct Context: Sendable {
         let name: String
         let tenant: TenantID
         let databaseName: String
         let compositeIndexes: PostgresCompositeIndexes
     }
 
+    var commitContext: Context {
+        Context(name: name, tenant: tenant, databaseName: database.name, compositeIndexes: compositeIndexes)
+    }
+
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
         let prepared = Prepared(request)
-        let context = Context(name: name, tenant: tenant, databaseName: database.name, compositeIndexes: compositeIndexes)
+        let context = commitContext
         let missing = missingState()
         let channel = notifyChannel
         return try await database.transaction("commit batch \(request.outcome.batch) of tenant \(tenant)") { connection, logger in
@@ -132,7 +140,7 @@ extension PostgresTenantStore {
     /// transaction.
     func commitGroup(_ requests: [CommitRequest]) async throws(DocError) -> SnapshotVersion {
         let prepared = requests.map(Prepared.init)
-        let context = Context(name: name, tenant: tenant, databaseName: database.name, compositeIndexes: compositeIndexes)
+        let context = commitContext
         let missing = missingState()
         let channel = notifyChannel
         return try await database.transaction("commit \(requests.count) batches of tenant \(tenant)") { connection, logger in
@@ -153,7 +161,7 @@ extension PostgresTenantStore {
     }
 
     /// Step 1: the tenant's commit lock; returns its last version.
-    private static func lock(
+    static func lock(
         _ context: Context, missing: DocError, on connection: PostgresConnection, _ logger: Logger
     ) async throws -> SnapshotVersion {
         let name = context.name
@@ -223,6 +231,7 @@ extension PostgresTenantStore {
                 throw DocError(.aborted, "\(key) changed since the batch read it (version \(expected), now \(now))")
             }
         }
+        try await request.recheck?()
 
         // 4. Documents, index rows, change log, outcome and version. The deletes go first,
         // in a statement of their own: CockroachDB refuses a statement that modifies one

@@ -114,26 +114,6 @@ final class PostgresTenantStore: TenantStore {
         return try PostgresQueryReader.documents(rows, database: database.name)
     }
 
-    func referencedAttachments(among ids: [AttachmentID]) async throws(DocError) -> Set<AttachmentID> {
-        var referenced = Set<AttachmentID>()
-        // A statement per 1,000 ids, each an index probe of the reference rows
-        // (FieldIndexRows.referenceKind) per id.
-        for start in stride(from: 0, to: ids.count, by: 1_000) {
-            let chunk = ids[start..<min(ids.count, start + 1_000)].map { ByteBuffer(string: $0.hex) }
-            let rows = try await database.rows("read the attachment references of tenant \(tenant)", """
-                SELECT r.id FROM UNNEST(\(chunk)::BYTEA[]) AS r (id)
-                WHERE EXISTS (SELECT 1 FROM doccache_field_index
-                              WHERE tenant = \(name) AND collection = \(ByteBuffer()) AND field = \(ByteBuffer())
-                                AND kind = \(FieldIndexRows.referenceKind) AND value = r.id)
-                """)
-            for row in rows {
-                let hex = try PostgresErrorMapping.decode("an attachment reference", in: database.name) { try row.decode(ByteBuffer.self) }
-                referenced.insert(try AttachmentID(String(decoding: hex.readableBytesView, as: UTF8.self)))
-            }
-        }
-        return referenced
-    }
-
     func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? {
         let rows = try await database.rows("read the outcome of batch \(batch) of tenant \(tenant)", """
             SELECT body FROM doccache_outcomes

@@ -193,7 +193,7 @@ import Testing
 
     /// The survey keeps the old attachments no live document refers to; a commit between the
     /// survey and the sweep that refers to one of them keeps it (the sweep looks again, inside
-    /// the serialization); no document and no change log is read either time.
+    /// the store's critical section); no document and no change log is read either time.
     @Test func aCollectionLooksItsCandidatesUpAndReadsNoDocument() async throws {
         let fixture = try Fixture()
         let server = fixture.server

@@ -7,23 +7,26 @@ internal import DocModel
 /// The store keeps an index of the attachments live documents (not tombstones) refer to,
 /// written in the commit that writes the document
 /// (``TenantStore/referencedAttachments(among:)``): a collection looks up its candidates there,
-/// one probe each, and never reads the documents. It has two phases, so that its lookups do
-/// not hold a tenant's commits back:
+/// one probe each, and never reads the documents. It has two phases, so that most of its
+/// lookups hold no commit back:
 ///
 /// 1. ``survey(_:now:)``, beside the tenant's commits: the blob store's listing, kept to the
 ///    attachments stored (or, unfinished, begun) before the grace period, less those the
 ///    index says are referenced.
-/// 2. ``sweep(_:store:)``, inside the tenant's serialization (no commit of this process runs):
-///    the remaining candidates are looked up again (a commit since the survey, of any server
-///    instance, may refer to one), and each still unreferenced is deleted under its upload
-///    lock, after checking again that it is old (an upload that was unfinished at the listing
-///    may have completed since).
+/// 2. ``sweep(_:store:)``, a few hundred candidates at a time, each time in the store's
+///    critical section (``TenantStore/deleteUnreferencedAttachments(among:_:)``): the
+///    candidates are looked up again (a commit since the survey, of any server instance, may
+///    refer to one), and each still unreferenced is deleted under its upload lock, after
+///    checking again that it is old (an upload that was unfinished at the listing may have
+///    completed since).
 ///
-/// A commit that refers to an attachment checks that it is stored
-/// (``CommitProcessor/attachments``), so a document never refers to a deleted attachment;
-/// what the grace period protects is a client that uploaded an attachment and has not sent
-/// its write yet. The grace counts from when the attachment was first stored: a client
-/// re-uploading an old unreferenced attachment finds it complete and does not restart it.
+/// A commit that newly refers to an attachment checks that it is stored
+/// (``CommitProcessor/attachments``), and checks again inside the same critical section
+/// (``CommitRequest/recheck``), so a document never refers to a deleted attachment, whichever
+/// server instance collects; what the grace period protects is a client that uploaded an
+/// attachment and has not sent its write yet. The grace counts from when the attachment was
+/// first stored: a client re-uploading an old unreferenced attachment finds it complete and
+/// does not restart it.
 struct AttachmentCollector: Sendable {
     let settings: AttachmentSettings
 
@@ -46,25 +49,33 @@ struct AttachmentCollector: Sendable {
         return Survey(candidates: candidates, cutoff: cutoff)
     }
 
-    /// The second phase; returns the ids deleted. The caller holds the tenant's
-    /// serialization.
+    /// How many candidates one critical section of the sweep looks up and deletes: the
+    /// rechecking commits of the tenant wait that long.
+    static let sweepChunk = 256
+
+    /// The second phase; returns the ids deleted.
     func sweep(_ survey: Survey, store: any TenantStore) async throws(DocError) -> [AttachmentID] {
-        let referenced = try await store.referencedAttachments(among: survey.candidates.map(\.id))
         let blobs = settings.store
+        let uploads = settings.uploads
         let tenant = store.tenant
+        let cutoff = survey.cutoff
         var deleted: [AttachmentID] = []
-        for candidate in survey.candidates where !referenced.contains(candidate.id) {
-            // An upload of it is running: it is wanted.
-            guard settings.uploads.tryLock(candidate.id, tenant: tenant) else { continue }
-            defer { settings.uploads.unlock(candidate.id, tenant: tenant) }
-            // An upload unfinished at the listing may have completed since (a complete
-            // attachment's metadata never changes).
-            if !candidate.isComplete, let metadata = try await blobs.metadata(candidate.id, tenant: tenant),
-               metadata.createdAt.microseconds >= survey.cutoff {
-                continue
+        for start in stride(from: 0, to: survey.candidates.count, by: Self.sweepChunk) {
+            let chunk = survey.candidates[start..<min(survey.candidates.count, start + Self.sweepChunk)]
+            let unfinished = Set(chunk.filter { !$0.isComplete }.map(\.id))
+            deleted += try await store.deleteUnreferencedAttachments(among: chunk.map(\.id)) { id throws(DocError) -> Bool in
+                // An upload of it is running: it is wanted.
+                guard uploads.tryLock(id, tenant: tenant) else { return false }
+                defer { uploads.unlock(id, tenant: tenant) }
+                // An upload unfinished at the listing may have completed since (a complete
+                // attachment's metadata never changes).
+                if unfinished.contains(id), let metadata = try await blobs.metadata(id, tenant: tenant),
+                   metadata.createdAt.microseconds >= cutoff {
+                    return false
+                }
+                try await blobs.delete(id, tenant: tenant)
+                return true
             }
-            try await blobs.delete(candidate.id, tenant: tenant)
-            deleted.append(candidate.id)
         }
         return deleted
     }

@@ -49,4 +49,20 @@ extension CommitProcessor {
             }
         }
     }
+
+    /// The same check for the store to make again inside the tenant's critical section
+    /// (``CommitRequest/recheck``), where no attachment collection of any server instance
+    /// runs: an attachment deleted since ``check(_:)`` makes the commit `aborted`, and the
+    /// batch processed again is refused by ``check(_:)``. `nil` when the batch adds no
+    /// reference.
+    func recheck(_ references: AttachmentReferences) -> (@Sendable () async throws(DocError) -> Void)? {
+        guard let attachments, !references.written.isEmpty else { return nil }
+        let ids = references.written.map(\.id)
+        let tenant = store.tenant
+        return { () async throws(DocError) in
+            for id in ids where try await attachments.metadata(id, tenant: tenant) == nil {
+                throw DocError(.aborted, "attachment \(id) was deleted after the batch was checked")
+            }
+        }
+    }
 }

@@ -170,7 +170,7 @@ public struct CommitProcessor: Sendable {
         batch key: BatchKey, mutations: [Mutation], uid: String, digest: UInt64, access: AccessContext?, logger: Logger
     ) async throws(DocError) -> Processed {
         let now = clock.nowMicros()
-        let result: Result<([DocumentWrite], SnapshotVersion, [MutationResult], [DocumentKey: SnapshotVersion]), DocError>
+        let result: Result<Applied, DocError>
         do {
             result = .success(try await apply(mutations, now: now, access: access))
         } catch {
@@ -187,11 +187,13 @@ public struct CommitProcessor: Sendable {
             logger.info("batch rejected", metadata: ["code": "\(error.code)", "error": "\(error.message)"])
             return Processed(outcome: outcome, applied: false, changes: [], recorded: true)
 
-        case .success(let (writes, version, results, readVersions)):
+        case .success(let applied):
+            let (writes, version) = (applied.writes, applied.version)
             let outcome = BatchOutcome(
-                batch: key, uid: uid, digest: digest, recordedAt: now, result: .committed(version: version, results: results))
+                batch: key, uid: uid, digest: digest, recordedAt: now, result: .committed(version: version, results: applied.results))
             let previous: SnapshotVersion
-            switch try await store.commit(CommitRequest(outcome: outcome, writes: writes, readVersions: readVersions)) {
+            let request = CommitRequest(outcome: outcome, writes: writes, readVersions: applied.readVersions, recheck: applied.recheck)
+            switch try await store.commit(request) {
             case .duplicate(let stored):
                 return Processed(outcome: stored, applied: false, changes: [])
             case .stored(let previousVersion):
@@ -205,12 +207,23 @@ public struct CommitProcessor: Sendable {
         }
     }
 
+    /// A batch applied, ready to commit.
+    private struct Applied {
+        /// The documents to write (only those that changed).
+        var writes: [DocumentWrite]
+        var version: SnapshotVersion
+        var results: [MutationResult]
+        /// The version of every document read.
+        var readVersions: [DocumentKey: SnapshotVersion]
+        /// The attachment check again, for the store's critical section (``recheck(_:)``).
+        var recheck: (@Sendable () async throws(DocError) -> Void)?
+    }
+
     /// Applies the mutations in order on the stored documents at a fresh commit version and
-    /// authorizes them against `access`; returns the documents to write (only those that
-    /// changed), the version, the results and the version of every document read.
+    /// authorizes them against `access`.
     private func apply(
         _ mutations: [Mutation], now: Int64, access: AccessContext?
-    ) async throws(DocError) -> ([DocumentWrite], SnapshotVersion, [MutationResult], [DocumentKey: SnapshotVersion]) {
+    ) async throws(DocError) -> Applied {
         guard mutations.count <= maxWritesPerBatch else {
             throw DocError(.invalidArgument, "a batch has at most \(maxWritesPerBatch) writes, this one has \(mutations.count)")
         }
@@ -277,7 +290,8 @@ public struct CommitProcessor: Sendable {
         var readVersions: [DocumentKey: SnapshotVersion] = [:]
         readVersions.reserveCapacity(keys.count)
         for key in keys { readVersions[key] = read.documents[key]?.version ?? .none }
-        return (writes, version, results, readVersions)
+        return Applied(writes: writes, version: version, results: results, readVersions: readVersions,
+                       recheck: recheck(references))
     }
 
     /// The codes of failed preconditions, which must not tell a caller the rules refuse

@@ -95,6 +95,12 @@ final class GroupCommitView: TenantStore {
         try await base.referencedAttachments(among: ids)
     }
 
+    func deleteUnreferencedAttachments(
+        among ids: [AttachmentID], _ delete: @escaping @Sendable (AttachmentID) async throws(DocError) -> Bool
+    ) async throws(DocError) -> [AttachmentID] {
+        throw DocError(.internal, "a commit group does not collect attachments")
+    }
+
     func pruneOutcomes(recordedBefore cutoff: Int64) async throws(DocError) -> Int {
         throw DocError(.internal, "a commit group does not prune")
     }

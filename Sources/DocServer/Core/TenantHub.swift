@@ -906,12 +906,11 @@ actor TenantHub {
     }
 
     /// Deletes the tenant's attachments that no live document refers to and that are older
-    /// than the grace period (``AttachmentCollector``): the first lookup runs beside the
-    /// commits, the second and the deletion inside the serialization. Returns the ids deleted.
+    /// than the grace period (``AttachmentCollector``): beside the hub's work, since the store
+    /// holds back the commits that could refer to one while it deletes
+    /// (``TenantStore/deleteUnreferencedAttachments(among:_:)``). Returns the ids deleted.
     func collectAttachments(with collector: AttachmentCollector, now: Int64) async throws(DocError) -> [AttachmentID] {
         guard let survey = try await collector.survey(store, now: now) else { return [] }
-        await acquire()
-        defer { release() }
         let deleted = try await collector.sweep(survey, store: store)
         if !deleted.isEmpty {
             logger.info("deleted unreferenced attachments", metadata: ["attachments": "\(deleted.count)"])

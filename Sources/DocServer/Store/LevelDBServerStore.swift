@@ -198,6 +198,10 @@ final class LevelDBTenantStore: TenantStore {
     private let compositeIndexes: [CompositeIndex]
     /// The tenant's state; its lock is the tenant's commit lock.
     private let current: Mutex<TenantState>
+    /// Held by an attachment collection and by the commits that recheck
+    /// (``CommitRequest/recheck``), around the commit lock: the recheck and the deletions
+    /// await, the commit lock cannot be held across them.
+    private let collectionLock = AsyncLock()
 
     init(database: Database, tenant: TenantID, options: LevelDBServerStore.Options) throws(DocError) {
         self.tenant = tenant
@@ -343,17 +347,44 @@ final class LevelDBTenantStore: TenantStore {
     }
 
     func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? {
-        try run {
-            try database.get(keys.outcome(batch)).map { bytes throws in try BatchOutcome(record: bytes) }
+        try storedOutcome(batch)
+    }
+
+    func deleteUnreferencedAttachments(
+        among ids: [AttachmentID], _ delete: @escaping @Sendable (AttachmentID) async throws(DocError) -> Bool
+    ) async throws(DocError) -> [AttachmentID] {
+        try await collectionLock.run { () async throws(DocError) -> [AttachmentID] in
+            let referenced = try await referencedAttachments(among: ids)
+            var deleted: [AttachmentID] = []
+            for id in ids where !referenced.contains(id) {
+                if try await delete(id) { deleted.append(id) }
+            }
+            return deleted
         }
     }
 
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
+        guard let recheck = request.recheck else { return try commitLocked(request) }
+        return try await collectionLock.run { () async throws(DocError) -> CommitResult in
+            // A re-sent batch is answered from its outcome, whatever the recheck would say.
+            if let existing = try storedOutcome(request.outcome.batch) { return .duplicate(existing) }
+            try await recheck()
+            return try commitLocked(request)
+        }
+    }
+
+    /// The stored outcome of `batch`, read now.
+    private func storedOutcome(_ batch: BatchKey) throws(DocError) -> BatchOutcome? {
+        try run { try database.get(keys.outcome(batch)).map { bytes throws in try BatchOutcome(record: bytes) } }
+    }
+
+    /// ``commit(_:)`` under the commit lock (its recheck, if any, done).
+    private func commitLocked(_ request: CommitRequest) throws(DocError) -> CommitResult {
         // The new documents' index rows depend on nothing stored: built before taking the lock.
         let newRows = indexRows(of: request)
         return try current.withLock { (state: inout TenantState) throws(DocError) -> CommitResult in
-            if let existing = try run({ try database.get(keys.outcome(request.outcome.batch)) }) {
-                return .duplicate(try BatchOutcome(record: existing))
+            if let existing = try storedOutcome(request.outcome.batch) {
+                return .duplicate(existing)
             }
             var batch = WriteBatch()
             var newState = state
@@ -370,6 +401,16 @@ final class LevelDBTenantStore: TenantStore {
     /// Group commit: every request staged in order into one write batch, against the state
     /// the requests before it leave, and written with one (synced) write.
     func commitGroup(_ requests: [CommitRequest]) async throws(DocError) -> SnapshotVersion {
+        let rechecks = requests.compactMap(\.recheck)
+        guard !rechecks.isEmpty else { return try commitGroupLocked(requests) }
+        return try await collectionLock.run { () async throws(DocError) -> SnapshotVersion in
+            for recheck in rechecks { try await recheck() }
+            return try commitGroupLocked(requests)
+        }
+    }
+
+    /// ``commitGroup(_:)`` under the commit lock (the rechecks done).
+    private func commitGroupLocked(_ requests: [CommitRequest]) throws(DocError) -> SnapshotVersion {
         let rows = requests.map(indexRows(of:))
         return try current.withLock { (state: inout TenantState) throws(DocError) -> SnapshotVersion in
             var batch = WriteBatch()

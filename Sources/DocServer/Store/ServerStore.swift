@@ -118,6 +118,21 @@ public protocol TenantStore: Sendable {
     /// store's reference index (one lookup per id, not a scan): for the attachment collector.
     func referencedAttachments(among ids: [AttachmentID]) async throws(DocError) -> Set<AttachmentID>
 
+    /// Calls `delete` for each of `ids` that no live stored document refers to, in order, while
+    /// the commits that carry a ``CommitRequest/recheck`` wait (whichever server instance runs
+    /// them); returns the ids for which `delete` returned `true`. For the attachment collector:
+    /// a commit that newly refers to one of `ids` is either stored before the lookup (and the
+    /// id is kept) or rechecks after the deletion (and is refused), never stored in between.
+    /// Commits without a recheck do not wait: they add no reference the lookup could miss.
+    ///
+    /// `delete` runs inside the tenant's critical section (the embedded store: an asynchronous
+    /// lock its rechecking commits take; PostgreSQL: a transaction holding the tenant's row
+    /// lock), so it must be short: the caller passes a few hundred ids at a time. When it
+    /// throws, the ids deleted before stay deleted and its error is thrown.
+    func deleteUnreferencedAttachments(
+        among ids: [AttachmentID], _ delete: @escaping @Sendable (AttachmentID) async throws(DocError) -> Bool
+    ) async throws(DocError) -> [AttachmentID]
+
     /// Applies a commit atomically: documents, change log entries, the batch outcome and the
     /// new last version all, or nothing.
     ///
@@ -127,7 +142,8 @@ public protocol TenantStore: Sendable {
     /// version, or when a document of ``CommitRequest/readVersions`` no longer has the version
     /// the batch was applied to. These checks and the writes are one critical section of the
     /// tenant (a lock in the embedded store; the tenant's state row locked in the transaction
-    /// in PostgreSQL).
+    /// in PostgreSQL). The request's ``CommitRequest/recheck`` runs in the same critical
+    /// section, after the duplicate check.
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult
 
     /// Applies several commits, in order, as one atomic transaction (group commit: one synced
@@ -137,7 +153,8 @@ public protocol TenantStore: Sendable {
     ///
     /// Throws `aborted` with nothing stored when any request would not be stored on its own
     /// (its batch already has an outcome, its version is not above the one before it, a
-    /// document it read changed): the caller then commits the batches one by one. The default
+    /// document it read changed), or throws what a request's ``CommitRequest/recheck`` throws,
+    /// nothing stored: the caller then commits the batches one by one. The default
     /// implementation, for stores that cannot group, calls ``commit(_:)`` for each request in
     /// order and is not atomic: after a failure the requests before it stay stored, which is
     /// safe because a batch processed again is answered from its stored outcome.
@@ -280,11 +297,23 @@ public struct CommitRequest: Sendable {
     /// server instances applying an increment to the same document: one commits, the other is
     /// `aborted` and applies it again on the new value). Empty: nothing to verify.
     public var readVersions: [DocumentKey: SnapshotVersion]
+    /// A check the store runs again inside the tenant's critical section, after the checks of
+    /// other commits and of ``TenantStore/deleteUnreferencedAttachments(among:_:)`` and before
+    /// anything is written; when it throws, nothing is stored and its error is thrown (a
+    /// ``CommitProcessor`` throws `aborted`, and processes the batch again). `nil`: nothing to
+    /// check.
+    ///
+    /// The ``CommitProcessor`` checks here that the attachments a batch newly refers to are
+    /// still stored: another server instance's collector may have deleted one since the batch
+    /// was processed.
+    public var recheck: (@Sendable () async throws(DocError) -> Void)?
 
-    public init(outcome: BatchOutcome, writes: [DocumentWrite], readVersions: [DocumentKey: SnapshotVersion] = [:]) {
+    public init(outcome: BatchOutcome, writes: [DocumentWrite], readVersions: [DocumentKey: SnapshotVersion] = [:],
+                recheck: (@Sendable () async throws(DocError) -> Void)? = nil) {
         self.outcome = outcome
         self.writes = writes
         self.readVersions = readVersions
+        self.recheck = recheck
     }
 }
 

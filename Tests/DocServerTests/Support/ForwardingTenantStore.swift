@@ -21,6 +21,11 @@ extension ForwardingTenantStore {
     func referencedAttachments(among ids: [AttachmentID]) async throws(DocError) -> Set<AttachmentID> {
         try await base.referencedAttachments(among: ids)
     }
+    func deleteUnreferencedAttachments(
+        among ids: [AttachmentID], _ delete: @escaping @Sendable (AttachmentID) async throws(DocError) -> Bool
+    ) async throws(DocError) -> [AttachmentID] {
+        try await base.deleteUnreferencedAttachments(among: ids, delete)
+    }
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult { try await base.commit(request) }
     func pruneOutcomes(recordedBefore cutoff: Int64) async throws(DocError) -> Int { try await base.pruneOutcomes(recordedBefore: cutoff) }
     func pruneChangeLog(before cutoff: SnapshotVersion) async throws(DocError) -> Int { try await base.pruneChangeLog(before: cutoff) }
