@@ -105,4 +105,31 @@ import Testing
         #expect(deleted == [tombstoned, unreferenced])
         #expect(events.all == ["deleting", "deleted ", "deleted ", "deleted declined", "recheck"])
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func aDeletionThatFailsReleasesTheTenant(_ kind: StoreKind) async throws {
+        let fixture = try await StoreFixture.make(kind)
+        defer { Task { await fixture.tearDown() } }
+        let store = try await fixture.tenant("acme")
+        let v = try await store.state().lastVersion.microseconds
+        let deleted = Mutex<[AttachmentID]>([])
+        let error = await #expect(throws: DocError.self) {
+            try await store.deleteUnreferencedAttachments(among: [Self.id(1), Self.id(2), Self.id(3)]) { id throws(DocError) -> Bool in
+                guard id != Self.id(2) else { throw DocError(.unavailable, "the blob store is gone") }
+                deleted.withLock { $0.append(id) }
+                return true
+            }
+        }
+        #expect(error?.message == "the blob store is gone")
+        // What was deleted before the failure stays deleted (the caller's business); nothing
+        // after it was attempted.
+        #expect(deleted.withLock { $0 } == [Self.id(1)])
+        // The tenant is free again: a rechecking commit and another collection go through.
+        let rechecked = Mutex(false)
+        #expect(try await store.commit(CommitRequest(
+            outcome: C.outcome("c", 1, version: v + 1), writes: [C.put("forms/a", ["photo": .attachment(Self.id(3))], version: v + 1)],
+            recheck: { rechecked.withLock { $0 = true } })) == .stored(previousVersion: C.v(v)))
+        #expect(rechecked.withLock { $0 })
+        #expect(try await store.deleteUnreferencedAttachments(among: [Self.id(2), Self.id(3)]) { _ in true } == [Self.id(2)])
+    }
 }
