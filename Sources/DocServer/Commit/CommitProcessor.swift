@@ -289,7 +289,10 @@ public struct CommitProcessor: Sendable {
         let writes = keys.filter(changed.contains).map { key in DocumentWrite(key: key, document: documents[key]?.document) }
         var readVersions: [DocumentKey: SnapshotVersion] = [:]
         readVersions.reserveCapacity(keys.count)
-        for key in keys { readVersions[key] = read.documents[key]?.version ?? .none }
+        // Spelled out: `?? .none` assigned to the optional subscript means `Optional.none`, which
+        // left the documents read as absent out of the store's check (a create or an increment
+        // of a missing document racing another instance's then overwrote it).
+        for key in keys { readVersions[key] = read.documents[key]?.version ?? SnapshotVersion.none }
         return Applied(writes: writes, version: version, results: results, readVersions: readVersions,
                        recheck: recheck(references))
     }

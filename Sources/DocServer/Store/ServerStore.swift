@@ -123,7 +123,8 @@ public protocol TenantStore: Sendable {
     /// them); returns the ids for which `delete` returned `true`. For the attachment collector:
     /// a commit that newly refers to one of `ids` is either stored before the lookup (and the
     /// id is kept) or rechecks after the deletion (and is refused), never stored in between.
-    /// Commits without a recheck do not wait: they add no reference the lookup could miss.
+    /// Commits without a recheck need not wait, as they add no reference the lookup could miss
+    /// (the embedded store lets them through; in PostgreSQL every commit takes the row lock).
     ///
     /// `delete` runs inside the tenant's critical section (the embedded store: an asynchronous
     /// lock its rechecking commits take; PostgreSQL: a transaction holding the tenant's row

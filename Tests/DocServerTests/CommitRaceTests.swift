@@ -1,0 +1,87 @@
+import DocModel
+import Synchronization
+import Testing
+@testable import DocServer
+
+/// Two commit processors on one tenant, as two server instances on one database are: the
+/// store refuses a commit whose batch read a document that another commit changed since, and
+/// the batch is processed again on the new state. Documents read as absent count too.
+@Suite struct CommitRaceTests {
+    /// A tenant store that holds the next commit until released: the moment between a batch's
+    /// reads and its store commit, made long.
+    final class HeldCommitStore: ForwardingTenantStore {
+        let base: any TenantStore
+        private let hold = Mutex<(reached: AsyncStream<Void>.Continuation, release: AsyncStream<Void>)?>(nil)
+
+        init(base: any TenantStore) { self.base = base }
+
+        /// Holds the next commit; returns a stream that yields when it is reached and the
+        /// continuation that lets it go.
+        func holdNextCommit() -> (reached: AsyncStream<Void>, release: AsyncStream<Void>.Continuation) {
+            let (reached, reach) = AsyncStream<Void>.makeStream()
+            let (release, letGo) = AsyncStream<Void>.makeStream()
+            hold.withLock { $0 = (reach, release) }
+            return (reached, letGo)
+        }
+
+        func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
+            if let (reached, release) = hold.withLock({ hold in defer { hold = nil }; return hold }) {
+                reached.yield()
+                for await _ in release { break }
+            }
+            return try await base.commit(request)
+        }
+    }
+
+    /// Runs `mutations` as batch 1 of client A, held before its store commit while client B
+    /// commits `meanwhile`; returns A's outcome. A's clock is a millisecond ahead of B's (two
+    /// machines' clocks differ), so B's commit version is below A's and only the documents'
+    /// versions tell that B came between A's reads and its commit.
+    static func race(_ mutations: [Mutation], meanwhile: [Mutation], on server: TestServer) async throws -> BatchOutcome {
+        let base = try server.tenantStore("acme")
+        let held = HeldCommitStore(base: base)
+        let clock = server.clock
+        let ahead = ServerClock { clock.micros + 1_000 }
+        let a = CommitProcessor(store: held, clock: ahead, logger: .discarding)
+        let b = CommitProcessor(store: base, clock: clock.serverClock, logger: .discarding)
+        let (reached, release) = held.holdNextCommit()
+        let first = Task { try await a.process(batch: BatchKey(clientID: "A", batchID: 1), mutations: mutations, uid: "u") }
+        for await _ in reached { break }
+        clock.advance(by: 10)
+        let meanwhile = try await b.process(batch: BatchKey(clientID: "B", batchID: 1), mutations: meanwhile, uid: "u")
+        #expect(meanwhile.applied)
+        #expect(meanwhile.outcome.commitVersion.map { $0.microseconds < clock.micros + 1_000 } == true)
+        release.yield()
+        return try await first.value.outcome
+    }
+
+    @Test func aCreateRacingAnotherCreateIsRefused() async throws {
+        let server = TestServer()
+        let key = T.key("accounts/new")
+        let outcome = try await Self.race([.set(key, ObjectValue(["owner": "a"]), precondition: .exists(false))],
+                                          meanwhile: [.set(key, ObjectValue(["owner": "b"]), precondition: .exists(false))], on: server)
+        // A read the document as absent; B created it meanwhile: A is processed again and its
+        // precondition fails, instead of overwriting B's document.
+        guard case .rejected(let error) = outcome.result else {
+            Issue.record("the second create was committed over the first: \(outcome.result)")
+            return
+        }
+        #expect(error.code == .alreadyExists)
+        let stored = try await server.tenantStore("acme").documents([key]).documents[key]
+        #expect(stored?.data["owner"] == "b")
+    }
+
+    @Test func incrementsOfAMissingCounterBothCount() async throws {
+        let server = TestServer()
+        let key = T.key("counters/c")
+        let increment = Mutation.setMerge(key, ObjectValue(), transforms: [.increment(T.field("n"), by: 1)])
+        let outcome = try await Self.race([increment], meanwhile: [increment], on: server)
+        guard case .committed = outcome.result else {
+            Issue.record("the increment was not committed: \(outcome.result)")
+            return
+        }
+        // Both increments count: A was processed again on B's document.
+        let stored = try await server.tenantStore("acme").documents([key]).documents[key]
+        #expect(stored?.data["n"] == .integer(2))
+    }
+}
