@@ -2,88 +2,57 @@ internal import DocModel
 internal import DocServer
 internal import PostgresNIO
 
-/// ``TenantStore/commit(_:)``: one transaction, in this order —
+/// ``TenantStore/commit(_:)`` and ``TenantStore/commitGroup(_:)``: one transaction of at most
+/// five statements, however many requests it stores, in this order —
 ///
 /// 1. lock the tenant's row (`SELECT last_version … FOR UPDATE`): the commits of a tenant
 ///    queue here, whichever server instance runs them;
-/// 2. the batch's outcome exists → ``CommitResult/duplicate(_:)``, nothing written;
-/// 3. a committed batch: its version must be above `last_version`, and every document of
-///    ``CommitRequest/readVersions`` must still have the version the batch read
-///    (`SnapshotVersion.none`: absent) — else `aborted`, nothing written (2 and 3 read in one
-///    statement); then the request's ``CommitRequest/recheck``, if any, which an attachment
-///    collection holding the same lock cannot come between
-///    (`PostgresTenantStore+Attachments.swift`);
-/// 4. delete and upsert the documents, replace the index rows that changed (``FieldIndexRows``,
-///    computed from the stored bodies read in step 2, with the rows of the composite indexes
-///    recorded in `doccache_composite_indexes`, read in the same statement), append their
-///    change log rows (the new `Document`, or a `NoDocument` for a hard delete), insert the
-///    outcome, set `last_version` (one statement, plus one for deletes); in
-///    ``PostgresServerStore/NoticeMode/listen`` mode, `pg_notify(channel, 'TENANT VERSION')`,
-///    which PostgreSQL delivers when (and only if) the transaction commits.
+/// 2. one statement reads, after the lock, the outcomes the requests' batches already have,
+///    the current versions of the documents they read, the stored bodies of the documents
+///    they write (whose index rows change), and the recorded composite indexes (an index
+///    recorded before the lock is seen; one recorded after it builds this tenant's rows only
+///    once this commit is done);
+/// 3. the checks, in memory, each request against the state the requests before it leave:
+///    a batch with an outcome → ``CommitResult/duplicate(_:)`` for a lone commit, `aborted`
+///    for a group; a committed batch's version must be above the last one, and every document
+///    of ``CommitRequest/readVersions`` must still have the version the batch read
+///    (`SnapshotVersion.none`: absent) — else `aborted`, nothing written; then each request's
+///    ``CommitRequest/recheck``, which an attachment collection holding the same lock cannot
+///    come between (`PostgresTenantStore+Attachments.swift`);
+/// 4. the writes, computed from the documents' last state in the requests against their
+///    stored state (a document written by two requests is stored once, and logged once per
+///    version): the deleted documents and the index rows that went (one statement, when there
+///    are any), then the upserted documents, the new index rows (``FieldIndexRows``), the
+///    change log rows (the new `Document`, or a `NoDocument` for a hard delete), the outcomes
+///    and `last_version` (one statement); in ``PostgresServerStore/NoticeMode/listen`` mode,
+///    `pg_notify(channel, 'TENANT VERSION')`, which PostgreSQL delivers when (and only if) the
+///    transaction commits.
 ///
-/// The checks of step 3 read after the lock of step 1: at READ COMMITTED (PostgreSQL's
-/// default) each statement sees every commit that held the lock before. At REPEATABLE READ or
+/// The reads of step 2 come after the lock of step 1: at READ COMMITTED (PostgreSQL's default)
+/// each statement sees every commit that held the lock before. At REPEATABLE READ or
 /// SERIALIZABLE (CockroachDB, YugabyteDB) a concurrent commit makes the lock fail with a
 /// serialization error instead: `aborted` too, and the batch is processed again.
 extension PostgresTenantStore {
-    /// The rows a committed batch writes, encoded before the transaction starts (the index
-    /// rows wait for the documents' previous versions, read in the transaction).
-    private struct Rows: Sendable {
-        var putKeys: [ByteBuffer] = []
-        var putGroups: [ByteBuffer] = []
-        var putPaths: [ByteBuffer] = []
-        var putVersions: [Int64] = []
-        var putBodies: [ByteBuffer] = []
-        var deleteKeys: [ByteBuffer] = []
-        var logPaths: [ByteBuffer] = []
-        var logBodies: [ByteBuffer] = []
-        /// Every key written (put or deleted), with its encoding and new document.
-        var written: [(key: DocumentKey, bytes: [UInt8], document: Document?)] = []
-
-        init(_ writes: [DocumentWrite], version: SnapshotVersion) {
-            // A key written twice keeps its last write, as in the embedded store's write batch.
-            var last: [DocumentKey: Int] = [:]
-            for (i, write) in writes.enumerated() { last[write.key] = i }
-            for (i, write) in writes.enumerated() where last[write.key] == i {
-                let bytes = DocumentKeyBytes.key(write.key)
-                let key = ByteBuffer(bytes: bytes)
-                let path = ByteBuffer(bytes: DocumentKeyBytes.path(write.key))
-                let change: MaybeDocument
-                if let document = write.document {
-                    putKeys.append(key)
-                    putGroups.append(ByteBuffer(bytes: DocumentKeyBytes.group(write.key.collectionGroup)))
-                    putPaths.append(path)
-                    putVersions.append(document.version.microseconds)
-                    putBodies.append(ByteBuffer(bytes: document.binaryEncoded()))
-                    change = .document(document)
-                } else {
-                    deleteKeys.append(key)
-                    change = .noDocument(NoDocument(key: write.key, version: version))
-                }
-                logPaths.append(path)
-                logBodies.append(ByteBuffer(bytes: change.binaryEncoded()))
-                written.append((write.key, bytes, write.document))
-            }
-        }
-
-        /// The index rows to delete and insert, given the written documents' stored bodies
-        /// (by key encoding) and the recorded composite indexes.
-        func indexChanges(previous: [[UInt8]: [UInt8]], compositeIndexes: [CompositeIndex]) throws -> (delete: FieldIndexRows, insert: FieldIndexRows) {
-            var delete = FieldIndexRows(), insert = FieldIndexRows()
-            for write in written {
-                let old = try previous[write.bytes].map { try Document(binary: $0) }
-                FieldIndexRows.changes(of: write.key, from: old, to: write.document, compositeIndexes: compositeIndexes,
-                                       deleting: &delete, inserting: &insert)
-            }
-            return (delete, insert)
-        }
+    /// One document write of a request, encoded before the transaction starts.
+    private struct EncodedWrite: Sendable {
+        let key: DocumentKey
+        /// `doc_key`.
+        let bytes: [UInt8]
+        let path: ByteBuffer
+        /// The new document (`nil`: deleted) and its encoding.
+        let document: Document?
+        let body: ByteBuffer?
+        /// The change log row's body.
+        let log: ByteBuffer
     }
 
     /// A commit request with everything encoded before the transaction starts.
     private struct Prepared: Sendable {
         let outcome: BatchOutcome
         let version: SnapshotVersion?
-        let rows: Rows?
+        /// The last write of each key, in order (a key written twice keeps its last write, as
+        /// in the embedded store's write batch).
+        let writes: [EncodedWrite]
         let rejectedWithWrites: Bool
         let readKeys: [(DocumentKey, [UInt8])]
         let readVersions: [DocumentKey: SnapshotVersion]
@@ -95,8 +64,21 @@ extension PostgresTenantStore {
         init(_ request: CommitRequest) {
             outcome = request.outcome
             version = outcome.commitVersion
-            rows = version.map { Rows(request.writes, version: $0) }
             rejectedWithWrites = version == nil && !request.writes.isEmpty
+            var encoded: [EncodedWrite] = []
+            if let version {
+                var last: [DocumentKey: Int] = [:]
+                for (i, write) in request.writes.enumerated() { last[write.key] = i }
+                for (i, write) in request.writes.enumerated() where last[write.key] == i {
+                    let change: MaybeDocument = write.document.map { .document($0) }
+                        ?? .noDocument(NoDocument(key: write.key, version: version))
+                    encoded.append(EncodedWrite(
+                        key: write.key, bytes: DocumentKeyBytes.key(write.key), path: ByteBuffer(bytes: DocumentKeyBytes.path(write.key)),
+                        document: write.document, body: write.document.map { ByteBuffer(bytes: $0.binaryEncoded()) },
+                        log: ByteBuffer(bytes: change.binaryEncoded())))
+                }
+            }
+            writes = encoded
             readKeys = request.readVersions.keys.map { ($0, DocumentKeyBytes.key($0)) }
             readVersions = request.readVersions
             clientID = ByteBuffer(bytes: Array(outcome.batch.clientID.utf8))
@@ -119,25 +101,24 @@ extension PostgresTenantStore {
     }
 
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
-        let prepared = Prepared(request)
+        let prepared = [Prepared(request)]
         let context = commitContext
         let missing = missingState()
         let channel = notifyChannel
         return try await database.transaction("commit batch \(request.outcome.batch) of tenant \(tenant)") { connection, logger in
             let last = try await Self.lock(context, missing: missing, on: connection, logger)
-            let (result, now) = try await Self.apply(prepared, after: last, context, on: connection, logger)
-            if now != last, let channel {
-                try await connection.run("SELECT pg_notify(\(channel), \(context.name + " " + String(now.microseconds)))", logger)
+            if let stored = try await Self.store(prepared, after: last, context, channel: channel, on: connection, logger) {
+                return .duplicate(stored)
             }
-            return result
+            return .stored(previousVersion: last)
         }
     }
 
     /// Group commit (``TenantStore/commitGroup(_:)``): the requests in order in one
-    /// transaction — one lock of the tenant's row, each request checked and written as
-    /// ``commit(_:)`` does (its checks see the requests before it), one `COMMIT` (one WAL
-    /// flush) and one notice. A request whose batch already has an outcome aborts the whole
-    /// transaction.
+    /// transaction — one lock of the tenant's row, one read, each request checked as
+    /// ``commit(_:)`` checks one against the state the requests before it leave, one write of
+    /// them all, one `COMMIT` (one WAL flush) and one notice. A request whose batch already has
+    /// an outcome (stored, or earlier in the group) aborts the whole transaction.
     func commitGroup(_ requests: [CommitRequest]) async throws(DocError) -> SnapshotVersion {
         let prepared = requests.map(Prepared.init)
         let context = commitContext
@@ -145,16 +126,8 @@ extension PostgresTenantStore {
         let channel = notifyChannel
         return try await database.transaction("commit \(requests.count) batches of tenant \(tenant)") { connection, logger in
             let first = try await Self.lock(context, missing: missing, on: connection, logger)
-            var last = first
-            for request in prepared {
-                let (result, now) = try await Self.apply(request, after: last, context, on: connection, logger)
-                guard case .stored = result else {
-                    throw DocError(.aborted, "batch \(request.outcome.batch) already has an outcome")
-                }
-                last = now
-            }
-            if last != first, let channel {
-                try await connection.run("SELECT pg_notify(\(channel), \(context.name + " " + String(last.microseconds)))", logger)
+            if let stored = try await Self.store(prepared, after: first, context, channel: channel, on: connection, logger) {
+                throw DocError(.aborted, "batch \(stored.batch) already has an outcome")
             }
             return first
         }
@@ -172,117 +145,190 @@ extension PostgresTenantStore {
         return SnapshotVersion(microseconds: try row.decode(Int64.self))
     }
 
-    /// Steps 2 to 4 for one request, in the transaction that holds the lock, the tenant's last
-    /// version being `last`; returns the answer and the tenant's last version after it.
-    private static func apply(
-        _ request: Prepared, after last: SnapshotVersion, _ context: Context, on connection: PostgresConnection, _ logger: Logger
-    ) async throws -> (CommitResult, SnapshotVersion) {
-        let (name, tenant, databaseName) = (context.name, context.tenant, context.databaseName)
-        let (outcome, version, rows, readKeys, readVersions) = (request.outcome, request.version, request.rows, request.readKeys, request.readVersions)
-        let (clientID, batchID, record) = (request.clientID, request.batchID, request.record)
-        // 2. and 3. in one statement, read after the lock: the batch's outcome, if any, the
-        // current versions of the documents the batch read, the stored bodies of the
-        // documents it writes (whose index rows change), and the recorded composite indexes
-        // (read after the lock: an index recorded before it is seen, and one recorded after
-        // it builds this tenant's rows only once this commit is done).
-        let checked = try await connection.rows("""
+    /// What step 2 read.
+    private struct Stored {
+        /// An outcome one of the batches already has.
+        var outcome: BatchOutcome?
+        /// The versions of the documents read, by key encoding.
+        var versions: [[UInt8]: Int64] = [:]
+        /// The bodies of the documents written, by key encoding.
+        var bodies: [[UInt8]: [UInt8]] = [:]
+        var compositeIndexDefinitions: [String] = []
+    }
+
+    /// Steps 2 to 4 for `requests`, in order, in the transaction that holds the lock, the
+    /// tenant's last version being `last`. Returns an outcome one of their batches already
+    /// has, and then writes nothing.
+    private static func store(
+        _ requests: [Prepared], after last: SnapshotVersion, _ context: Context, channel: String?,
+        on connection: PostgresConnection, _ logger: Logger
+    ) async throws -> BatchOutcome? {
+        let stored = try await read(requests, context, on: connection, logger)
+        if let outcome = stored.outcome { return outcome }
+        var changes = Changes(last: last)
+        for request in requests { try changes.add(request, stored: stored, context) }
+        for request in requests { try await request.recheck?() }
+        try await changes.write(stored: stored, context, on: connection, logger)
+        if changes.last != last, let channel {
+            try await connection.run("SELECT pg_notify(\(channel), \(context.name + " " + String(changes.last.microseconds)))", logger)
+        }
+        return nil
+    }
+
+    /// Step 2: one statement, read after the lock.
+    private static func read(
+        _ requests: [Prepared], _ context: Context, on connection: PostgresConnection, _ logger: Logger
+    ) async throws -> Stored {
+        let name = context.name
+        let readKeys = Set(requests.flatMap { $0.readKeys.map(\.1) }).map { ByteBuffer(bytes: $0) }
+        let writtenKeys = Set(requests.flatMap { $0.writes.map(\.bytes) }).map { ByteBuffer(bytes: $0) }
+        let rows = try await connection.rows("""
             SELECT 'o', body, 0::BIGINT, NULL::BYTEA FROM doccache_outcomes
-            WHERE tenant = \(name) AND client_id = \(clientID) AND batch_id = \(batchID)
+            WHERE tenant = \(name) AND (client_id, batch_id) IN (
+                SELECT * FROM UNNEST(\(requests.map(\.clientID))::BYTEA[], \(requests.map(\.batchID))::BIGINT[]))
             UNION ALL
             SELECT 'd', doc_key, version, NULL::BYTEA FROM doccache_documents
-            WHERE tenant = \(name) AND doc_key = ANY(\(readKeys.map { ByteBuffer(bytes: $0.1) }))
+            WHERE tenant = \(name) AND doc_key = ANY(\(readKeys))
             UNION ALL
             SELECT 'b', doc_key, 0::BIGINT, body FROM doccache_documents
-            WHERE tenant = \(name) AND doc_key = ANY(\(rows?.written.map { ByteBuffer(bytes: $0.bytes) } ?? []))
+            WHERE tenant = \(name) AND doc_key = ANY(\(writtenKeys))
             UNION ALL
             SELECT 'x', convert_to(definition, 'UTF8'), 0::BIGINT, NULL::BYTEA FROM doccache_composite_indexes
             """, logger)
-        var current: [[UInt8]: Int64] = [:]
-        var previous: [[UInt8]: [UInt8]] = [:]
-        var definitions: [String] = []
-        for row in checked {
+        var stored = Stored()
+        for row in rows {
             let (kind, bytes, version, body) = try row.decode((String, ByteBuffer, Int64, ByteBuffer?).self)
             switch kind {
-            case "o": return (CommitResult.duplicate(try BatchOutcome(record: bytes.bytes)), last)
-            case "b": previous[bytes.bytes] = body?.bytes
-            case "x": definitions.append(String(decoding: bytes.readableBytesView, as: UTF8.self))
-            default: current[bytes.bytes] = version
+            case "o": stored.outcome = try BatchOutcome(record: bytes.bytes)
+            case "b": stored.bodies[bytes.bytes] = body?.bytes
+            case "x": stored.compositeIndexDefinitions.append(String(decoding: bytes.readableBytesView, as: UTF8.self))
+            default: stored.versions[bytes.bytes] = version
             }
+        }
+        return stored
+    }
+
+    /// Step 3's checks, request by request, and what step 4 writes.
+    private struct Changes {
+        /// The tenant's last version after the requests added so far.
+        var last: SnapshotVersion
+        /// The last write of each key, and the keys in the order first written.
+        private var latest: [[UInt8]: EncodedWrite] = [:]
+        private var keys: [[UInt8]] = []
+        private var batches = Set<BatchKey>()
+        private var logVersions: [Int64] = [], logPaths: [ByteBuffer] = [], logBodies: [ByteBuffer] = []
+        private var outcomeClients: [ByteBuffer] = [], outcomeBatches: [Int64] = [], outcomeTimes: [Int64] = []
+        private var outcomeBodies: [ByteBuffer] = []
+
+        init(last: SnapshotVersion) { self.last = last }
+
+        /// Checks `request` against the state the requests before it leave, and adds its rows.
+        mutating func add(_ request: Prepared, stored: Stored, _ context: Context) throws {
+            guard batches.insert(request.outcome.batch).inserted else {
+                throw DocError(.aborted, "batch \(request.outcome.batch) is twice in one group")
+            }
+            if let version = request.version {
+                guard version > last else {
+                    throw DocError(.aborted, "commit version \(version) is not above the last version \(last) of tenant \(context.tenant)")
+                }
+                for (key, bytes) in request.readKeys {
+                    let now: SnapshotVersion
+                    if let written = latest[bytes] {
+                        now = written.document?.version ?? .none
+                    } else {
+                        now = stored.versions[bytes].map { SnapshotVersion(microseconds: $0) } ?? .none
+                    }
+                    let expected = request.readVersions[key] ?? .none
+                    guard now == expected else {
+                        throw DocError(.aborted, "\(key) changed since the batch read it (version \(expected), now \(now))")
+                    }
+                }
+                for write in request.writes {
+                    if latest.updateValue(write, forKey: write.bytes) == nil { keys.append(write.bytes) }
+                    logVersions.append(version.microseconds)
+                    logPaths.append(write.path)
+                    logBodies.append(write.log)
+                }
+                last = version
+            } else if request.rejectedWithWrites {
+                throw DocError(.internal, "a rejected batch cannot write documents (tenant \(context.tenant) of \(context.databaseName))")
+            }
+            outcomeClients.append(request.clientID)
+            outcomeBatches.append(request.batchID)
+            outcomeTimes.append(request.outcome.recordedAt)
+            outcomeBodies.append(request.record)
         }
 
-        guard let version, let rows else {
-            // A rejection stores its outcome only.
-            guard !request.rejectedWithWrites else {
-                throw DocError(.internal, "a rejected batch cannot write documents (tenant \(tenant) of \(databaseName))")
+        /// Step 4: the documents' last states against their stored ones.
+        func write(stored: Stored, _ context: Context, on connection: PostgresConnection, _ logger: Logger) async throws {
+            let name = context.name
+            let compositeIndexes = try context.compositeIndexes.indexes(stored.compositeIndexDefinitions, database: context.databaseName)
+            var gone = FieldIndexRows(), added = FieldIndexRows()
+            var putKeys: [ByteBuffer] = [], putGroups: [ByteBuffer] = [], putPaths: [ByteBuffer] = []
+            var putVersions: [Int64] = [], putBodies: [ByteBuffer] = [], deleteKeys: [ByteBuffer] = []
+            for bytes in keys {
+                guard let write = latest[bytes] else { continue }
+                let old = try stored.bodies[bytes].map { try Document(binary: $0) }
+                FieldIndexRows.changes(of: write.key, from: old, to: write.document, compositeIndexes: compositeIndexes,
+                                       deleting: &gone, inserting: &added)
+                if let document = write.document, let body = write.body {
+                    putKeys.append(ByteBuffer(bytes: bytes))
+                    putGroups.append(ByteBuffer(bytes: DocumentKeyBytes.group(write.key.collectionGroup)))
+                    putPaths.append(write.path)
+                    putVersions.append(document.version.microseconds)
+                    putBodies.append(body)
+                } else {
+                    deleteKeys.append(ByteBuffer(bytes: bytes))
+                }
             }
-            try await connection.run("""
-                INSERT INTO doccache_outcomes (tenant, client_id, batch_id, recorded_at, body)
-                VALUES (\(name), \(clientID), \(batchID), \(outcome.recordedAt), \(record))
-                """, logger)
-            return (CommitResult.stored(previousVersion: last), last)
-        }
-        guard version > last else {
-            throw DocError(.aborted, "commit version \(version) is not above the last version \(last) of tenant \(tenant)")
-        }
-        for (key, bytes) in readKeys {
-            let now = current[bytes].map { SnapshotVersion(microseconds: $0) } ?? .none
-            let expected = readVersions[key] ?? .none
-            guard now == expected else {
-                throw DocError(.aborted, "\(key) changed since the batch read it (version \(expected), now \(now))")
+            // The deletes go first, in a statement of their own: CockroachDB refuses a
+            // statement that modifies one table twice.
+            if !deleteKeys.isEmpty || !gone.isEmpty {
+                try await connection.run("""
+                    WITH unindexed AS (
+                        DELETE FROM doccache_field_index
+                        WHERE (tenant, collection, field, kind, value, doc_id) IN (
+                            SELECT \(name), x.c, x.f, x.k, x.v, x.d
+                            FROM UNNEST(\(gone.collections)::BYTEA[], \(gone.fields)::BYTEA[], \(gone.kinds)::SMALLINT[],
+                                        \(gone.values)::BYTEA[], \(gone.documentIDs)::BYTEA[]) AS x (c, f, k, v, d))
+                        RETURNING 1
+                    )
+                    DELETE FROM doccache_documents WHERE tenant = \(name) AND doc_key = ANY(\(deleteKeys))
+                    """, logger)
             }
-        }
-        try await request.recheck?()
-
-        // 4. Documents, index rows, change log, outcome and version. The deletes go first,
-        // in a statement of their own: CockroachDB refuses a statement that modifies one
-        // table twice.
-        let compositeIndexes = try context.compositeIndexes.indexes(definitions, database: databaseName)
-        let index = try rows.indexChanges(previous: previous, compositeIndexes: compositeIndexes)
-        let gone = index.delete
-        if !rows.deleteKeys.isEmpty || !gone.isEmpty {
+            // One statement, each table modified once (data-modifying CTEs run whether or not
+            // they are referenced).
             try await connection.run("""
-                WITH unindexed AS (
-                    DELETE FROM doccache_field_index
-                    WHERE (tenant, collection, field, kind, value, doc_id) IN (
-                        SELECT \(name), x.c, x.f, x.k, x.v, x.d
-                        FROM UNNEST(\(gone.collections)::BYTEA[], \(gone.fields)::BYTEA[], \(gone.kinds)::SMALLINT[],
-                                    \(gone.values)::BYTEA[], \(gone.documentIDs)::BYTEA[]) AS x (c, f, k, v, d))
+                WITH put AS (
+                    INSERT INTO doccache_documents (tenant, doc_key, group_id, path_key, version, body)
+                    SELECT \(name), w.k, w.g, w.p, w.v, w.b
+                    FROM UNNEST(\(putKeys)::BYTEA[], \(putGroups)::BYTEA[], \(putPaths)::BYTEA[],
+                                \(putVersions)::BIGINT[], \(putBodies)::BYTEA[]) AS w (k, g, p, v, b)
+                    ON CONFLICT (tenant, doc_key) DO UPDATE
+                    SET version = excluded.version, body = excluded.body
+                    RETURNING 1
+                ), indexed AS (
+                    INSERT INTO doccache_field_index (tenant, collection, field, kind, value, doc_id)
+                    SELECT \(name), x.c, x.f, x.k, x.v, x.d
+                    FROM UNNEST(\(added.collections)::BYTEA[], \(added.fields)::BYTEA[], \(added.kinds)::SMALLINT[],
+                                \(added.values)::BYTEA[], \(added.documentIDs)::BYTEA[]) AS x (c, f, k, v, d)
+                    ON CONFLICT DO NOTHING
+                    RETURNING 1
+                ), log AS (
+                    INSERT INTO doccache_change_log (tenant, version, path_key, body)
+                    SELECT \(name), l.v, l.k, l.b
+                    FROM UNNEST(\(logVersions)::BIGINT[], \(logPaths)::BYTEA[], \(logBodies)::BYTEA[]) AS l (v, k, b)
+                    RETURNING 1
+                ), outcome AS (
+                    INSERT INTO doccache_outcomes (tenant, client_id, batch_id, recorded_at, body)
+                    SELECT \(name), o.c, o.n, o.t, o.b
+                    FROM UNNEST(\(outcomeClients)::BYTEA[], \(outcomeBatches)::BIGINT[], \(outcomeTimes)::BIGINT[],
+                                \(outcomeBodies)::BYTEA[]) AS o (c, n, t, b)
                     RETURNING 1
                 )
-                DELETE FROM doccache_documents WHERE tenant = \(name) AND doc_key = ANY(\(rows.deleteKeys))
+                UPDATE doccache_tenants SET last_version = \(last.microseconds)
+                WHERE tenant = \(name) AND last_version <> \(last.microseconds)
                 """, logger)
         }
-        let added = index.insert
-        // One statement, each table modified once (data-modifying CTEs run whether or not
-        // they are referenced).
-        try await connection.run("""
-            WITH put AS (
-                INSERT INTO doccache_documents (tenant, doc_key, group_id, path_key, version, body)
-                SELECT \(name), w.k, w.g, w.p, w.v, w.b
-                FROM UNNEST(\(rows.putKeys)::BYTEA[], \(rows.putGroups)::BYTEA[], \(rows.putPaths)::BYTEA[],
-                            \(rows.putVersions)::BIGINT[], \(rows.putBodies)::BYTEA[]) AS w (k, g, p, v, b)
-                ON CONFLICT (tenant, doc_key) DO UPDATE
-                SET version = excluded.version, body = excluded.body
-                RETURNING 1
-            ), indexed AS (
-                INSERT INTO doccache_field_index (tenant, collection, field, kind, value, doc_id)
-                SELECT \(name), x.c, x.f, x.k, x.v, x.d
-                FROM UNNEST(\(added.collections)::BYTEA[], \(added.fields)::BYTEA[], \(added.kinds)::SMALLINT[],
-                            \(added.values)::BYTEA[], \(added.documentIDs)::BYTEA[]) AS x (c, f, k, v, d)
-                ON CONFLICT DO NOTHING
-                RETURNING 1
-            ), log AS (
-                INSERT INTO doccache_change_log (tenant, version, path_key, body)
-                SELECT \(name), \(version.microseconds), l.k, l.b
-                FROM UNNEST(\(rows.logPaths)::BYTEA[], \(rows.logBodies)::BYTEA[]) AS l (k, b)
-                RETURNING 1
-            ), outcome AS (
-                INSERT INTO doccache_outcomes (tenant, client_id, batch_id, recorded_at, body)
-                VALUES (\(name), \(clientID), \(batchID), \(outcome.recordedAt), \(record))
-                RETURNING 1
-            )
-            UPDATE doccache_tenants SET last_version = \(version.microseconds) WHERE tenant = \(name)
-            """, logger)
-        return (CommitResult.stored(previousVersion: last), version)
     }
 }

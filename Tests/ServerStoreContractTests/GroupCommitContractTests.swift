@@ -33,6 +33,56 @@ import Testing
         #expect(red.documents.map(\.key) == [C.key("a/2")])
     }
 
+    /// A document written by several requests of a group is stored as the last one left it,
+    /// with a change log entry per version, and its index and reference rows follow: a put
+    /// then a delete, a delete then a put, two puts, and the same batch twice in one group.
+    @Test(arguments: StoreKind.allCases)
+    func documentsWrittenSeveralTimesInAGroupEndAsTheLastWriteLeftThem(_ kind: StoreKind) async throws {
+        let fixture = try await StoreFixture.make(kind)
+        defer { Task { await fixture.tearDown() } }
+        let store = try await fixture.tenant("acme")
+        let v = try await store.state().lastVersion.microseconds
+        let photo = AttachmentID(digest: [UInt8](repeating: 7, count: 32))
+        _ = try await store.commit(CommitRequest(outcome: C.outcome("c", 1, version: v + 1), writes: [
+            C.put("a/gone", ["color": "red", "photo": .attachment(photo)], version: v + 1),
+            C.put("a/back", ["color": "red"], version: v + 1),
+        ]))
+        _ = try await store.commitGroup([
+            CommitRequest(outcome: C.outcome("c", 2, version: v + 2), writes: [
+                C.put("a/gone", ["color": "blue", "photo": .attachment(photo)], version: v + 2),
+                C.delete("a/back"),
+                C.put("a/new", ["color": "green"], version: v + 2),
+            ], readVersions: [C.key("a/gone"): C.v(v + 1), C.key("a/back"): C.v(v + 1), C.key("a/new"): .none]),
+            CommitRequest(outcome: C.outcome("c", 3, version: v + 3), writes: [
+                C.delete("a/gone"),
+                C.put("a/back", ["color": "blue"], version: v + 3),
+                C.put("a/new", ["color": "blue"], version: v + 3),
+            ], readVersions: [C.key("a/gone"): C.v(v + 2), C.key("a/back"): .none, C.key("a/new"): C.v(v + 2)]),
+        ])
+        let read = try await store.documents([C.key("a/gone"), C.key("a/back"), C.key("a/new")])
+        #expect(read.documents[C.key("a/gone")] == nil)
+        #expect(read.documents[C.key("a/back")]?.version == C.v(v + 3))
+        #expect(read.documents[C.key("a/new")]?.data["color"] == "blue")
+        let log = try #require(try await store.changes(after: C.v(v + 1), maxEntries: 10).entries)
+        #expect(log.map { "\($0.version.microseconds - v) \($0.key) \($0.document.document == nil ? "deleted" : "put")" }
+            == ["2 a/back deleted", "2 a/gone put", "2 a/new put", "3 a/back put", "3 a/gone deleted", "3 a/new put"])
+        for color in ["red", "green", "blue"] {
+            let found = try await store.query(C.target(try DocModel.Query(collection: "a").filter("color", .equal, .string(color))), limit: nil)
+            #expect(found.documents.map(\.key.description).sorted() == (color == "blue" ? ["a/back", "a/new"] : []), "\(color)")
+        }
+        #expect(try await store.referencedAttachments(among: [photo]).isEmpty)
+
+        // The same batch twice in one group: nothing stored.
+        let twice = CommitRequest(outcome: C.outcome("c", 4, version: v + 4), writes: [C.put("a/x", [:], version: v + 4)])
+        var again = twice
+        again.outcome = C.outcome("c", 4, version: v + 5)
+        again.writes = [C.put("a/y", [:], version: v + 5)]
+        let error = await #expect(throws: DocError.self) { try await store.commitGroup([twice, again]) }
+        #expect(error?.code == .aborted)
+        #expect(try await store.documents([C.key("a/x"), C.key("a/y")]).documents.isEmpty)
+        #expect(try await store.state().lastVersion == C.v(v + 3))
+    }
+
     @Test(arguments: StoreKind.allCases)
     func aGroupThatCannotBeStoredWholeStoresNothing(_ kind: StoreKind) async throws {
         let fixture = try await StoreFixture.make(kind)
