@@ -7,7 +7,8 @@ internal import PostgresNIO
 ///
 /// 1. lock the tenant's row (`SELECT last_version … FOR UPDATE`): the commits of a tenant
 ///    queue here, whichever server instance runs them;
-/// 2. one statement reads, after the lock, the outcomes the requests' batches already have,
+/// 2. one statement reads, after the lock, the outcomes the requests' batches already have (a
+///    primary-key probe per batch, as ``outcomes(of:)`` reads them),
 ///    the current versions of the documents they read, the stored bodies of the documents
 ///    they write (whose index rows change), and the recorded composite indexes (an index
 ///    recorded before the lock is seen; one recorded after it builds this tenant's rows only
@@ -183,9 +184,10 @@ extension PostgresTenantStore {
         let readKeys = Set(requests.flatMap { $0.readKeys.map(\.1) }).map { ByteBuffer(bytes: $0) }
         let writtenKeys = Set(requests.flatMap { $0.writes.map(\.bytes) }).map { ByteBuffer(bytes: $0) }
         let rows = try await connection.rows("""
-            SELECT 'o', body, 0::BIGINT, NULL::BYTEA FROM doccache_outcomes
-            WHERE tenant = \(name) AND (client_id, batch_id) IN (
-                SELECT * FROM UNNEST(\(requests.map(\.clientID))::BYTEA[], \(requests.map(\.batchID))::BIGINT[]))
+            SELECT 'o', o.body, 0::BIGINT, NULL::BYTEA
+            FROM UNNEST(\(requests.map(\.clientID))::BYTEA[], \(requests.map(\.batchID))::BIGINT[]) AS b (c, n),
+            LATERAL (SELECT body FROM doccache_outcomes
+                     WHERE tenant = \(name) AND client_id = b.c AND batch_id = b.n LIMIT 1) o
             UNION ALL
             SELECT 'd', doc_key, version, NULL::BYTEA FROM doccache_documents
             WHERE tenant = \(name) AND doc_key = ANY(\(readKeys))

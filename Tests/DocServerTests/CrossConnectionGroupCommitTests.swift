@@ -347,6 +347,12 @@ struct GatedTenantStore: ForwardingTenantStore {
         if gate.fails(batch) { throw DocError(.unavailable, "outcome read of \(batch) fails (test)") }
         return try await base.outcome(of: batch)
     }
+    /// A group's read-ahead of its outcomes fails as the failing batch's read does (the group
+    /// then reads batch by batch, and meets the failure at that batch).
+    func outcomes(of batches: [BatchKey]) async throws(DocError) -> [BatchKey: BatchOutcome] {
+        if let batch = batches.first(where: gate.fails) { throw DocError(.unavailable, "outcome read of \(batch) fails (test)") }
+        return try await base.outcomes(of: batches)
+    }
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
         await gate.pass()
         return try await base.commit(request)

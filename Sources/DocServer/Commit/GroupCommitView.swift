@@ -8,6 +8,12 @@ internal import Synchronization
 /// leave; ``commit(_:)`` only stages. The staged requests then go to the real store in one
 /// ``TenantStore/commitGroup(_:)`` (one transaction, one synced write).
 ///
+/// ``prefetch(batches:documents:)`` reads what processing reads first for every batch (its
+/// outcome, its documents) for the whole group at once, so that a group of n batches reads the
+/// store in two calls rather than 2n (on PostgreSQL, round trips). What it read is the stored
+/// state at that moment, like any read before the group's commit: the store's checks in
+/// ``TenantStore/commitGroup(_:)`` refuse the group if another instance changed it since.
+///
 /// Used by one group at a time, inside the tenant hub's serialization; the lock only makes it
 /// `Sendable`.
 final class GroupCommitView: TenantStore {
@@ -20,12 +26,31 @@ final class GroupCommitView: TenantStore {
         var outcomes: [BatchKey: BatchOutcome] = [:]
         /// The documents the staged requests wrote (`nil`: deleted).
         var documents: [DocumentKey: Document?] = [:]
+        /// What ``prefetch(batches:documents:)`` read: the batches asked for (those absent
+        /// from `prefetchedOutcomes` have none) and the documents (`nil`: absent).
+        var prefetchedBatches = Set<BatchKey>()
+        var prefetchedOutcomes: [BatchKey: BatchOutcome] = [:]
+        var prefetchedDocuments: [DocumentKey: Document?] = [:]
     }
 
     private let staged = Mutex(Staged())
 
     init(base: any TenantStore) {
         self.base = base
+    }
+
+    /// Reads the outcomes of `batches` and the documents `keys` from the store, one call each,
+    /// for the reads of the group's processing to find.
+    func prefetch(batches: [BatchKey], documents keys: [DocumentKey]) async throws(DocError) {
+        var unique = Set<DocumentKey>()
+        let keys = keys.filter { unique.insert($0).inserted }
+        let outcomes = try await base.outcomes(of: batches)
+        let read = try await base.documents(keys)
+        staged.withLock { staged in
+            staged.prefetchedBatches.formUnion(batches)
+            staged.prefetchedOutcomes.merge(outcomes) { _, new in new }
+            for key in keys { staged.prefetchedDocuments.updateValue(read.documents[key], forKey: key) }
+        }
     }
 
     /// The requests staged so far, in order.
@@ -46,7 +71,11 @@ final class GroupCommitView: TenantStore {
             var known: [DocumentKey: Document?] = [:]
             var missing: [DocumentKey] = []
             for key in keys {
-                if let document = staged.documents[key] { known.updateValue(document, forKey: key) } else { missing.append(key) }
+                if let document = staged.documents[key] ?? staged.prefetchedDocuments[key] {
+                    known.updateValue(document, forKey: key)
+                } else {
+                    missing.append(key)
+                }
             }
             return (known, missing)
         }
@@ -56,7 +85,12 @@ final class GroupCommitView: TenantStore {
     }
 
     func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? {
-        if let outcome = staged.withLock({ $0.outcomes[batch] }) { return outcome }
+        let known = staged.withLock { staged -> BatchOutcome?? in
+            if let outcome = staged.outcomes[batch] { return .some(outcome) }
+            guard staged.prefetchedBatches.contains(batch) else { return .none }
+            return .some(staged.prefetchedOutcomes[batch])
+        }
+        if let known { return known }
         return try await base.outcome(of: batch)
     }
 

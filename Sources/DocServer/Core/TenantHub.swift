@@ -317,6 +317,12 @@ actor TenantHub {
                 batches.append(GroupBatch(batch: batch, unit: u, logger: batchLogger(batch.key, connection: unit.author.connection, requestID: batch.requestID)))
             }
         }
+        do {
+            try await view.prefetch(batches: batches.map(\.batch.key), documents: batches.flatMap { $0.batch.mutations.map(\.key) })
+        } catch {
+            // Nothing is lost: each batch then reads for itself, and reports what that meets.
+            logger.warning("reading ahead for a commit group failed", metadata: ["error": "\(error)"])
+        }
         var processed = await processInOrder(Array(batches.indices), of: batches, units: units, with: processor.on(view))
         if !view.requests.isEmpty {
             do {

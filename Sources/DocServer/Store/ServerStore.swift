@@ -41,6 +41,12 @@ extension TenantStore {
         return AggregateRead(version: read.version, result: accumulator.result)
     }
 
+    public func outcomes(of batches: [BatchKey]) async throws(DocError) -> [BatchKey: BatchOutcome] {
+        var found: [BatchKey: BatchOutcome] = [:]
+        for batch in batches { found[batch] = try await outcome(of: batch) }
+        return found
+    }
+
     public func commitGroup(_ requests: [CommitRequest]) async throws(DocError) -> SnapshotVersion {
         var first: SnapshotVersion?
         for request in requests {
@@ -106,6 +112,11 @@ public protocol TenantStore: Sendable {
 
     /// The stored outcome of a batch, if any.
     func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome?
+
+    /// The stored outcomes of `batches` that have one, in one read where the store can (a
+    /// commit group reads its batches' outcomes together). The default implementation calls
+    /// ``outcome(of:)`` for each.
+    func outcomes(of batches: [BatchKey]) async throws(DocError) -> [BatchKey: BatchOutcome]
 
     /// A page of every stored document (tombstones included), in the store's own key order
     /// (not query order): the documents after `after` (`nil`: from the first), at most

@@ -17,6 +17,7 @@ extension ForwardingTenantStore {
         try await base.changes(after: version, maxEntries: maxEntries)
     }
     func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? { try await base.outcome(of: batch) }
+    func outcomes(of batches: [BatchKey]) async throws(DocError) -> [BatchKey: BatchOutcome] { try await base.outcomes(of: batches) }
     func scan(after: DocumentKey?, limit: Int) async throws(DocError) -> [Document] { try await base.scan(after: after, limit: limit) }
     func referencedAttachments(among ids: [AttachmentID]) async throws(DocError) -> Set<AttachmentID> {
         try await base.referencedAttachments(among: ids)

@@ -1,0 +1,83 @@
+import DocModel
+import DocProtocol
+import Synchronization
+import Testing
+@testable import DocServer
+
+/// A commit group reads its batches' outcomes and documents from the store in one call each
+/// (``GroupCommitView/prefetch(batches:documents:)``), not twice per batch: on PostgreSQL each
+/// read is a round trip, and a group's batches are processed one after the other.
+@Suite struct GroupReadAheadTests {
+    /// The reads of a tenant's store, counted.
+    final class Reads: Sendable {
+        private let counts = Mutex<[String: Int]>([:])
+        func count(_ what: String) { counts.withLock { $0[what, default: 0] += 1 } }
+        var all: [String: Int] { counts.withLock { $0 } }
+    }
+
+    struct CountingTenantStore: ForwardingTenantStore {
+        let base: any TenantStore
+        let reads: Reads
+        func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? {
+            reads.count("outcome")
+            return try await base.outcome(of: batch)
+        }
+        func outcomes(of batches: [BatchKey]) async throws(DocError) -> [BatchKey: BatchOutcome] {
+            reads.count("outcomes")
+            return try await base.outcomes(of: batches)
+        }
+        func documents(_ keys: [DocumentKey]) async throws(DocError) -> DocumentsRead {
+            reads.count("documents")
+            return try await base.documents(keys)
+        }
+    }
+
+    final class CountingStore: ServerStore {
+        let base: LevelDBServerStore
+        let reads = Reads()
+        init(base: LevelDBServerStore) { self.base = base }
+        func tenant(_ tenant: TenantID) async throws(DocError) -> any TenantStore {
+            CountingTenantStore(base: try await base.tenant(tenant), reads: reads)
+        }
+        func tenantIDs() async throws(DocError) -> [TenantID] { try await base.tenantIDs() }
+        func checkHealth() async throws(DocError) { try await base.checkHealth() }
+        func close() async {}
+    }
+
+    @Test func aFrameOfBatchesReadsTheStoreOnceForOutcomesAndOnceForDocuments() async throws {
+        let server = TestServer()
+        let store = CountingStore(base: server.store)
+        var configuration = ServerConfiguration()
+        configuration.clock = server.clock.serverClock
+        let core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
+        let connection = try await core.handshake(tenant: "acme", uid: "u1", clientID: "c1")
+        _ = connection.outbound.drain()
+
+        func frame(_ ids: ClosedRange<Int>) -> ClientMessage.WriteBatches {
+            ClientMessage.WriteBatches(clientID: "c1", batches: ids.map { i in
+                .init(batchID: i, mutations: [
+                    T.set("notes/n\(i)", ["n": .integer(Int64(i))]),
+                    .setMerge(T.key("counters/c"), ObjectValue(), transforms: [.increment(T.field("n"), by: 1)]),
+                ])
+            })
+        }
+        guard case .writeResults(let first) = await core.write(frame(1...8), on: connection) else {
+            Issue.record("no writeResults")
+            return
+        }
+        #expect(first.answers.allSatisfy { if case .committed = $0 { true } else { false } })
+        #expect(store.reads.all == ["outcomes": 1, "documents": 1])
+
+        // Batches 7 and 8 again, with new ones: answered from their outcomes, read ahead too;
+        // the counter counts each batch once, each batch seeing the one before it.
+        guard case .writeResults(let second) = await core.write(frame(7...12), on: connection) else {
+            Issue.record("no writeResults")
+            return
+        }
+        #expect(second.answers.prefix(2) == first.answers.suffix(2))
+        #expect(store.reads.all == ["outcomes": 2, "documents": 2])
+        let stored = try await server.tenantStore("acme").documents([T.key("counters/c"), T.key("notes/n12")])
+        #expect(stored.documents[T.key("counters/c")]?.data["n"] == .integer(12))
+        #expect(stored.documents[T.key("notes/n12")]?.data["n"] == .integer(12))
+    }
+}
