@@ -3,7 +3,8 @@ internal import DocServer
 internal import PostgresNIO
 
 /// ``TenantStore/commit(_:)`` and ``TenantStore/commitGroup(_:)``: one transaction of at most
-/// five statements, however many requests it stores, in this order —
+/// four statements between `BEGIN` and `COMMIT`, however many requests it stores, in this
+/// order —
 ///
 /// 1. lock the tenant's row (`SELECT last_version … FOR UPDATE`): the commits of a tenant
 ///    queue here, whichever server instance runs them;
@@ -25,9 +26,9 @@ internal import PostgresNIO
 ///    version): the deleted documents and the index rows that went (one statement, when there
 ///    are any), then the upserted documents, the new index rows (``FieldIndexRows``), the
 ///    change log rows (the new `Document`, or a `NoDocument` for a hard delete), the outcomes
-///    and `last_version` (one statement); in ``PostgresServerStore/NoticeMode/listen`` mode,
-///    `pg_notify(channel, 'TENANT VERSION')`, which PostgreSQL delivers when (and only if) the
-///    transaction commits.
+///    and `last_version` (one statement), whose update, when the version moves, also calls
+///    `pg_notify(channel, 'TENANT VERSION')` in ``PostgresServerStore/NoticeMode/listen`` mode,
+///    which PostgreSQL delivers when (and only if) the transaction commits.
 ///
 /// The reads of step 2 come after the lock of step 1: at READ COMMITTED (PostgreSQL's default)
 /// each statement sees every commit that held the lock before. At REPEATABLE READ or
@@ -169,10 +170,7 @@ extension PostgresTenantStore {
         var changes = Changes(last: last)
         for request in requests { try changes.add(request, stored: stored, context) }
         for request in requests { try await request.recheck?() }
-        try await changes.write(stored: stored, context, on: connection, logger)
-        if changes.last != last, let channel {
-            try await connection.run("SELECT pg_notify(\(channel), \(context.name + " " + String(changes.last.microseconds)))", logger)
-        }
+        try await changes.write(stored: stored, context, channel: channel, on: connection, logger)
         return nil
     }
 
@@ -261,8 +259,9 @@ extension PostgresTenantStore {
             outcomeBodies.append(request.record)
         }
 
-        /// Step 4: the documents' last states against their stored ones.
-        func write(stored: Stored, _ context: Context, on connection: PostgresConnection, _ logger: Logger) async throws {
+        /// Step 4: the documents' last states against their stored ones; the notice on
+        /// `channel` (none when `nil`) when the tenant's last version moves.
+        func write(stored: Stored, _ context: Context, channel: String?, on connection: PostgresConnection, _ logger: Logger) async throws {
             let name = context.name
             let compositeIndexes = try context.compositeIndexes.indexes(stored.compositeIndexDefinitions, database: context.databaseName)
             var gone = FieldIndexRows(), added = FieldIndexRows()
@@ -330,6 +329,8 @@ extension PostgresTenantStore {
                 )
                 UPDATE doccache_tenants SET last_version = \(last.microseconds)
                 WHERE tenant = \(name) AND last_version <> \(last.microseconds)
+                RETURNING CASE WHEN \(channel ?? "") = '' THEN NULL
+                               ELSE pg_notify(\(channel ?? ""), \(name + " " + String(last.microseconds))) END
                 """, logger)
         }
     }
