@@ -9,7 +9,7 @@ internal import PostgresNIO
 /// 1. lock the tenant's row (`SELECT last_version … FOR UPDATE`): the commits of a tenant
 ///    queue here, whichever server instance runs them;
 /// 2. one statement reads, after the lock, the outcomes the requests' batches already have (a
-///    primary-key probe per batch, as ``outcomes(of:)`` reads them),
+///    primary-key probe per batch, as ``readAhead(batches:documents:)`` reads them),
 ///    the current versions of the documents they read, the stored bodies of the documents
 ///    they write (whose index rows change), and the recorded composite indexes (an index
 ///    recorded before the lock is seen; one recorded after it builds this tenant's rows only

@@ -43,11 +43,16 @@ final class PostgresTenantStore: TenantStore {
         let (last, incarnation, floor, previous) = try PostgresErrorMapping.decode("the state of tenant \(tenant)", in: database.name) {
             try row.decode((Int64, Int64, Int64, String?).self)
         }
-        return TenantState(lastVersion: SnapshotVersion(microseconds: last), incarnation: UInt64(bitPattern: incarnation),
-                           changeLogFloor: SnapshotVersion(microseconds: floor),
-                           previousIncarnation: try previous.map { text throws(DocError) in
-                               try PostgresServerStore.previousIncarnation(text, tenant: tenant, database: database.name)
-                           })
+        return try state(last: last, incarnation: incarnation, floor: floor, previous: previous)
+    }
+
+    /// The state from the columns of the tenant's row and its `doccache_meta` row.
+    private func state(last: Int64, incarnation: Int64, floor: Int64, previous: String?) throws(DocError) -> TenantState {
+        TenantState(lastVersion: SnapshotVersion(microseconds: last), incarnation: UInt64(bitPattern: incarnation),
+                    changeLogFloor: SnapshotVersion(microseconds: floor),
+                    previousIncarnation: try previous.map { text throws(DocError) in
+                        try PostgresServerStore.previousIncarnation(text, tenant: tenant, database: database.name)
+                    })
     }
 
     func documents(_ keys: [DocumentKey]) async throws(DocError) -> DocumentsRead {
@@ -124,26 +129,50 @@ final class PostgresTenantStore: TenantStore {
         return try BatchOutcome(record: body.bytes)
     }
 
-    /// One statement for all of `batches`: a primary-key probe per batch, whatever the table's
-    /// statistics say (a lateral subquery with `LIMIT` is not flattened into a join, so it is
-    /// never a filter over all of the tenant's outcomes, which `(client_id, batch_id) IN (…)`
-    /// became while the table was young: 1.8 million rows fetched to sync 10,000 batches).
-    func outcomes(of batches: [BatchKey]) async throws(DocError) -> [BatchKey: BatchOutcome] {
-        guard !batches.isEmpty else { return [:] }
+    /// One statement (one snapshot): the state as ``state()`` reads it, a primary-key probe of
+    /// the outcomes per batch, whatever the table's statistics say (a lateral subquery with
+    /// `LIMIT` is not flattened into a join, so it is never a filter over all of the tenant's
+    /// outcomes, which `(client_id, batch_id) IN (…)` became while the table was young: 1.8
+    /// million rows fetched to sync 10,000 batches), and the documents by key.
+    func readAhead(batches: [BatchKey], documents keys: [DocumentKey]) async throws(DocError) -> GroupReadAhead {
         let clients = batches.map { ByteBuffer(bytes: Array($0.clientID.utf8)) }
         let numbers = batches.map { Int64($0.batchID) }
-        let rows = try await database.rows("read the outcomes of \(batches.count) batches of tenant \(tenant)", """
-            SELECT o.body FROM UNNEST(\(clients)::BYTEA[], \(numbers)::BIGINT[]) AS b (c, n),
+        let encoded = keys.map { ByteBuffer(bytes: DocumentKeyBytes.key($0)) }
+        let rows = try await database.rows("read ahead for \(batches.count) batches of tenant \(tenant)", """
+            SELECT 's', t.last_version, t.incarnation, t.log_floor, convert_to(m.value, 'UTF8') FROM doccache_tenants t
+            LEFT JOIN doccache_meta m ON m.name = \(PostgresServerStore.previousIncarnationKey(tenant))
+            WHERE t.tenant = \(name)
+            UNION ALL
+            SELECT 'o', 0::BIGINT, 0::BIGINT, 0::BIGINT, o.body FROM UNNEST(\(clients)::BYTEA[], \(numbers)::BIGINT[]) AS b (c, n),
             LATERAL (SELECT body FROM doccache_outcomes
                      WHERE tenant = \(name) AND client_id = b.c AND batch_id = b.n LIMIT 1) o
+            UNION ALL
+            SELECT 'd', 0::BIGINT, 0::BIGINT, 0::BIGINT, body FROM doccache_documents
+            WHERE tenant = \(name) AND doc_key = ANY(\(encoded))
             """)
-        var found: [BatchKey: BatchOutcome] = [:]
+        var state: TenantState?
+        var outcomes: [BatchKey: BatchOutcome] = [:]
+        var documents: [DocumentKey: Document] = [:]
         for row in rows {
-            let body = try PostgresErrorMapping.decode("a batch outcome", in: database.name) { try row.decode(ByteBuffer.self) }
-            let outcome = try BatchOutcome(record: body.bytes)
-            found[outcome.batch] = outcome
+            let (kind, last, incarnation, floor, bytes) = try PostgresErrorMapping.decode("a read-ahead row", in: database.name) {
+                try row.decode((String, Int64, Int64, Int64, ByteBuffer?).self)
+            }
+            switch kind {
+            case "s":
+                state = try self.state(last: last, incarnation: incarnation, floor: floor,
+                                       previous: bytes.map { String(decoding: $0.readableBytesView, as: UTF8.self) })
+            case "o":
+                guard let bytes else { continue }
+                let outcome = try BatchOutcome(record: bytes.bytes)
+                outcomes[outcome.batch] = outcome
+            default:
+                guard let bytes else { continue }
+                let document = try Document(binary: bytes.bytes)
+                documents[document.key] = document
+            }
         }
-        return found
+        guard let state else { throw missingState() }
+        return GroupReadAhead(state: state, outcomes: outcomes, documents: documents)
     }
 
     func pruneOutcomes(recordedBefore cutoff: Int64) async throws(DocError) -> Int {

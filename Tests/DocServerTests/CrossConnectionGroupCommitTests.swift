@@ -349,9 +349,9 @@ struct GatedTenantStore: ForwardingTenantStore {
     }
     /// A group's read-ahead of its outcomes fails as the failing batch's read does (the group
     /// then reads batch by batch, and meets the failure at that batch).
-    func outcomes(of batches: [BatchKey]) async throws(DocError) -> [BatchKey: BatchOutcome] {
+    func readAhead(batches: [BatchKey], documents keys: [DocumentKey]) async throws(DocError) -> GroupReadAhead {
         if let batch = batches.first(where: gate.fails) { throw DocError(.unavailable, "outcome read of \(batch) fails (test)") }
-        return try await base.outcomes(of: batches)
+        return try await base.readAhead(batches: batches, documents: keys)
     }
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
         await gate.pass()

@@ -4,15 +4,17 @@ import Synchronization
 import Testing
 @testable import DocServer
 
-/// A commit group reads its batches' outcomes and documents from the store in one call each
-/// (``GroupCommitView/prefetch(batches:documents:)``), not twice per batch: on PostgreSQL each
-/// read is a round trip, and a group's batches are processed one after the other.
+/// A commit group reads the tenant's state, its batches' outcomes and their documents from the
+/// store in one call (``GroupCommitView/prefetch(batches:documents:)``), not twice per batch: on
+/// PostgreSQL each read is a round trip, and a group's batches are processed one after the
+/// other.
 @Suite struct GroupReadAheadTests {
     /// The reads of a tenant's store, counted.
     final class Reads: Sendable {
         private let counts = Mutex<[String: Int]>([:])
         func count(_ what: String) { counts.withLock { $0[what, default: 0] += 1 } }
         var all: [String: Int] { counts.withLock { $0 } }
+        func reset() { counts.withLock { $0 = [:] } }
     }
 
     struct CountingTenantStore: ForwardingTenantStore {
@@ -22,9 +24,13 @@ import Testing
             reads.count("outcome")
             return try await base.outcome(of: batch)
         }
-        func outcomes(of batches: [BatchKey]) async throws(DocError) -> [BatchKey: BatchOutcome] {
-            reads.count("outcomes")
-            return try await base.outcomes(of: batches)
+        func state() async throws(DocError) -> TenantState {
+            reads.count("state")
+            return try await base.state()
+        }
+        func readAhead(batches: [BatchKey], documents keys: [DocumentKey]) async throws(DocError) -> GroupReadAhead {
+            reads.count("readAhead")
+            return try await base.readAhead(batches: batches, documents: keys)
         }
         func documents(_ keys: [DocumentKey]) async throws(DocError) -> DocumentsRead {
             reads.count("documents")
@@ -44,7 +50,7 @@ import Testing
         func close() async {}
     }
 
-    @Test func aFrameOfBatchesReadsTheStoreOnceForOutcomesAndOnceForDocuments() async throws {
+    @Test func aFrameOfBatchesReadsTheStoreOnce() async throws {
         let server = TestServer()
         let store = CountingStore(base: server.store)
         var configuration = ServerConfiguration()
@@ -52,6 +58,7 @@ import Testing
         let core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
         let connection = try await core.handshake(tenant: "acme", uid: "u1", clientID: "c1")
         _ = connection.outbound.drain()
+        store.reads.reset()   // the handshake's reads
 
         func frame(_ ids: ClosedRange<Int>) -> ClientMessage.WriteBatches {
             ClientMessage.WriteBatches(clientID: "c1", batches: ids.map { i in
@@ -66,7 +73,7 @@ import Testing
             return
         }
         #expect(first.answers.allSatisfy { if case .committed = $0 { true } else { false } })
-        #expect(store.reads.all == ["outcomes": 1, "documents": 1])
+        #expect(store.reads.all == ["readAhead": 1])
 
         // Batches 7 and 8 again, with new ones: answered from their outcomes, read ahead too;
         // the counter counts each batch once, each batch seeing the one before it.
@@ -75,7 +82,7 @@ import Testing
             return
         }
         #expect(second.answers.prefix(2) == first.answers.suffix(2))
-        #expect(store.reads.all == ["outcomes": 2, "documents": 2])
+        #expect(store.reads.all == ["readAhead": 2])
         let stored = try await server.tenantStore("acme").documents([T.key("counters/c"), T.key("notes/n12")])
         #expect(stored.documents[T.key("counters/c")]?.data["n"] == .integer(12))
         #expect(stored.documents[T.key("notes/n12")]?.data["n"] == .integer(12))

@@ -83,6 +83,30 @@ import Testing
         #expect(try await store.state().lastVersion == C.v(v + 3))
     }
 
+    /// What a group reads before processing: the state as ``TenantStore/state()`` reads it,
+    /// the outcomes of the batches that have one, the documents that exist (tombstones too).
+    @Test(arguments: StoreKind.allCases)
+    func aReadAheadAnswersAsTheSeparateReadsDo(_ kind: StoreKind) async throws {
+        let fixture = try await StoreFixture.make(kind)
+        defer { Task { await fixture.tearDown() } }
+        let store = try await fixture.tenant("acme")
+        let v = try await store.state().lastVersion.microseconds
+        _ = try await store.commit(CommitRequest(outcome: C.outcome("c", 1, version: v + 1), writes: [
+            C.put("a/1", ["n": 1], version: v + 1), C.put("a/gone", [tombstoneField: .integer(1)], version: v + 1),
+        ]))
+        _ = try await store.commit(CommitRequest(outcome: C.outcome("d", 7, version: nil), writes: []))
+        let batches = [BatchKey(clientID: "c", batchID: 1), BatchKey(clientID: "c", batchID: 2), BatchKey(clientID: "d", batchID: 7)]
+        let keys = [C.key("a/1"), C.key("a/gone"), C.key("a/missing"), C.key("b/1")]
+        let read = try await store.readAhead(batches: batches, documents: keys)
+        #expect(read.state == (try await store.state()))
+        #expect(read.outcomes == [batches[0]: C.outcome("c", 1, version: v + 1), batches[2]: C.outcome("d", 7, version: nil)])
+        #expect(read.documents == (try await store.documents(keys)).documents)
+        #expect(Set(read.documents.keys) == [C.key("a/1"), C.key("a/gone")])
+        // Nothing asked, nothing answered but the state.
+        let empty = try await store.readAhead(batches: [], documents: [])
+        #expect(empty.outcomes.isEmpty && empty.documents.isEmpty && empty.state.lastVersion == C.v(v + 1))
+    }
+
     @Test(arguments: StoreKind.allCases)
     func aGroupThatCannotBeStoredWholeStoresNothing(_ kind: StoreKind) async throws {
         let fixture = try await StoreFixture.make(kind)

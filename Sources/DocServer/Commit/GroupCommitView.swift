@@ -8,9 +8,9 @@ internal import Synchronization
 /// leave; ``commit(_:)`` only stages. The staged requests then go to the real store in one
 /// ``TenantStore/commitGroup(_:)`` (one transaction, one synced write).
 ///
-/// ``prefetch(batches:documents:)`` reads what processing reads first for every batch (its
-/// outcome, its documents) for the whole group at once, so that a group of n batches reads the
-/// store in two calls rather than 2n (on PostgreSQL, round trips). What it read is the stored
+/// ``prefetch(batches:documents:)`` reads what processing reads first for every batch (the
+/// tenant's state, its outcome, its documents) for the whole group at once, so that a group
+/// of n batches reads the store once rather than 2n + 1 times (on PostgreSQL, round trips). What it read is the stored
 /// state at that moment, like any read before the group's commit: the store's checks in
 /// ``TenantStore/commitGroup(_:)`` refuse the group if another instance changed it since.
 ///
@@ -39,16 +39,17 @@ final class GroupCommitView: TenantStore {
         self.base = base
     }
 
-    /// Reads the outcomes of `batches` and the documents `keys` from the store, one call each,
-    /// for the reads of the group's processing to find.
+    /// Reads the tenant's state, the outcomes of `batches` and the documents `keys` from the
+    /// store in one call (``TenantStore/readAhead(batches:documents:)``), for the reads of the
+    /// group's processing to find.
     func prefetch(batches: [BatchKey], documents keys: [DocumentKey]) async throws(DocError) {
         var unique = Set<DocumentKey>()
         let keys = keys.filter { unique.insert($0).inserted }
-        let outcomes = try await base.outcomes(of: batches)
-        let read = try await base.documents(keys)
+        let read = try await base.readAhead(batches: batches, documents: keys)
         staged.withLock { staged in
+            if staged.state == nil { staged.state = read.state }
             staged.prefetchedBatches.formUnion(batches)
-            staged.prefetchedOutcomes.merge(outcomes) { _, new in new }
+            staged.prefetchedOutcomes.merge(read.outcomes) { _, new in new }
             for key in keys { staged.prefetchedDocuments.updateValue(read.documents[key], forKey: key) }
         }
     }

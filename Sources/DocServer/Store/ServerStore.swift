@@ -41,10 +41,11 @@ extension TenantStore {
         return AggregateRead(version: read.version, result: accumulator.result)
     }
 
-    public func outcomes(of batches: [BatchKey]) async throws(DocError) -> [BatchKey: BatchOutcome] {
-        var found: [BatchKey: BatchOutcome] = [:]
-        for batch in batches { found[batch] = try await outcome(of: batch) }
-        return found
+    public func readAhead(batches: [BatchKey], documents keys: [DocumentKey]) async throws(DocError) -> GroupReadAhead {
+        let state = try await state()
+        var outcomes: [BatchKey: BatchOutcome] = [:]
+        for batch in batches { outcomes[batch] = try await outcome(of: batch) }
+        return GroupReadAhead(state: state, outcomes: outcomes, documents: try await documents(keys).documents)
     }
 
     public func commitGroup(_ requests: [CommitRequest]) async throws(DocError) -> SnapshotVersion {
@@ -59,6 +60,22 @@ extension TenantStore {
         }
         guard let first else { return try await state().lastVersion }
         return first
+    }
+}
+
+/// What ``TenantStore/readAhead(batches:documents:)`` read.
+public struct GroupReadAhead: Sendable {
+    /// The tenant's state.
+    public var state: TenantState
+    /// The stored outcomes of the batches that have one.
+    public var outcomes: [BatchKey: BatchOutcome]
+    /// The documents that exist (tombstones included).
+    public var documents: [DocumentKey: Document]
+
+    public init(state: TenantState, outcomes: [BatchKey: BatchOutcome], documents: [DocumentKey: Document]) {
+        self.state = state
+        self.outcomes = outcomes
+        self.documents = documents
     }
 }
 
@@ -113,10 +130,12 @@ public protocol TenantStore: Sendable {
     /// The stored outcome of a batch, if any.
     func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome?
 
-    /// The stored outcomes of `batches` that have one, in one read where the store can (a
-    /// commit group reads its batches' outcomes together). The default implementation calls
-    /// ``outcome(of:)`` for each.
-    func outcomes(of batches: [BatchKey]) async throws(DocError) -> [BatchKey: BatchOutcome]
+    /// What a commit group reads before it processes its batches: the tenant's state, the
+    /// stored outcomes of `batches` that have one, and the documents `keys` that exist
+    /// (tombstones included), in one read where the store can (PostgreSQL: one statement, one
+    /// snapshot). The default implementation calls ``state()``, ``outcome(of:)`` for each batch
+    /// and ``documents(_:)``.
+    func readAhead(batches: [BatchKey], documents keys: [DocumentKey]) async throws(DocError) -> GroupReadAhead
 
     /// A page of every stored document (tombstones included), in the store's own key order
     /// (not query order): the documents after `after` (`nil`: from the first), at most

@@ -17,7 +17,9 @@ extension ForwardingTenantStore {
         try await base.changes(after: version, maxEntries: maxEntries)
     }
     func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? { try await base.outcome(of: batch) }
-    func outcomes(of batches: [BatchKey]) async throws(DocError) -> [BatchKey: BatchOutcome] { try await base.outcomes(of: batches) }
+    func readAhead(batches: [BatchKey], documents keys: [DocumentKey]) async throws(DocError) -> GroupReadAhead {
+        try await base.readAhead(batches: batches, documents: keys)
+    }
     func scan(after: DocumentKey?, limit: Int) async throws(DocError) -> [Document] { try await base.scan(after: after, limit: limit) }
     func referencedAttachments(among ids: [AttachmentID]) async throws(DocError) -> Set<AttachmentID> {
         try await base.referencedAttachments(among: ids)
