@@ -10,9 +10,10 @@ internal import Synchronization
 ///
 /// ``prefetch(batches:documents:)`` reads what processing reads first for every batch (the
 /// tenant's state, its outcome, its documents) for the whole group at once, so that a group
-/// of n batches reads the store once rather than 2n + 1 times (on PostgreSQL, round trips). What it read is the stored
-/// state at that moment, like any read before the group's commit: the store's checks in
-/// ``TenantStore/commitGroup(_:)`` refuse the group if another instance changed it since.
+/// of n batches reads the store once rather than 2n + 1 times (on PostgreSQL, round trips).
+/// What it read is the stored state at that moment, like any read before the group's commit:
+/// the store's checks in ``TenantStore/commitGroup(_:)`` refuse the group if another instance
+/// changed it since.
 ///
 /// Used by one group at a time, inside the tenant hub's serialization; the lock only makes it
 /// `Sendable`.
@@ -26,10 +27,9 @@ final class GroupCommitView: TenantStore {
         var outcomes: [BatchKey: BatchOutcome] = [:]
         /// The documents the staged requests wrote (`nil`: deleted).
         var documents: [DocumentKey: Document?] = [:]
-        /// What ``prefetch(batches:documents:)`` read: the batches asked for (those absent
-        /// from `prefetchedOutcomes` have none) and the documents (`nil`: absent).
-        var prefetchedBatches = Set<BatchKey>()
-        var prefetchedOutcomes: [BatchKey: BatchOutcome] = [:]
+        /// What ``prefetch(batches:documents:)`` read, for every batch and document asked for
+        /// (`nil`: none stored).
+        var prefetchedOutcomes: [BatchKey: BatchOutcome?] = [:]
         var prefetchedDocuments: [DocumentKey: Document?] = [:]
     }
 
@@ -48,8 +48,7 @@ final class GroupCommitView: TenantStore {
         let read = try await base.readAhead(batches: batches, documents: keys)
         staged.withLock { staged in
             if staged.state == nil { staged.state = read.state }
-            staged.prefetchedBatches.formUnion(batches)
-            staged.prefetchedOutcomes.merge(read.outcomes) { _, new in new }
+            for batch in batches { staged.prefetchedOutcomes.updateValue(read.outcomes[batch], forKey: batch) }
             for key in keys { staged.prefetchedDocuments.updateValue(read.documents[key], forKey: key) }
         }
     }
@@ -86,10 +85,10 @@ final class GroupCommitView: TenantStore {
     }
 
     func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? {
-        let known = staged.withLock { staged -> BatchOutcome?? in
-            if let outcome = staged.outcomes[batch] { return .some(outcome) }
-            guard staged.prefetchedBatches.contains(batch) else { return .none }
-            return .some(staged.prefetchedOutcomes[batch])
+        // A staged outcome, else what the read-ahead found (`.some(nil)`: none stored).
+        let known: BatchOutcome?? = staged.withLock { staged in
+            if let outcome = staged.outcomes[batch] { return outcome }
+            return staged.prefetchedOutcomes[batch]
         }
         if let known { return known }
         return try await base.outcome(of: batch)
