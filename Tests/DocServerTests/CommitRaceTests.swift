@@ -1,4 +1,5 @@
 import DocModel
+import DocRules
 import Synchronization
 import Testing
 @testable import DocServer
@@ -37,7 +38,8 @@ import Testing
     /// commits `meanwhile`; returns A's outcome. A's clock is a millisecond ahead of B's (two
     /// machines' clocks differ), so B's commit version is below A's and only the documents'
     /// versions tell that B came between A's reads and its commit.
-    static func race(_ mutations: [Mutation], meanwhile: [Mutation], on server: TestServer) async throws -> BatchOutcome {
+    static func race(_ mutations: [Mutation], access: AccessContext? = nil, meanwhile: [Mutation], on server: TestServer)
+        async throws -> BatchOutcome {
         let base = try server.tenantStore("acme")
         let held = HeldCommitStore(base: base)
         let clock = server.clock
@@ -45,7 +47,8 @@ import Testing
         let a = CommitProcessor(store: held, clock: ahead, logger: .discarding)
         let b = CommitProcessor(store: base, clock: clock.serverClock, logger: .discarding)
         let (reached, release) = held.holdNextCommit()
-        let first = Task { try await a.process(batch: BatchKey(clientID: "A", batchID: 1), mutations: mutations, uid: "u") }
+        let first = Task { try await a.process(batch: BatchKey(clientID: "A", batchID: 1), mutations: mutations, uid: "u",
+                                                  access: access) }
         for await _ in reached { break }
         clock.advance(by: 10)
         let meanwhile = try await b.process(batch: BatchKey(clientID: "B", batchID: 1), mutations: meanwhile, uid: "u")
@@ -83,5 +86,37 @@ import Testing
         // Both increments count: A was processed again on B's document.
         let stored = try await server.tenantStore("acme").documents([key]).documents[key]
         #expect(stored?.data["n"] == .integer(2))
+    }
+
+    @Test func aRulesDecisionOnADocumentChangedMeanwhileIsMadeAgain() async throws {
+        let server = TestServer()
+        let rules = try RuleSet.parse(source: """
+            rules_version = '2';
+            service cloud.firestore {
+              match /databases/{database}/documents {
+                match /posts/{id} {
+                  allow write: if get(/databases/$(database)/documents/settings/board).data.open == true;
+                }
+              }
+            }
+            """, file: "race.rules")
+        let access = AccessContext(rules: rules, auth: RulesAuth(uid: "u"), explainDenials: false, logger: .discarding)
+        let board = T.key("settings/board")
+        let seed = CommitProcessor(store: try server.tenantStore("acme"), clock: server.clock.serverClock, logger: .discarding)
+        let opened = try await seed.process(batch: BatchKey(clientID: "S", batchID: 1),
+                                            mutations: [.set(board, ObjectValue(["open": true]))], uid: "admin")
+        #expect(opened.applied)
+        server.clock.advance(by: 10)
+        let post = T.key("posts/p1")
+        // A's rules read the board as open; B closes it before A's commit. A's decision rested
+        // on a document that changed: A is decided again, on the closed board, and refused.
+        let outcome = try await Self.race([.set(post, ObjectValue(["title": "late"]))], access: access,
+                                          meanwhile: [.set(board, ObjectValue(["open": false]))], on: server)
+        guard case .rejected(let error) = outcome.result else {
+            Issue.record("the write was committed on the rules' stale read of the board: \(outcome.result)")
+            return
+        }
+        #expect(error.code == .permissionDenied)
+        #expect(try await server.tenantStore("acme").documents([post]).documents[post] == nil)
     }
 }

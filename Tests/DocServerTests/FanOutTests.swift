@@ -8,7 +8,7 @@ import Testing
 /// same change, frames of their own where target ids differ, windows worked out once per
 /// distinct target, and the outbox's cut-off for a client that does not read.
 @Suite struct FanOutTests {
-    static let hot = T.target(try! DocModel.Query(document: T.key("rooms/hot")))
+    static let hot = T.target(DocModel.Query(document: T.key("rooms/hot")))
 
     func listen(_ server: TestServer, _ connection: ServerConnection, _ targets: [(Int32, Target)]) async {
         for (id, target) in targets {

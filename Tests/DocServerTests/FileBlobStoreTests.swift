@@ -164,8 +164,8 @@ import Testing
             let id = BlobDigest.id(of: bytes)
             let shard = root + "/acme/" + id.hex.prefix(2)
             try FileManager.default.createDirectory(atPath: shard, withIntermediateDirectories: true)
-            FileManager.default.createFile(atPath: shard + "/" + id.hex, contents: Data(bytes))
-            FileManager.default.createFile(atPath: shard + "/" + id.hex + ".json.tmp", contents: Data("{".utf8))
+            try #require(FileManager.default.createFile(atPath: shard + "/" + id.hex, contents: Data(bytes)))
+            try #require(FileManager.default.createFile(atPath: shard + "/" + id.hex + ".json.tmp", contents: Data("{".utf8)))
             #expect(try await blobs.metadata(id, tenant: acme) == nil)
             #expect(try await blobs.list(tenant: acme).isEmpty)
             // Uploading again completes it.

@@ -127,8 +127,8 @@ struct ClientAttachmentTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let store = try await DocumentStore.open(directory: root + "/store", tenant: "acme", user: "u1")
         try FileManager.default.createDirectory(atPath: root + "/folder", withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: root + "/empty.bin", contents: Data())
-        FileManager.default.createFile(atPath: root + "/ok.bin", contents: Data([1, 2, 3]))
+        try #require(FileManager.default.createFile(atPath: root + "/empty.bin", contents: Data()))
+        try #require(FileManager.default.createFile(atPath: root + "/ok.bin", contents: Data([1, 2, 3])))
 
         let cases: [(String, String, DocError.Code, String)] = [
             (root + "/missing.jpg", "image/jpeg", .notFound, "no file"),

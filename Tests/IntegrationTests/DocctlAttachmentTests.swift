@@ -231,12 +231,12 @@ struct DocctlAttachmentTests {
             let cache = docctl.home + "/dora-cache"
             let dora = docctl.user("dora") + ["--cache", cache]
             let empty = docctl.home + "/empty.jpg"
-            FileManager.default.createFile(atPath: empty, contents: Data())
+            try #require(FileManager.default.createFile(atPath: empty, contents: Data()))
             let folder = docctl.home + "/folder.jpg"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             // One byte over 100 MiB, sparse: refused from its size, before anything is copied.
             let huge = docctl.home + "/huge.bin"
-            FileManager.default.createFile(atPath: huge, contents: nil)
+            try #require(FileManager.default.createFile(atPath: huge, contents: nil))
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: huge))
             try handle.truncate(atOffset: 100 * 1024 * 1024 + 1)
             try handle.close()

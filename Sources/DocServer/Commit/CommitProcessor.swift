@@ -19,6 +19,8 @@ public import Logging
 ///    tombstone is a `delete`), `request.resource` is the document after the write and its
 ///    transforms, `request.time` the commit time, `getAfter()` sees the whole batch applied and
 ///    `get()` the state before it. A denied write rejects the batch with `permissionDenied`.
+///    The documents the rules read are verified at the commit like the written ones (step 6):
+///    an allowed batch is committed only while they are as the rules saw them.
 ///    The rules are checked before failed preconditions are reported, so a caller the rules
 ///    refuse cannot learn from `notFound` / `alreadyExists` / `failedPrecondition` whether a
 ///    document exists.
@@ -32,9 +34,9 @@ public import Logging
 ///    might succeed: the client has already reverted it). Transient failures (`unavailable`,
 ///    `aborted`, `internal`, …) are not remembered: the client retries them.
 /// 6. One atomic store commit: the changed documents, their change log entries, the outcome
-///    and the new version, on the condition that every document the batch was applied to
-///    still has the version it read (``CommitRequest/readVersions``) and that the version is
-///    above the tenant's last one. When another server instance on the same database
+///    and the new version, on the condition that every document the batch was applied to, or
+///    its rules read, still has the version it read (``CommitRequest/readVersions``) and that
+///    the version is above the tenant's last one. When another server instance on the same database
 ///    committed in between, the store answers `aborted` and the batch is processed again on
 ///    fresh reads, after a short random pause that grows with each attempt
 ///    (``retryPause(after:)``: two instances that keep colliding fall out of step), up to
@@ -274,6 +276,7 @@ public struct CommitProcessor: Sendable {
                 planned.append(PlannedWrite(index: i, mutation: mutation, before: before?.document, after: after?.document))
             }
         }
+        var ruleReads: [DocumentKey: Document?] = [:]
         if let access {
             var stored: [DocumentKey: Document?] = [:]
             var final: [DocumentKey: Document?] = [:]
@@ -281,7 +284,7 @@ public struct CommitProcessor: Sendable {
                 stored.updateValue(read.documents[key], forKey: key)
                 final.updateValue(documents[key]?.document, forKey: key)
             }
-            try await AccessControl(context: access, store: store)
+            ruleReads = try await AccessControl(context: access, store: store)
                 .authorize(writes: planned, stored: stored, after: final, time: version.timestamp)
         }
         try await check(references)
@@ -293,6 +296,11 @@ public struct CommitProcessor: Sendable {
         // left the documents read as absent out of the store's check (a create or an increment
         // of a missing document racing another instance's then overwrote it).
         for key in keys { readVersions[key] = read.documents[key]?.version ?? SnapshotVersion.none }
+        // The rules' decision rests on the documents they read too: verified with the writes,
+        // so a decision on a document another instance has changed since is made again.
+        for (key, document) in ruleReads where readVersions[key] == nil {
+            readVersions[key] = document?.version ?? SnapshotVersion.none
+        }
         return Applied(writes: writes, version: version, results: results, readVersions: readVersions,
                        recheck: recheck(references))
     }

@@ -57,11 +57,15 @@ struct AccessControl {
     /// documents before the batch (absent ones as `nil`), read by the caller; `after` the
     /// state after the whole batch of every document it writes (for `getAfter()`).
     ///
+    /// Returns the other documents the rules read from the store (`get()`, `exists()`, and
+    /// `getAfter()` of a document the batch does not write; absent ones as `nil`): the decision
+    /// holds only while they keep the version read, which the caller's commit verifies.
+    ///
     /// - Throws: `permissionDenied` for the first write the rules deny (located at
     ///   `write N: path`); a storage error when a lookup cannot be read.
     func authorize(writes: [PlannedWrite], stored: [DocumentKey: Document?], after: [DocumentKey: Document?],
-                   time: Timestamp) async throws(DocError) {
-        guard !writes.isEmpty else { return }
+                   time: Timestamp) async throws(DocError) -> [DocumentKey: Document?] {
+        guard !writes.isEmpty else { return [:] }
         let requests = writes.map {
             Self.request(for: $0, auth: context.auth, time: time, database: context.database)
         }
@@ -73,6 +77,7 @@ struct AccessControl {
             let write = writes[i]
             throw refusal(decision, requests[i], at: "write \(write.index): \(write.mutation.key)")
         }
+        return lookup.fetched
     }
 
     /// The client's error for a denied `request`, and the operator's log line with the detail.

@@ -14,10 +14,15 @@ internal import DocRules
 /// so there are at most 21 rounds; most decisions take one (no lookups) or two.
 ///
 /// Callers run inside their tenant hub's serialization (no commit of the tenant runs in
-/// between), so every round sees the same stored state.
+/// between), so every round sees the same stored state. Another server instance on the same
+/// database may commit between the rounds, or before the batch's commit: a commit verifies
+/// the versions of the documents read here (``fetched``) with its own.
 final class PrefetchedLookup: DocumentLookup {
     /// Stored documents by key; `.some(nil)`: known not to exist.
     private var stored: [DocumentKey: Document?]
+    /// The documents read from the store by ``resolve(reading:_:)`` (beyond those the lookup
+    /// was given); `.some(nil)`: read as absent.
+    private(set) var fetched: [DocumentKey: Document?] = [:]
     /// The state after the pending batch, for the documents it writes; `.some(nil)`: deleted.
     private let after: [DocumentKey: Document?]
     /// Documents asked for in this round that have not been read.
@@ -60,7 +65,10 @@ final class PrefetchedLookup: DocumentLookup {
             guard !missing.isEmpty, round < Self.maxRounds else { return decision }
             let keys = missing.sorted()
             let read = try await store.documents(keys)
-            for key in keys { stored.updateValue(read.documents[key], forKey: key) }
+            for key in keys {
+                stored.updateValue(read.documents[key], forKey: key)
+                fetched.updateValue(read.documents[key], forKey: key)
+            }
             round += 1
         }
     }

@@ -322,7 +322,8 @@ public struct CommitRequest: Sendable {
     public var outcome: BatchOutcome
     /// The changed documents; empty for a rejection.
     public var writes: [DocumentWrite]
-    /// The version of every document the batch was applied to, as it read them
+    /// The version of every document the batch was applied to or its rules read (written or
+    /// not), as it read them
     /// (``SnapshotVersion/none`` for a document that did not exist). The store commits only if
     /// each still has that version, so a commit never overwrites a change it did not see (two
     /// server instances applying an increment to the same document: one commits, the other is
