@@ -59,6 +59,9 @@ import Testing
         func discardPartial(_ id: AttachmentID, tenant: TenantID) async throws(DocError) {
             try await base.discardPartial(id, tenant: tenant)
         }
+        func lockUpload(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> (any BlobUploadLock)? {
+            try await base.lockUpload(id, tenant: tenant)
+        }
         func openRead(_ id: AttachmentID, tenant: TenantID, from offset: Int64) async throws(DocError) -> any BlobReader {
             try await base.openRead(id, tenant: tenant, from: offset)
         }

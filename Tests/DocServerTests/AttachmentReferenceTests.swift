@@ -224,13 +224,17 @@ import Testing
     @Test func anAttachmentBeingUploadedIsNotDeleted() async throws {
         let fixture = try Fixture()
         _ = try await fixture.server.connect()
-        let settings = try #require(fixture.server.core.configuration.attachments)
         let partial = try await fixture.storePartial("still uploading", tenant: acme)
         fixture.clock.advance(by: Self.grace + 1)
-        // The upload endpoint holds the attachment's lock while bytes arrive.
-        #expect(settings.uploads.tryLock(partial, tenant: acme))
-        #expect(await fixture.server.core.runMaintenance().attachmentsDeleted == 0)
-        settings.uploads.unlock(partial, tenant: acme)
+        // The upload endpoint holds the attachment's lock while bytes arrive: this server's,
+        // or another's whose blob store shares the directory.
+        let otherServer = try FileBlobStore(root: fixture.blobs.root)
+        for uploader in [fixture.blobs, otherServer] {
+            let lock = try #require(try await uploader.lockUpload(partial, tenant: acme))
+            #expect(await fixture.server.core.runMaintenance().attachmentsDeleted == 0)
+            #expect(try await fixture.stored(tenant: acme) == [partial])
+            lock.unlock()
+        }
         #expect(await fixture.server.core.runMaintenance().attachmentsDeleted == 1)
     }
 }

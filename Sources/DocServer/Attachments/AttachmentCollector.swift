@@ -56,7 +56,6 @@ struct AttachmentCollector: Sendable {
     /// The second phase; returns the ids deleted.
     func sweep(_ survey: Survey, store: any TenantStore) async throws(DocError) -> [AttachmentID] {
         let blobs = settings.store
-        let uploads = settings.uploads
         let tenant = store.tenant
         let cutoff = survey.cutoff
         var deleted: [AttachmentID] = []
@@ -64,9 +63,9 @@ struct AttachmentCollector: Sendable {
             let chunk = survey.candidates[start..<min(survey.candidates.count, start + Self.sweepChunk)]
             let unfinished = Set(chunk.filter { !$0.isComplete }.map(\.id))
             deleted += try await store.deleteUnreferencedAttachments(among: chunk.map(\.id)) { id throws(DocError) -> Bool in
-                // An upload of it is running: it is wanted.
-                guard uploads.tryLock(id, tenant: tenant) else { return false }
-                defer { uploads.unlock(id, tenant: tenant) }
+                // An upload of it is running (on any server sharing the blob store): it is wanted.
+                guard let lock = try await blobs.lockUpload(id, tenant: tenant) else { return false }
+                defer { lock.unlock() }
                 // An upload unfinished at the listing may have completed since (a complete
                 // attachment's metadata never changes).
                 if unfinished.contains(id), let metadata = try await blobs.metadata(id, tenant: tenant),

@@ -23,9 +23,6 @@ public struct AttachmentSettings: Sendable {
     public var unreferencedGraceMicros: Int64
     /// The default of ``unreferencedGraceMicros``: 7 days.
     public static let defaultUnreferencedGraceMicros: Int64 = 7 * 24 * 3_600 * 1_000_000
-    /// The uploads in progress in this process: the endpoints and the collector take the
-    /// same per-attachment lock.
-    let uploads = UploadLocks()
 
     public init(store: any BlobStore, policy: (any AttachmentAccessPolicy)? = nil, downloadChunkBytes: Int = 64 * 1024,
                 unreferencedGraceMicros: Int64 = AttachmentSettings.defaultUnreferencedGraceMicros) {

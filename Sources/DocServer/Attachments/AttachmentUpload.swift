@@ -13,7 +13,6 @@ extension AttachmentEndpoints {
     func upload(_ request: Request, context: some Hummingbird.RequestContext) async throws(AttachmentHTTPError) -> Response {
         let settings = try settings()
         let store = settings.store
-        let locks = settings.uploads
         let id = try attachmentID(context)
         let caller = try await authenticate(request)
         let tenant = caller.tenant
@@ -23,12 +22,13 @@ extension AttachmentEndpoints {
         if let metadata = try await storeCall({ () async throws(DocError) in try await store.metadata(id, tenant: tenant) }) {
             return AttachmentJSON.response(.ok, AttachmentJSON.UploadState(metadata))
         }
-        guard locks.tryLock(id, tenant: tenant) else {
+        let lock = try await storeCall { () async throws(DocError) in try await store.lockUpload(id, tenant: tenant) }
+        guard let lock else {
             throw AttachmentHTTPError(.conflict, .aborted,
                                       "another upload of attachment \(id) is in progress; ask GET /attachments/\(id)/upload "
                                           + "and continue when it has ended")
         }
-        defer { locks.unlock(id, tenant: tenant) }
+        defer { lock.unlock() }
         // Completed by the upload that held the lock just before.
         if let metadata = try await storeCall({ () async throws(DocError) in try await store.metadata(id, tenant: tenant) }) {
             return AttachmentJSON.response(.ok, AttachmentJSON.UploadState(metadata))

@@ -19,6 +19,8 @@ public import NIOCore
 /// - **Complete means verified and durable**: ``metadata(_:tenant:)`` returns a value only
 ///   after the bytes hashed to the id and were made durable; a crash never leaves a half
 ///   written attachment that reads as complete.
+/// - **One writer per upload**: ``lockUpload(_:tenant:)`` is exclusive across every process
+///   that shares the storage, and released when its holder's process ends.
 /// - **Reads stream**: ``openRead(_:tenant:from:)`` hands out the bytes in chunks; no
 ///   implementation holds a whole attachment in memory.
 ///
@@ -26,7 +28,8 @@ public import NIOCore
 /// keyed by tenant and id, parts buffered to the 5 MiB part minimum, `ListParts` for
 /// ``partial(_:tenant:)``), finishing is `CompleteMultipartUpload` to a staging key, a
 /// streamed hash check, then a copy to `<tenant>/<id>` with the metadata as object metadata;
-/// ``openRead(_:tenant:from:)`` is a ranged `GetObject` streamed in chunks.
+/// ``openRead(_:tenant:from:)`` is a ranged `GetObject` streamed in chunks; the upload lock
+/// a conditional put of a lock object with an expiry its holder renews.
 ///
 /// Every method throws ``DocError``: `invalidArgument` for a request the store refuses,
 /// `failedPrecondition` for one that does not fit the stored state, `notFound` for what is
@@ -63,6 +66,12 @@ public protocol BlobStore: Sendable {
 
     /// Discards the partial upload of `id`, if any.
     func discardPartial(_ id: AttachmentID, tenant: TenantID) async throws(DocError)
+
+    /// Takes the upload lock of `id`: one holder at a time among all users of the storage,
+    /// every server process sharing it included (the upload endpoint holds it while it writes
+    /// and finishes a partial upload, the collector while it deletes). Returns `nil`, at once,
+    /// when it is held.
+    func lockUpload(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> (any BlobUploadLock)?
 
     /// Opens the complete attachment `id` for reading from byte `offset`.
     ///

@@ -7,6 +7,7 @@ internal import DocModel
 /// <root>/<tenant>/<id[0..2]>/<id>.json     its metadata (written last: the commit point)
 /// <root>/<tenant>/partial/<id>             the bytes of an upload in progress
 /// <root>/<tenant>/partial/<id>.json        its declaration and start time
+/// <root>/<tenant>/partial/<id>.lock        the upload lock's file, while it is held
 /// ```
 ///
 /// `<tenant>` is the tenant name escaped into one safe file name (``directoryName(of:)``), so
@@ -19,6 +20,7 @@ struct FileBlobLayout: Sendable {
     static let partialDirectory = "partial"
     static let metadataSuffix = ".json"
     static let temporarySuffix = ".tmp"
+    static let lockSuffix = ".lock"
 
     /// The tenant's directory name: `a-z`, `0-9`, `-` and `_` stay, every other byte (also
     /// upper case letters, `.` and `%`) becomes `%XX`. A name that would be longer than
@@ -67,5 +69,9 @@ struct FileBlobLayout: Sendable {
 
     func partialDeclarationPath(_ id: AttachmentID, tenant: TenantID) -> String {
         partialPath(id, tenant: tenant) + Self.metadataSuffix
+    }
+
+    func partialLockPath(_ id: AttachmentID, tenant: TenantID) -> String {
+        partialPath(id, tenant: tenant) + Self.lockSuffix
     }
 }

@@ -25,9 +25,9 @@ public import DocModel
 /// writes the metadata file (itself synced and renamed into place): the metadata file is the
 /// commit point, so a crash never leaves a half file that reads as complete.
 ///
-/// One writer per partial upload at a time is the caller's job (the HTTP front keeps a per-id
-/// lock). Several server processes may share one root only if they never upload the same id
-/// of a tenant at once.
+/// One writer per partial upload at a time is the caller's job, with
+/// ``lockUpload(_:tenant:)`` (an exclusive `flock`, ``FileUploadLock``): several server
+/// processes may share one root (a shared file system whose locks hold across its clients).
 public final class FileBlobStore: BlobStore {
     /// The default ``maxSize``: 100 MiB.
     public static let defaultMaxSize: Int64 = 100 * 1024 * 1024
@@ -37,6 +37,7 @@ public final class FileBlobStore: BlobStore {
     public let maxSize: Int64
     private let layout: FileBlobLayout
     private let clock: ServerClock
+    private let uploadLocks = FileUploadLock.Registry()
 
     /// How much a hash check reads at once.
     static let hashChunkBytes = 1 << 20
@@ -189,6 +190,13 @@ public final class FileBlobStore: BlobStore {
     public func discardPartial(_ id: AttachmentID, tenant: TenantID) async throws(DocError) {
         let layout = self.layout
         try await BlockingIO.run { () throws(DocError) in try Self.removePartial(id, tenant: tenant, layout: layout) }
+    }
+
+    public func lockUpload(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> (any BlobUploadLock)? {
+        let (layout, registry) = (self.layout, uploadLocks)
+        return try await BlockingIO.run { () throws(DocError) -> FileUploadLock? in
+            try FileUploadLock.take(id, tenant: tenant, layout: layout, registry: registry)
+        }
     }
 
     // MARK: Reading bytes

@@ -1,0 +1,12 @@
+/// The exclusive right to write one attachment's upload, taken with
+/// ``BlobStore/lockUpload(_:tenant:)``: the upload endpoint holds it while bytes arrive and
+/// while it finishes the upload; the attachment collector holds it while it deletes the
+/// attachment, so it never deletes an upload that is running.
+///
+/// The lock is released by ``unlock()``, and by the storage when the process that holds it
+/// ends (a killed server leaves no lock behind).
+public protocol BlobUploadLock: Sendable {
+    /// Releases the lock. Idempotent. Must not wait long: a store whose release is remote
+    /// starts it and returns.
+    func unlock()
+}
