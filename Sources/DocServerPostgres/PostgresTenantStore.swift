@@ -211,6 +211,20 @@ final class PostgresTenantStore: TenantStore {
         }
     }
 
+    /// A row of `doccache_meta`, `maintenance_claim:TENANT`, holds the time of the last claim;
+    /// the upsert replaces it only when it is at least `interval` old, so of instances
+    /// claiming at once one inserts or updates it and the others find it fresh.
+    func claimMaintenance(at now: Int64, every interval: Int64) async throws(DocError) -> Bool {
+        let key = "maintenance_claim:" + tenant.rawValue
+        let rows = try await database.rows("claim the maintenance of tenant \(tenant)", """
+            INSERT INTO doccache_meta (name, value) VALUES (\(key), \(String(now)))
+            ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value
+            WHERE doccache_meta.value::BIGINT <= \(now - interval)
+            RETURNING 1
+            """)
+        return !rows.isEmpty
+    }
+
     // MARK: Row helpers
 
     /// The tenant's version and the non-null bodies of rows `(last_version, body?)`.

@@ -3,6 +3,7 @@ import DocModel
 import DocProtocol
 import DocServer
 import DocServerPostgres
+import DocTestSupport
 import Foundation
 import NIOCore
 import Synchronization
@@ -12,37 +13,20 @@ import Testing
 /// attachment collection on one cannot delete an attachment that a commit on the other has
 /// checked and is about to refer to.
 @Suite struct PostgresAttachmentCollectionTests {
-    /// A blob store that forwards to a real one and, when asked to, holds the caller of the
-    /// next `metadata` lookup of one id after the answer, until released: the moment between a
-    /// commit's attachment check and its store commit, made long.
+    /// A blob store that forwards to a real one and, when asked to, holds the caller of a
+    /// `metadata` lookup after the answer, until released: the moment between a commit's
+    /// attachment check and its store commit, made long.
     final class HoldingBlobStore: BlobStore {
         let base: any BlobStore
-        private let held = Mutex<(id: AttachmentID, reached: AsyncStream<Void>.Continuation, release: AsyncStream<Void>)?>(nil)
+        let lookups = CallHold<AttachmentID>()
 
         init(base: any BlobStore) { self.base = base }
-
-        /// Holds the next lookup of `id`; returns a stream that yields when it is reached and
-        /// the continuation that lets it go.
-        func hold(_ id: AttachmentID) -> (reached: AsyncStream<Void>, release: AsyncStream<Void>.Continuation) {
-            let (reached, reach) = AsyncStream<Void>.makeStream()
-            let (release, letGo) = AsyncStream<Void>.makeStream()
-            held.withLock { $0 = (id, reach, release) }
-            return (reached, letGo)
-        }
 
         var maxSize: Int64 { base.maxSize }
 
         func metadata(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> AttachmentMetadata? {
             let answer = try await base.metadata(id, tenant: tenant)
-            let hold = held.withLock { held -> (AsyncStream<Void>.Continuation, AsyncStream<Void>)? in
-                guard let current = held, current.id == id else { return nil }
-                held = nil
-                return (current.reached, current.release)
-            }
-            if let (reached, release) = hold {
-                reached.yield()
-                for await _ in release { break }
-            }
+            await lookups.pass(id)
             return answer
         }
 
@@ -102,7 +86,7 @@ import Testing
 
         // Instance A checks the attachment for a write referring to it, and is held there.
         let connection = try await a.handshake(tenant: "acme", uid: "u1", clientID: "A")
-        let (reached, release) = holding.hold(id)
+        let (reached, release) = holding.lookups.holdNext(where: { $0 == id })
         let mutation = Mutation.set(try DocumentKey("forms/f1"), ObjectValue(["photo": .attachment(id)]))
         let write = Task { await a.write(.init(clientID: "A", batchID: 1, mutations: [mutation]), on: connection) }
         for await _ in reached { break }

@@ -1,6 +1,6 @@
 import DocModel
 import DocRules
-import Synchronization
+import DocTestSupport
 import Testing
 @testable import DocServer
 
@@ -8,28 +8,16 @@ import Testing
 /// store refuses a commit whose batch read a document that another commit changed since, and
 /// the batch is processed again on the new state. Documents read as absent count too.
 @Suite struct CommitRaceTests {
-    /// A tenant store that holds the next commit until released: the moment between a batch's
-    /// reads and its store commit, made long.
+    /// A tenant store that holds a commit until released: the moment between a batch's reads
+    /// and its store commit, made long.
     final class HeldCommitStore: ForwardingTenantStore {
         let base: any TenantStore
-        private let hold = Mutex<(reached: AsyncStream<Void>.Continuation, release: AsyncStream<Void>)?>(nil)
+        let hold = CallHold<CommitRequest>()
 
         init(base: any TenantStore) { self.base = base }
 
-        /// Holds the next commit; returns a stream that yields when it is reached and the
-        /// continuation that lets it go.
-        func holdNextCommit() -> (reached: AsyncStream<Void>, release: AsyncStream<Void>.Continuation) {
-            let (reached, reach) = AsyncStream<Void>.makeStream()
-            let (release, letGo) = AsyncStream<Void>.makeStream()
-            hold.withLock { $0 = (reach, release) }
-            return (reached, letGo)
-        }
-
         func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
-            if let (reached, release) = hold.withLock({ hold in defer { hold = nil }; return hold }) {
-                reached.yield()
-                for await _ in release { break }
-            }
+            await hold.pass(request)
             return try await base.commit(request)
         }
     }
@@ -46,7 +34,7 @@ import Testing
         let ahead = ServerClock { clock.micros + 1_000 }
         let a = CommitProcessor(store: held, clock: ahead, logger: .discarding)
         let b = CommitProcessor(store: base, clock: clock.serverClock, logger: .discarding)
-        let (reached, release) = held.holdNextCommit()
+        let (reached, release) = held.hold.holdNext()
         let first = Task { try await a.process(batch: BatchKey(clientID: "A", batchID: 1), mutations: mutations, uid: "u",
                                                   access: access) }
         for await _ in reached { break }

@@ -10,7 +10,7 @@ struct CacheListenerTests {
     @Test func aCacheListenerSendsNoTargetAndSeesWhatTheCacheGets() async throws {
         try await SyncHarness.run { harness in
             let writer = try await harness.openStore(device: "writer")
-            try await writer.document("rooms/r1").setData(["n": 1]).committed
+            _ = try await writer.document("rooms/r1").setData(["n": 1]).committed
             let reader = try await harness.openStore(device: "reader")
             let targetsBefore = harness.transport.received("→addTarget")
 

@@ -1,4 +1,4 @@
-public import DocModel
+internal import DocModel
 internal import DocRules
 
 /// Decides attachment access with the security rules in force: the `service

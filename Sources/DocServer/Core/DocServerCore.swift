@@ -698,12 +698,24 @@ public final class DocServerCore: Sendable {
     /// attachment store, deletes the attachments no live document refers to past their grace
     /// period (``AttachmentCollector``), tenant by tenant (tenants with live state in this
     /// process).
-    public func runMaintenance() async -> MaintenanceReport {
+    ///
+    /// - Parameter interval: `nil` (the default): every tenant is maintained now. Otherwise the
+    ///   run is shared with the other server instances on the same store (`docctl serve` passes
+    ///   half its maintenance interval): a tenant is maintained only if no instance has claimed
+    ///   its maintenance within `interval` (``TenantStore/claimMaintenance(at:every:)``), so
+    ///   each tenant is maintained once per period, by whichever instance comes first; the
+    ///   others count it in ``MaintenanceReport/tenantsMaintainedElsewhere``.
+    public func runMaintenance(sharingEvery interval: Duration? = nil) async -> MaintenanceReport {
         var report = MaintenanceReport()
         let now = configuration.clock.nowMicros()
         let collector = configuration.attachments.map(AttachmentCollector.init(settings:))
+        let claimEvery = interval?.wholeMicroseconds
         for (tenant, hub) in hubs.withLock({ Array($0) }) {
             do {
+                if let claimEvery, try await !hub.store.claimMaintenance(at: now, every: claimEvery) {
+                    report.tenantsMaintainedElsewhere += 1
+                    continue
+                }
                 let (outcomes, changes) = try await hub.maintain(now: now)
                 report.outcomesPruned += outcomes
                 report.changesPruned += changes

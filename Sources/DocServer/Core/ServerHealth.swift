@@ -27,6 +27,10 @@ public struct MaintenanceReport: Sendable, Hashable {
     public var changesPruned = 0
     /// Attachments no live document refers to, older than their grace period, deleted.
     public var attachmentsDeleted = 0
+    /// Tenants left out because another server instance sharing the store (or an earlier run)
+    /// claimed their maintenance within the shared interval
+    /// (``DocServerCore/runMaintenance(sharingEvery:)``).
+    public var tenantsMaintainedElsewhere = 0
     /// Tenants whose maintenance failed, with the error.
     public var failures: [String: String] = [:]
 }

@@ -33,10 +33,12 @@ struct CoreService: Service {
                 }
                 group.addTask {
                     while await Self.sleep(settings.maintenanceInterval) {
-                        let report = await core.runMaintenance()
+                        // Shared with the other instances on the store: each tenant once a period.
+                        let report = await core.runMaintenance(sharingEvery: settings.maintenanceInterval / 2)
                         logger.info("maintenance", metadata: [
                             "outcomesPruned": "\(report.outcomesPruned)", "changesPruned": "\(report.changesPruned)",
                             "attachmentsDeleted": "\(report.attachmentsDeleted)",
+                            "tenantsMaintainedElsewhere": "\(report.tenantsMaintainedElsewhere)",
                             "failures": "\(report.failures.count)",
                         ])
                     }

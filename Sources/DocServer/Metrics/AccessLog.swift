@@ -38,8 +38,7 @@ enum AccessLog {
 
     /// `duration` in milliseconds with three decimals (`0.412`, `12.034`).
     static func milliseconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let micros = max(0, seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
+        let micros = max(0, duration.wholeMicroseconds)
         let fraction = String(micros % 1_000)
         return "\(micros / 1_000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }

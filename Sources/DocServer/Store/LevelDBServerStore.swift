@@ -202,6 +202,9 @@ final class LevelDBTenantStore: TenantStore {
     /// (``CommitRequest/recheck``), around the commit lock: the recheck and the deletions
     /// await, the commit lock cannot be held across them.
     private let collectionLock = AsyncLock()
+    /// When the tenant's maintenance was last claimed (``claimMaintenance(at:every:)``): one
+    /// process owns the database, so the claims live in its memory.
+    private let maintenanceClaim = Mutex<Int64?>(nil)
 
     init(database: Database, tenant: TenantID, options: LevelDBServerStore.Options) throws(DocError) {
         self.tenant = tenant
@@ -558,6 +561,14 @@ final class LevelDBTenantStore: TenantStore {
             }
             state = newState
             return count
+        }
+    }
+
+    func claimMaintenance(at now: Int64, every interval: Int64) async throws(DocError) -> Bool {
+        maintenanceClaim.withLock { last in
+            if let last, now - last < interval { return false }
+            last = now
+            return true
         }
     }
 }

@@ -61,6 +61,10 @@ extension TenantStore {
         guard let first else { return try await state().lastVersion }
         return first
     }
+
+    /// Grants every claim: for a store that no other server instance shares, each run of the
+    /// maintenance is its own.
+    public func claimMaintenance(at now: Int64, every interval: Int64) async throws(DocError) -> Bool { true }
 }
 
 /// What ``TenantStore/readAhead(batches:documents:)`` read.
@@ -198,6 +202,14 @@ public protocol TenantStore: Sendable {
     /// Deletes change log entries with a version below `cutoff`; tokens older than that can no
     /// longer be resumed. Returns how many.
     func pruneChangeLog(before cutoff: SnapshotVersion) async throws(DocError) -> Int
+
+    /// Claims the tenant's periodic maintenance (``DocServerCore/runMaintenance(sharingEvery:)``)
+    /// for the caller: `false` when a claim was granted less than `interval` microseconds
+    /// before `now`, to this or to another server instance sharing the store (it maintains
+    /// the tenant); otherwise records `now` as the last claim and returns `true`. Of claims
+    /// made at once, one is granted. The default grants every claim (a store no other instance
+    /// shares may keep it).
+    func claimMaintenance(at now: Int64, every interval: Int64) async throws(DocError) -> Bool
 }
 
 /// The versions and identity of a tenant's database.
