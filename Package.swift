@@ -181,8 +181,9 @@ let package = Package(
             name: "docbench",
             dependencies: [
                 "DocCache", "DocModel", "DocProtocol", "DocRules", "DocServer", "DocServerPostgres", "LevelDB",
-                // The PostgreSQL scenarios start a throwaway cluster of their own.
-                "PostgresTestSupport",
+                // The PostgreSQL scenarios start a throwaway cluster of their own; the
+                // attachment-upload bodies come from its seeded generator (SplitMix64).
+                "PostgresTestSupport", "DocTestSupport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
                 // The attachment-upload peer names its uploads by their SHA-256.
@@ -265,7 +266,9 @@ let package = Package(
         // The ServerStore/TenantStore contract, one suite run against every store.
         .testTarget(
             name: "ServerStoreContractTests",
-            dependencies: ["DocServer", "DocServerPostgres", "DocModel", "DocTestSupport", "PostgresTestSupport"],
+            dependencies: ["DocServer", "DocServerPostgres", "DocModel", "DocTestSupport", "PostgresTestSupport",
+                           // The blob store contract's chunks.
+                           .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: strict
         ),
         .testTarget(

@@ -2,6 +2,8 @@ import Crypto
 import DocCache
 import DocModel
 import DocServer
+import DocServerPostgres
+import DocTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -19,16 +21,31 @@ import FoundationNetworking
 /// complete in the server's blob store; otherwise the scenario fails. Throughputs (MB/s over
 /// the whole run) are reported as `attachment-upload-throughput` and
 /// `attachment-upload-peer-throughput`.
-func attachmentUpload(count: Int, size: Int = 1 << 20) async throws -> Result {
+///
+/// With `store` a PostgreSQL database, the server runs on it and keeps the attachments in it
+/// (``PostgresBlobStore``, through a second connection pool to the database, as another
+/// instance's would be).
+func attachmentUpload(count: Int, size: Int = 1 << 20, store kind: BenchStore = .leveldb) async throws -> Result {
     let blobDirectory = temporaryDirectory("blobs")
     defer { try? FileManager.default.removeItem(atPath: blobDirectory) }
-    let blobs = try FileBlobStore(root: blobDirectory)
+    let blobs: any BlobStore
+    var blobHost: PostgresServerStore?
+    switch kind {
+    case .leveldb:
+        blobs = try FileBlobStore(root: blobDirectory)
+    case .postgres(let url):
+        let host = try await PostgresServerStore.connect(url: url)
+        blobHost = host
+        blobs = PostgresBlobStore(store: host)
+    }
+    defer { if let blobHost { Task { await blobHost.close() } } }
     var configuration = ServerConfiguration()
     configuration.attachments = AttachmentSettings(store: blobs, policy: AllowAllAttachmentPolicy())
-    let server = try await BenchServer(configuration: configuration)
+    let server = try await BenchServer(store: kind, configuration: configuration)
     let directory = temporaryDirectory("attachment-upload")
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    var generator = SystemRandomNumberGenerator()
+    // Seeded once from the system: the system generator asks the kernel for every 8 bytes.
+    var generator = SplitMix64(seed: UInt64.random(in: 0...UInt64.max))
     func randomBytes() -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: size)
         for i in stride(from: 0, to: size, by: 8) {

@@ -236,6 +236,9 @@ let scenarios: [Scenario] = [
     Scenario(name: "attachment-upload", summary: "n × 1 MiB attachments added offline, uploaded by the store to a loopback server; peer: a plain HTTP PUT of each", defaultN: 100) { n in
         try await attachmentUpload(count: n)
     },
+    Scenario(name: "attachment-upload-postgres", summary: "attachment-upload with the server and the attachments in a PostgreSQL database (PostgresBlobStore, fsync on)", defaultN: 100) { n in
+        try await attachmentUpload(count: n, store: try await .newPostgresDatabase())
+    },
     Scenario(name: "requests", summary: "transfer requests from 10 concurrent clients: submit to applied, and throughput (requests-throughput)", defaultN: 1_000) { n in
         try await requests(transfers: n)
     },

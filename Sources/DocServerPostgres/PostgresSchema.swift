@@ -20,7 +20,13 @@ internal import PostgresNIO
 /// doccache_field_index (tenant, collection BYTEA, field BYTEA, kind SMALLINT, value BYTEA, doc_id BYTEA)
 ///                     PK (tenant, collection, field, kind, value, doc_id)          -- version 2
 /// doccache_composite_indexes (id TEXT PK, definition TEXT, ready BOOLEAN)          -- version 3
+/// doccache_blobs      (tenant, id BYTEA, size BIGINT, content_type TEXT, received BIGINT,
+///                     complete BOOLEAN, created_at BIGINT)  PK (tenant, id)               -- version 5
+/// doccache_blob_parts (tenant, id BYTEA, start BIGINT, bytes BYTEA)  PK (tenant, id, start)
+/// doccache_blob_locks (tenant, id BYTEA, holder BYTEA, token BYTEA, expires_at BIGINT)  PK (tenant, id)
 /// ```
+///
+/// Version 5's tables are ``PostgresBlobStore``'s: attachments kept in the database.
 ///
 /// Version 4 adds no table: the attachment references are rows of `doccache_field_index`
 /// (kind 8, ``FieldIndexRows/referenceKind``), so the attachment collector asks whether an
@@ -75,7 +81,7 @@ enum PostgresSchema {
     }
 
     /// The schema version this code reads and writes.
-    static let version = 4
+    static let version = 5
 
     /// The migrations: `migrations[n - 1]` takes the schema from version `n - 1` to `n`.
     /// Append only; never edit a released migration.
@@ -150,6 +156,43 @@ enum PostgresSchema {
         // 4: attachment references, rows of doccache_field_index (kind 8), filled from the
         // documents already stored.
         Migration(statements: [], backfill: backfillAttachmentReferences),
+        // 5: attachments stored in the database (PostgresBlobStore), for instances that share
+        // no file system.
+        Migration(statements: [
+            """
+            CREATE TABLE IF NOT EXISTS doccache_blobs (
+                tenant TEXT NOT NULL,
+                id BYTEA NOT NULL,
+                size BIGINT NOT NULL,
+                content_type TEXT NOT NULL,
+                received BIGINT NOT NULL,
+                complete BOOLEAN NOT NULL,
+                created_at BIGINT NOT NULL,
+                PRIMARY KEY (tenant, id)
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS doccache_blob_parts (
+                tenant TEXT NOT NULL,
+                id BYTEA NOT NULL,
+                start BIGINT NOT NULL,
+                bytes BYTEA NOT NULL,
+                PRIMARY KEY (tenant, id, start)
+            )
+            """,
+            // Photos and PDFs do not compress: PostgreSQL stores the parts without trying.
+            "ALTER TABLE doccache_blob_parts ALTER COLUMN bytes SET STORAGE EXTERNAL",
+            """
+            CREATE TABLE IF NOT EXISTS doccache_blob_locks (
+                tenant TEXT NOT NULL,
+                id BYTEA NOT NULL,
+                holder BYTEA NOT NULL,
+                token BYTEA NOT NULL,
+                expires_at BIGINT NOT NULL,
+                PRIMARY KEY (tenant, id)
+            )
+            """,
+        ]),
     ]
 
     /// Writes the index rows of every stored document, 500 documents per statement (run

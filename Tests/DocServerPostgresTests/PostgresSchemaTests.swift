@@ -14,11 +14,11 @@ import Testing
         let store = try await PostgresServerStore.connect(url: url, options: testOptions())
         await store.close()
         #expect(try await cluster.psql("SELECT value FROM doccache_meta WHERE name = 'schema_version'", database: db)
-                    .trimmingCharacters(in: .whitespacesAndNewlines) == "4")
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "5")
         let tables = try await cluster.psql("SELECT tablename FROM pg_tables WHERE tablename LIKE 'doccache_%' ORDER BY 1", database: db)
             .split(separator: "\n").map(String.init)
-        #expect(tables == ["doccache_change_log", "doccache_composite_indexes", "doccache_documents", "doccache_field_index", "doccache_meta", "doccache_outcomes",
-                           "doccache_tenants"])
+        #expect(tables == ["doccache_blob_locks", "doccache_blob_parts", "doccache_blobs", "doccache_change_log", "doccache_composite_indexes",
+                           "doccache_documents", "doccache_field_index", "doccache_meta", "doccache_outcomes", "doccache_tenants"])
         // Every order-significant key column is bytea.
         let types = try await cluster.psql("""
             SELECT table_name || '.' || column_name || ':' || data_type FROM information_schema.columns
@@ -48,7 +48,7 @@ import Testing
         for store in stores { #expect(try await store.tenantIDs().isEmpty) }
         for store in stores { await store.close() }
         #expect(try await PostgresCluster.shared().psql("SELECT value FROM doccache_meta", database: databaseName(url))
-                    .trimmingCharacters(in: .whitespacesAndNewlines) == "4")
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "5")
     }
 
     /// A database of schema version 1 (no query indexes) holding documents: opening it builds

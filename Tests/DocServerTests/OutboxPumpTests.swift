@@ -3,6 +3,7 @@ import DocProtocol
 import NIOCore
 import NIOEmbedded
 import NIOWebSocket
+import Synchronization
 import Testing
 @testable import DocServer
 
@@ -48,9 +49,9 @@ struct OutboxPumpTests {
     }
 
     func ended(_ pump: OutboxPump) -> Bool {
-        var done = false
-        pump.ended.futureResult.whenSuccess { done = true }
-        return done
+        let done = Mutex(false)
+        pump.ended.futureResult.whenSuccess { done.withLock { $0 = true } }
+        return done.withLock { $0 }
     }
 
     @Test func framesWaitingAndLaterOnesLeaveInOrder() throws {

@@ -72,6 +72,55 @@ struct PostgresInstancesTests {
         }
     }
 
+    /// Attachments kept in the database: a photo uploaded through one instance is downloaded
+    /// through the other, which shares no directory with it.
+    @Test func anAttachmentUploadedThroughOneInstanceIsDownloadedThroughTheOther() async throws {
+        let (a, b) = try await Self.twoInstances("blobs", extra: ["--attachments-in-store"])
+        defer { a.kill(); b.kill(); a.removeData(); b.removeData() }
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("doccache-pg-blobs-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        func open(_ server: ServerProcess, _ user: String) async throws -> DocumentStore {
+            let token = try await server.token(uid: user)
+            let endpoint = try ServerEndpoint(url: server.url) { token }
+            return try await DocumentStore.open(directory: root + "/" + user, tenant: "acme", user: user, server: endpoint)
+        }
+        let photo = (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }
+        let field = try await open(a, "alice")
+        let attachment = try await field.attachments.add(bytes: photo, contentType: "image/jpeg")
+        let form = try await field.document("kyc/f1").setData(["selfie": .attachment(attachment.id)])
+        _ = try await form.committed
+        #expect(await field.attachments.attachment(attachment.id)?.state == .uploaded)
+
+        let office = try await open(b, "bob")
+        let snapshot = try await office.document("kyc/f1").getDocument(source: .server)
+        #expect(snapshot.get("selfie") == .attachment(attachment.id))
+        #expect(try await office.attachments.bytes(attachment.id) == photo)
+        // In the database, complete, and in no directory of either instance.
+        let stored = try await PostgresCluster.shared().psql(
+            "SELECT size, complete FROM doccache_blobs", database: String(a.extraArguments[1].split(separator: "/").last ?? ""))
+        #expect(stored.trimmingCharacters(in: .whitespacesAndNewlines) == "3000000|t")
+        for server in [a, b] {
+            let files = FileManager.default.enumerator(atPath: server.dataDirectory)?.compactMap { $0 as? String } ?? []
+            #expect(!files.contains { $0.contains(attachment.id.hex) }, "\(files)")
+        }
+        await field.close()
+        await office.close()
+    }
+
+    @Test func attachmentsInTheStoreNeedAStoreAndNoDirectory() async throws {
+        let docctl = try DocctlRunner(server: "", secret: "")
+        defer { docctl.removeHome() }
+        let alone = try await docctl.run(["serve", "--port", "0", "--data", docctl.home + "/data", "--attachments-in-store"])
+        #expect(alone.status == 2, "\(alone)")
+        #expect(alone.stderr.contains("--attachments-in-store keeps attachments in the --store database: give --store postgres://… too"),
+                "\(alone)")
+        let both = try await docctl.run(["serve", "--port", "0", "--store", "postgres://nobody@127.0.0.1:1/none",
+                                         "--attachments-in-store", "--attachments", docctl.home + "/blobs"])
+        #expect(both.status == 2, "\(both)")
+        #expect(both.stderr.contains("give --attachments DIR or --attachments-in-store, not both"), "\(both)")
+        #expect(!FileManager.default.fileExists(atPath: docctl.home + "/blobs"))
+    }
+
     @Test func aThousandIncrementsThroughTwoInstancesOneKilledCountExactlyAThousand() async throws {
         let (a, b) = try await Self.twoInstances("increments")
         defer { a.kill(); b.kill(); a.removeData(); b.removeData() }

@@ -1,22 +1,24 @@
 internal import Crypto
-internal import DocModel
+package import DocModel
 
 /// SHA-256 over bytes fed in pieces: an attachment's id is the digest of its content.
-struct BlobDigest {
+package struct BlobDigest {
     private var hasher = SHA256()
 
+    package init() {}
+
     /// Adds `bytes`.
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         hasher.update(bufferPointer: bytes)
     }
 
     /// The id of everything added.
-    consuming func finish() -> AttachmentID {
+    package consuming func finish() -> AttachmentID {
         AttachmentID(digest: hasher.finalize())
     }
 
     /// The id of `bytes`.
-    static func id(of bytes: [UInt8]) -> AttachmentID {
+    package static func id(of bytes: [UInt8]) -> AttachmentID {
         var digest = BlobDigest()
         bytes.withUnsafeBytes { digest.update($0) }
         return digest.finish()

@@ -20,7 +20,8 @@ public import NIOCore
 ///   after the bytes hashed to the id and were made durable; a crash never leaves a half
 ///   written attachment that reads as complete.
 /// - **One writer per upload**: ``lockUpload(_:tenant:)`` is exclusive across every process
-///   that shares the storage, and released when its holder's process ends.
+///   that shares the storage, and released when its holder's process ends (at once, or when
+///   its lease runs out).
 /// - **Reads stream**: ``openRead(_:tenant:from:)`` hands out the bytes in chunks; no
 ///   implementation holds a whole attachment in memory.
 ///

@@ -4,7 +4,8 @@
 /// attachment, so it never deletes an upload that is running.
 ///
 /// The lock is released by ``unlock()``, and by the storage when the process that holds it
-/// ends (a killed server leaves no lock behind).
+/// ends: a killed server leaves no lock behind (``FileBlobStore``: at once; a store whose
+/// locks are leases in a database: when the lease runs out).
 public protocol BlobUploadLock: Sendable {
     /// Releases the lock. Idempotent. Must not wait long: a store whose release is remote
     /// starts it and returns.

@@ -37,7 +37,7 @@ public final class FileBlobStore: BlobStore {
     public let maxSize: Int64
     private let layout: FileBlobLayout
     private let clock: ServerClock
-    private let uploadLocks = FileUploadLock.Registry()
+    private let uploadLocks = UploadLockRegistry()
 
     /// How much a hash check reads at once.
     static let hashChunkBytes = 1 << 20
@@ -82,29 +82,19 @@ public final class FileBlobStore: BlobStore {
 
     public func openPartial(_ id: AttachmentID, tenant: TenantID, declaration: UploadDeclaration,
                             at offset: Int64) async throws(DocError) -> any BlobPartialWriter {
-        guard declaration.size >= 1 else {
-            throw DocError(.invalidArgument, "an attachment has at least 1 byte", at: "attachments/\(id)")
-        }
-        guard declaration.size <= maxSize else {
-            throw DocError(.invalidArgument,
-                           "attachment of \(declaration.size) bytes is larger than the limit of \(maxSize) bytes",
-                           at: "attachments/\(id)")
-        }
+        try BlobStoreError.check(declaration, maxSize: maxSize, id: id)
         let layout = self.layout
         let now = Timestamp(microseconds: clock.nowMicros())
         return try await BlockingIO.run { () throws(DocError) -> FileBlobWriter in
             if try Self.readMetadata(layout.metadataPath(id, tenant: tenant)) != nil {
-                throw DocError(.alreadyExists, "attachment \(id) is already complete", at: "attachments/\(id)")
+                throw BlobStoreError.alreadyComplete(id)
             }
             let dataPath = layout.partialPath(id, tenant: tenant)
             let declarationPath = layout.partialDeclarationPath(id, tenant: tenant)
             let directory = layout.partialDirectory(tenant)
             if let existing = try Self.readPartialRecord(declarationPath) {
                 guard existing.size == declaration.size else {
-                    throw DocError(.failedPrecondition,
-                                   "an upload of \(id) declared as \(existing.size) bytes is in progress, not "
-                                       + "\(declaration.size): continue it, or start over at offset 0",
-                                   at: "attachments/\(id)")
+                    throw BlobStoreError.declaredOtherwise(id, inProgress: existing.size, declared: declaration.size)
                 }
                 if existing.contentType != declaration.contentType {
                     let record = PartialRecord(size: existing.size, contentType: declaration.contentType,
@@ -116,9 +106,7 @@ public final class FileBlobStore: BlobStore {
                 do throws(DocError) {
                     received = try BlobFile.size(fd: fd, path: dataPath)
                     guard received == offset else {
-                        throw DocError(.failedPrecondition,
-                                       "the upload of \(id) continues at offset \(received), not \(offset)",
-                                       at: "attachments/\(id)")
+                        throw BlobStoreError.continuesAt(id, received: received, not: offset)
                     }
                 } catch {
                     _ = close(fd)
@@ -127,9 +115,7 @@ public final class FileBlobStore: BlobStore {
                 return FileBlobWriter(fd: fd, path: dataPath, received: received, limit: declaration.size)
             }
             guard offset == 0 else {
-                throw DocError(.failedPrecondition,
-                               "no upload of \(id) is in progress: start at offset 0, not \(offset)",
-                               at: "attachments/\(id)")
+                throw BlobStoreError.noUpload(id, startAt: offset)
             }
             try BlobFile.makeDirectories(directory)
             let record = PartialRecord(size: declaration.size, contentType: declaration.contentType,
@@ -157,21 +143,16 @@ public final class FileBlobStore: BlobStore {
                 return existing
             }
             guard let partial = try Self.readPartial(id, tenant: tenant, layout: layout) else {
-                throw DocError(.notFound, "no upload of \(id) is in progress", at: "attachments/\(id)")
+                throw BlobStoreError.noUploadInProgress(id)
             }
             guard partial.received == partial.declaration.size else {
-                throw DocError(.failedPrecondition,
-                               "the upload of \(id) has \(partial.received) of \(partial.declaration.size) bytes",
-                               at: "attachments/\(id)")
+                throw BlobStoreError.bytesMissing(id, received: partial.received, size: partial.declaration.size)
             }
             let dataPath = layout.partialPath(id, tenant: tenant)
             let digest = try Self.verify(dataPath, id: id, size: partial.declaration.size)
             guard digest == id else {
                 try Self.removePartial(id, tenant: tenant, layout: layout)
-                throw DocError(.invalidArgument,
-                               "the \(partial.declaration.size) bytes received hash to \(digest), not to the id "
-                                   + "\(id): the upload was discarded; upload the attachment again from offset 0",
-                               at: "attachments/\(id)")
+                throw BlobStoreError.hashMismatch(id, size: partial.declaration.size, digest: digest)
             }
             let shard = layout.shardDirectory(id, tenant: tenant)
             try BlobFile.makeDirectories(shard)
@@ -205,11 +186,10 @@ public final class FileBlobStore: BlobStore {
         let layout = self.layout
         return try await BlockingIO.run { () throws(DocError) -> FileBlobReader in
             guard let metadata = try Self.readMetadata(layout.metadataPath(id, tenant: tenant)) else {
-                throw DocError(.notFound, "attachment \(id) not found", at: "attachments/\(id)")
+                throw BlobStoreError.notFound(id)
             }
             guard offset >= 0, offset <= metadata.size else {
-                throw DocError(.outOfRange, "offset \(offset) is past the end of attachment \(id) (\(metadata.size) bytes)",
-                               at: "attachments/\(id)")
+                throw BlobStoreError.pastTheEnd(id, offset: offset, size: metadata.size)
             }
             let path = layout.blobPath(id, tenant: tenant)
             guard let fd = try BlobFile.openForReading(path) else {

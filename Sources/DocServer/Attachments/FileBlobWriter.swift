@@ -21,8 +21,7 @@ final class FileBlobWriter: BlobPartialWriter {
         guard !file.isClosed else { throw DocError(.failedPrecondition, "the upload writer is closed", at: file.path) }
         let offset = received
         guard offset + Int64(chunk.readableBytes) <= limit else {
-            throw DocError(.outOfRange, "\(chunk.readableBytes) more bytes at offset \(offset) go past the declared "
-                               + "size of \(limit) bytes", at: "upload")
+            throw BlobStoreError.pastTheDeclaredSize(adding: chunk.readableBytes, at: offset, limit: limit)
         }
         guard chunk.readableBytes > 0 else { return }
         let file = self.file

@@ -19,24 +19,6 @@ internal import Synchronization
 /// the path, and tries again on the new one; so two holders never hold two different files
 /// of the same path.
 final class FileUploadLock: BlobUploadLock {
-    /// The ids locked by this process, by root.
-    final class Registry: Sendable {
-        private struct Key: Hashable {
-            let tenant: TenantID
-            let id: AttachmentID
-        }
-
-        private let held = Mutex<Set<Key>>([])
-
-        func insert(_ id: AttachmentID, tenant: TenantID) -> Bool {
-            held.withLock { $0.insert(Key(tenant: tenant, id: id)).inserted }
-        }
-
-        func remove(_ id: AttachmentID, tenant: TenantID) {
-            _ = held.withLock { $0.remove(Key(tenant: tenant, id: id)) }
-        }
-    }
-
     private let state: Mutex<Int32?>
     private let path: String
     private let release: @Sendable () -> Void
@@ -50,7 +32,7 @@ final class FileUploadLock: BlobUploadLock {
     /// Takes the lock of `id`; `nil` when this or another process holds it. Blocks (run it
     /// through ``BlockingIO``).
     static func take(_ id: AttachmentID, tenant: TenantID, layout: FileBlobLayout,
-                     registry: Registry) throws(DocError) -> FileUploadLock? {
+                     registry: UploadLockRegistry) throws(DocError) -> FileUploadLock? {
         guard registry.insert(id, tenant: tenant) else { return nil }
         do throws(DocError) {
             try BlobFile.makeDirectories(layout.partialDirectory(tenant))

@@ -65,6 +65,8 @@ struct ServeCommand: AsyncParsableCommand {
     var explainDenials = false
     @Option(help: "The attachment directory (env DOCCTL_ATTACHMENTS; default <data dir>/attachments, or ~/.docctl/attachments with --store).")
     var attachments: String?
+    @Flag(help: "Keep attachments in the --store database instead of a directory (env DOCCTL_ATTACHMENTS_IN_STORE=1): for instances that share the database and no file system.")
+    var attachmentsInStore = false
     @Option(help: "The largest attachment accepted, in bytes (env DOCCTL_MAX_ATTACHMENT_BYTES; default 104857600 = 100 MiB).")
     var maxAttachmentBytes: Int64?
     @Option(help: "How long an attachment no document refers to is kept after it was stored: 7d, 12h, 30m or seconds (env DOCCTL_ATTACHMENT_GRACE; default 7d); then maintenance deletes it.")
@@ -85,6 +87,7 @@ struct ServeCommand: AsyncParsableCommand {
         if tickSeconds < 1 { throw ValidationError("--tick-seconds must be at least 1") }
         if let storePollMs, storePollMs < 10 { throw ValidationError("--store-poll-ms must be at least 10") }
         if let maxAttachmentBytes, maxAttachmentBytes < 1 { throw ValidationError("--max-attachment-bytes must be at least 1") }
+        if attachmentsInStore, attachments != nil { throw ValidationError("give --attachments DIR or --attachments-in-store, not both") }
     }
 
     /// The identity provider that `--jwks` and its companions describe, or `nil` without `--jwks`.
@@ -175,6 +178,10 @@ struct ServeCommand: AsyncParsableCommand {
             pollMilliseconds = nil
         }
 
+        let attachmentsInStore = self.attachmentsInStore || Environment.value(nil, "DOCCTL_ATTACHMENTS_IN_STORE") == "1"
+        if attachmentsInStore, storeURL == nil {
+            throw ValidationError("--attachments-in-store keeps attachments in the --store database: give --store postgres://… too")
+        }
         let attachmentDirectory = Environment.value(attachments, "DOCCTL_ATTACHMENTS")
             ?? (storeURL == nil ? dataDirectory + "/attachments" : Environment.home + "/attachments")
         let maxAttachmentText = Environment.value(maxAttachmentBytes.map(String.init), "DOCCTL_MAX_ATTACHMENT_BYTES")
@@ -241,9 +248,16 @@ struct ServeCommand: AsyncParsableCommand {
             throw CommandFailure(code: "failedPrecondition",
                 message: "cannot load the rules \(rulesPath): \(error) (run from the repository root, or pass --rules FILE)")
         }
-        let blobs: FileBlobStore
+        let blobs: any BlobStore
+        let attachmentsDescription: String
         do {
-            blobs = try FileBlobStore(root: attachmentDirectory, maxSize: maxAttachmentSize)
+            if attachmentsInStore, let postgres = store as? PostgresServerStore {
+                blobs = PostgresBlobStore(store: postgres, maxSize: maxAttachmentSize)
+                attachmentsDescription = "in the store's database"
+            } else {
+                blobs = try FileBlobStore(root: attachmentDirectory, maxSize: maxAttachmentSize)
+                attachmentsDescription = attachmentDirectory
+            }
         } catch {
             await store.close()
             throw CommandFailure(error)
@@ -278,7 +292,7 @@ struct ServeCommand: AsyncParsableCommand {
             settings: HTTPServerSettings(host: host, port: port, tickInterval: .seconds(tickSeconds), metricsPort: metricsPort),
             logger: logger)
         logger.info("starting", metadata: ["store": "\(storeDescription)", "secret": "\(secret?.path ?? "none (identity provider only)")", "rules": "\(rulesPath)",
-                                           "attachments": "\(attachmentDirectory)"])
+                                           "attachments": "\(attachmentsDescription)"])
         let watcher = RulesFileWatcher(path: rulesPath, core: core, logger: logger)
         let watching = Task { await watcher.run() }
         defer { watching.cancel() }

@@ -1,0 +1,25 @@
+package import DocModel
+internal import Synchronization
+
+/// The upload locks one blob store instance holds, by tenant and id: the part of a lock that
+/// lives in the process, checked before the storage's own (a file lock, a lease row), so a
+/// second lock of the same id from this process is refused without asking the storage.
+package final class UploadLockRegistry: Sendable {
+    private struct Key: Hashable {
+        let tenant: TenantID
+        let id: AttachmentID
+    }
+
+    private let held = Mutex<Set<Key>>([])
+
+    package init() {}
+
+    /// Notes `id` as held; `false` when it already is.
+    package func insert(_ id: AttachmentID, tenant: TenantID) -> Bool {
+        held.withLock { $0.insert(Key(tenant: tenant, id: id)).inserted }
+    }
+
+    package func remove(_ id: AttachmentID, tenant: TenantID) {
+        _ = held.withLock { $0.remove(Key(tenant: tenant, id: id)) }
+    }
+}
