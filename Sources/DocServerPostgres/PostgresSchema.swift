@@ -70,6 +70,9 @@ internal import PostgresNIO
 /// - `pg_notify(channel, payload)` and `LISTEN`, in ``PostgresServerStore/NoticeMode/listen``
 ///   mode only (CockroachDB and YugabyteDB use ``PostgresServerStore/NoticeMode/poll(milliseconds:)``).
 ///
+/// - `set_config('synchronous_commit', 'off', TRUE)` and `ALTER … SET STORAGE EXTERNAL`, for
+///   the attachment parts of ``PostgresBlobStore`` only.
+///
 /// Not used: PL/pgSQL, triggers, advisory locks, sequences, `pg_*` functions (but
 /// `pg_notify`), `SKIP LOCKED`, collations, `SERIAL`/identity columns, JSON types.
 enum PostgresSchema {
