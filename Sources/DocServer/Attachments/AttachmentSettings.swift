@@ -15,6 +15,11 @@ public struct AttachmentSettings: Sendable {
     public var policy: (any AttachmentAccessPolicy)?
     /// The size of the chunks a download is streamed in (default 64 KiB).
     public var downloadChunkBytes: Int
+    /// How many bytes of an upload's body are gathered before they are written to the store
+    /// (default 512 KiB): fewer, larger writes (a statement each on `PostgresBlobStore`, a
+    /// `pwrite` each on files). A body that ends or is cut has what arrived written first; a
+    /// crash of the server loses at most this much, which the client sends again.
+    public var uploadWriteBytes: Int
     /// How long an attachment that no live document refers to is kept, counted from when it
     /// was stored (or, for an unfinished upload, begun), in microseconds (default 7 days).
     /// The collector (``DocServerCore/runMaintenance()``) deletes it after that. It covers a
@@ -25,10 +30,12 @@ public struct AttachmentSettings: Sendable {
     public static let defaultUnreferencedGraceMicros: Int64 = 7 * 24 * 3_600 * 1_000_000
 
     public init(store: any BlobStore, policy: (any AttachmentAccessPolicy)? = nil, downloadChunkBytes: Int = 64 * 1024,
+                uploadWriteBytes: Int = 512 * 1024,
                 unreferencedGraceMicros: Int64 = AttachmentSettings.defaultUnreferencedGraceMicros) {
         self.store = store
         self.policy = policy
         self.downloadChunkBytes = max(1, downloadChunkBytes)
+        self.uploadWriteBytes = max(1, uploadWriteBytes)
         self.unreferencedGraceMicros = max(0, unreferencedGraceMicros)
     }
 }

@@ -56,7 +56,7 @@ extension AttachmentEndpoints {
         let writer = try await storeCall { () async throws(DocError) in
             try await store.openPartial(id, tenant: tenant, declaration: declaration, at: received)
         }
-        let outcome = await receiveBody(request.body, into: writer, length: headers.length)
+        let outcome = await receiveBody(request.body, into: writer, length: headers.length, gathering: settings.uploadWriteBytes)
         await writer.close()
         let held = writer.received
         switch outcome {
@@ -102,28 +102,49 @@ extension AttachmentEndpoints {
         case storeFailed(DocError)
     }
 
-    /// Streams `body` into `writer` chunk by chunk as it arrives (never the whole body in
-    /// memory), up to `length` bytes in all.
-    func receiveBody(_ body: RequestBody, into writer: any BlobPartialWriter, length: Int64) async -> BodyOutcome {
+    /// Streams `body` into `writer` as it arrives, up to `length` bytes in all: the chunks are
+    /// gathered into writes of about `gathering` bytes (never the whole body in memory), and
+    /// what is gathered is written when the body ends, goes past `length` or is cut.
+    func receiveBody(_ body: RequestBody, into writer: any BlobPartialWriter, length: Int64, gathering: Int) async -> BodyOutcome {
         var iterator = body.makeAsyncIterator()
+        var gathered = ByteBuffer()
+        /// Writes what is gathered; the store's error, if any.
+        func flush() async -> DocError? {
+            guard gathered.readableBytes > 0 else { return nil }
+            let bytes = gathered
+            gathered = ByteBuffer()
+            do {
+                try await writer.write(bytes)
+                return nil
+            } catch {
+                return error
+            }
+        }
         while true {
             let next: ByteBuffer?
             do {
                 next = try await iterator.next()
             } catch {
+                if let failure = await flush() { return .storeFailed(failure) }
                 return .interrupted(error)
             }
-            guard var chunk = next else { return .ended }
-            let room = length - writer.received
+            guard var chunk = next else {
+                if let failure = await flush() { return .storeFailed(failure) }
+                return .ended
+            }
+            let room = length - writer.received - Int64(gathered.readableBytes)
             var tooLong = false
             if Int64(chunk.readableBytes) > room {
                 chunk = chunk.getSlice(at: chunk.readerIndex, length: Int(room)) ?? ByteBuffer()
                 tooLong = true
             }
-            do {
-                try await writer.write(chunk)
-            } catch {
-                return .storeFailed(error)
+            if gathered.readableBytes == 0 && chunk.readableBytes >= gathering {
+                gathered = chunk
+            } else {
+                gathered.writeBuffer(&chunk)
+            }
+            if tooLong || gathered.readableBytes >= gathering {
+                if let failure = await flush() { return .storeFailed(failure) }
             }
             if tooLong { return .tooLong }
         }
