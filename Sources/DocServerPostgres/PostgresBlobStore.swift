@@ -44,8 +44,9 @@ public final class PostgresBlobStore: BlobStore {
     public let leaseMicros: Int64
     /// The default of ``leaseMicros``: 30 s.
     public static let defaultLeaseMicros: Int64 = 30_000_000
-    /// How many parts one statement of a hash check returns at most.
-    static let partsPerRead = 64
+    /// The span of bytes one statement of a hash check or a read asks for: the parts that
+    /// start within it (so it returns this much, plus the last part's overhang).
+    static let readSpan: Int64 = 2 << 20
 
     /// Attachments in `store`'s database, at most `maxSize` bytes each (default 100 MiB), upload
     /// locks held for `leaseMicros` without renewal (at least 3 ms).
@@ -180,12 +181,12 @@ public final class PostgresBlobStore: BlobStore {
                                   createdAt: Timestamp(microseconds: now))
     }
 
-    /// The parts of `id` that start at or after byte `from`, in order, at most ``partsPerRead``.
+    /// The parts of `id` that start within ``readSpan`` bytes from byte `from`, in order.
     func parts(of id: AttachmentID, tenant: TenantID, startingAt from: Int64) async throws(DocError) -> [(Int64, ByteBuffer)] {
         try decodeParts(try await database.rows("read the bytes of attachment \(id) of tenant \(tenant)", """
             SELECT start, bytes FROM doccache_blob_parts
-            WHERE tenant = \(tenant.rawValue) AND id = \(Self.key(id)) AND start >= \(from)
-            ORDER BY start LIMIT \(Int64(Self.partsPerRead))
+            WHERE tenant = \(tenant.rawValue) AND id = \(Self.key(id)) AND start >= \(from) AND start < \(from + Self.readSpan)
+            ORDER BY start
             """))
     }
 
