@@ -107,6 +107,44 @@ struct PostgresInstancesTests {
         await office.close()
     }
 
+    /// An upload begun on one instance goes on, on the other, from the bytes the first kept.
+    @Test func anUploadBegunOnOneInstanceIsFinishedOnTheOther() async throws {
+        let (a, b) = try await Self.twoInstances("resume", extra: ["--attachments-in-store"])
+        defer { a.kill(); b.kill(); a.removeData(); b.removeData() }
+        let token = try await a.token(uid: "alice")
+        let bytes = (0..<2_500_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 9) }
+        let id = BlobDigest.id(of: bytes)
+        func request(_ server: ServerProcess, _ method: String, _ suffix: String = "", body: ArraySlice<UInt8>? = nil,
+                     offset: Int = 0) async throws -> (Int, [String: Any], Data) {
+            var request = URLRequest(url: URL(string: "\(server.url)/attachments/\(id.hex)\(suffix)")!)
+            request.httpMethod = method
+            request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+            request.setValue("close", forHTTPHeaderField: "Connection")
+            if let body {
+                request.setValue("image/jpeg", forHTTPHeaderField: "Content-Type")
+                request.setValue(String(bytes.count), forHTTPHeaderField: "Upload-Length")
+                request.setValue(String(offset), forHTTPHeaderField: "Upload-Offset")
+                request.httpBody = Data(body)
+            }
+            let (data, response) = try await URLSession.shared.data(for: request)
+            let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+            return ((response as? HTTPURLResponse)?.statusCode ?? 0, json, data)
+        }
+        // The first 1,000,000 bytes through A: kept, not complete.
+        let first = try await request(a, "PUT", body: bytes[..<1_000_000])
+        #expect(first.0 == 200 && first.1["complete"] as? Bool == false, "\(first.1)")
+        // B knows how far it got, and takes the rest.
+        let state = try await request(b, "GET", "/upload")
+        #expect(state.0 == 200 && (state.1["received"] as? NSNumber)?.intValue == 1_000_000, "\(state.1)")
+        let wrongOffset = try await request(b, "PUT", body: bytes[900_000...], offset: 900_000)
+        #expect(wrongOffset.0 == 409, "\(wrongOffset.1)")
+        let rest = try await request(b, "PUT", body: bytes[1_000_000...], offset: 1_000_000)
+        #expect(rest.0 == 201 && rest.1["sha256"] as? String == id.hex, "\(rest.1)")
+        // Read back whole through A.
+        let download = try await request(a, "GET")
+        #expect(download.0 == 200 && Array(download.2) == bytes)
+    }
+
     @Test func attachmentsInTheStoreNeedAStoreAndNoDirectory() async throws {
         let docctl = try DocctlRunner(server: "", secret: "")
         defer { docctl.removeHome() }
