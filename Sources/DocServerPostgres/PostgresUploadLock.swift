@@ -63,18 +63,32 @@ final class PostgresUploadLock: BlobUploadLock {
     }
 
     func unlock() {
-        guard let task = renewal.withLock({ task in defer { task = nil }; return task }) else { return }
-        task.cancel()
-        store.registry.remove(id, tenant: tenant)
+        guard stopRenewing() else { return }
         let (store, id, tenant, token) = (self.store, self.id, self.tenant, self.token)
         // The row goes in the background (unlock does not wait); until it is gone, another
         // instance finds the id locked, this one takes it over.
-        Task {
-            _ = try? await store.database.rows("release the upload lock of attachment \(id)", """
-                DELETE FROM doccache_blob_locks
-                WHERE tenant = \(tenant.rawValue) AND id = \(PostgresBlobStore.key(id)) AND token = \(ByteBuffer(bytes: token))
-                """)
-        }
+        Task { await Self.deleteRow(id, tenant: tenant, token: token, store: store) }
+    }
+
+    func release() async {
+        guard stopRenewing() else { return }
+        await Self.deleteRow(id, tenant: tenant, token: token, store: store)
+    }
+
+    /// Stops the renewal and frees the id in this process; `false` when already released.
+    private func stopRenewing() -> Bool {
+        guard let task = renewal.withLock({ task in defer { task = nil }; return task }) else { return false }
+        task.cancel()
+        store.registry.remove(id, tenant: tenant)
+        return true
+    }
+
+    /// Deletes this taking's row (not a newer one). A failure leaves it to run out its lease.
+    private static func deleteRow(_ id: AttachmentID, tenant: TenantID, token: [UInt8], store: PostgresBlobStore) async {
+        _ = try? await store.database.rows("release the upload lock of attachment \(id)", """
+            DELETE FROM doccache_blob_locks
+            WHERE tenant = \(tenant.rawValue) AND id = \(PostgresBlobStore.key(id)) AND token = \(ByteBuffer(bytes: token))
+            """)
     }
 
     deinit { unlock() }

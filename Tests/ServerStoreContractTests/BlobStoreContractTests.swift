@@ -232,7 +232,12 @@ final class BlobFixture: Sendable {
         }
         let lock = try #require(taken, "the released lock was never free for the other instance")
         #expect(try await fixture.a.lockUpload(id, tenant: acme) == nil)
-        for lock in [lock, other, elsewhere] { lock.unlock() }
+        // A release that returns has the id free for every instance at once.
+        await lock.release()
+        let next = try #require(try await fixture.a.lockUpload(id, tenant: acme))
+        await next.release()
+        let after = try #require(try await fixture.b.lockUpload(id, tenant: acme))
+        for lock in [after, other, elsewhere] { await lock.release() }
     }
 
     /// A holder that is gone (its process killed: no release, no renewal) keeps the lock

@@ -28,7 +28,22 @@ extension AttachmentEndpoints {
                                       "another upload of attachment \(id) is in progress; ask GET /attachments/\(id)/upload "
                                           + "and continue when it has ended")
         }
-        defer { lock.unlock() }
+        // Released before the answer leaves, so the client's next request finds the id free
+        // on any server sharing the store.
+        let answer: Result<Response, AttachmentHTTPError>
+        do {
+            answer = .success(try await upload(request, id: id, tenant: tenant, headers: headers, settings: settings))
+        } catch {
+            answer = .failure(error)
+        }
+        await lock.release()
+        return try answer.get()
+    }
+
+    /// The part of ``upload(_:context:)`` that runs under the attachment's upload lock.
+    private func upload(_ request: Request, id: AttachmentID, tenant: TenantID, headers: UploadHeaders,
+                        settings: AttachmentSettings) async throws(AttachmentHTTPError) -> Response {
+        let store = settings.store
         // Completed by the upload that held the lock just before.
         if let metadata = try await storeCall({ () async throws(DocError) in try await store.metadata(id, tenant: tenant) }) {
             return AttachmentJSON.response(.ok, AttachmentJSON.UploadState(metadata))

@@ -8,6 +8,14 @@
 /// locks are leases in a database: when the lease runs out).
 public protocol BlobUploadLock: Sendable {
     /// Releases the lock. Idempotent. Must not wait long: a store whose release is remote
-    /// starts it and returns.
+    /// starts it and returns (for `defer` and `deinit`).
     func unlock()
+
+    /// Releases the lock and returns once the storage has it free for every other user. The
+    /// default calls ``unlock()``.
+    func release() async
+}
+
+extension BlobUploadLock {
+    public func release() async { unlock() }
 }
