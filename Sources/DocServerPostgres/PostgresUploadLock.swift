@@ -72,7 +72,10 @@ final class PostgresUploadLock: BlobUploadLock {
 
     func release() async {
         guard stopRenewing() else { return }
-        await Self.deleteRow(id, tenant: tenant, token: token, store: store)
+        let (store, id, tenant, token) = (self.store, self.id, self.tenant, self.token)
+        // A task of its own: the caller's cancellation (its client went away) must not cancel
+        // the release, which would leave the id locked for the rest of the lease.
+        await Task { await Self.deleteRow(id, tenant: tenant, token: token, store: store) }.value
     }
 
     /// Stops the renewal and frees the id in this process; `false` when already released.
