@@ -29,7 +29,9 @@ internal import PostgresNIO
 ///   lease runs out.
 ///
 /// The pool is the server store's: attachment statements share its connections and its
-/// operation timeout.
+/// operation timeout. It needs at least two connections: a commit's attachment recheck
+/// (``CommitRequest/recheck``) and a collection's deletions run while the tenant's
+/// transaction holds one (with one, they wait for the operation timeout and fail).
 public final class PostgresBlobStore: BlobStore {
     public let maxSize: Int64
     let database: PostgresDatabase
