@@ -27,7 +27,7 @@ final class PostgresBlobReader: BlobReader {
 
     func next(maxBytes: Int) async throws(DocError) -> ByteBuffer? {
         let (position, closed, buffered) = state.withLock { ($0.position, $0.closed, !$0.pending.isEmpty) }
-        guard !closed else { throw DocError(.failedPrecondition, "the attachment reader is closed", at: "attachments/\(metadata.id)") }
+        guard !closed else { throw DocError(.failedPrecondition, "the attachment reader is closed", at: BlobStoreError.at(metadata.id)) }
         guard position < metadata.size else { return nil }
         if !buffered {
             var parts = try await store.parts(of: metadata.id, tenant: tenant, startingAt: position)
@@ -36,7 +36,7 @@ final class PostgresBlobReader: BlobReader {
             }
             guard let first = parts.first, first.0 <= position, first.0 + Int64(first.1.readableBytes) > position else {
                 throw DocError(.dataLoss, "attachment \(metadata.id) has no stored bytes at \(position) of its \(metadata.size)",
-                               at: "attachments/\(metadata.id)")
+                               at: BlobStoreError.at(metadata.id))
             }
             state.withLock { $0.pending = parts.map { (start: $0.0, bytes: $0.1) } }
         }

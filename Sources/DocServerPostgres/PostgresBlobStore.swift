@@ -159,7 +159,7 @@ public final class PostgresBlobStore: BlobStore {
         }
         guard position == row.size else {
             throw DocError(.dataLoss, "the parts of the upload of \(id) hold \(position) of its \(row.size) bytes",
-                           at: "attachments/\(id)")
+                           at: BlobStoreError.at(id))
         }
         let found = digest.finish()
         guard found == id else {
@@ -177,7 +177,7 @@ public final class PostgresBlobStore: BlobStore {
             // Completed or replaced by another writer meanwhile: what is stored now says which.
             if let metadata = try await metadata(id, tenant: tenant) { return metadata }
             throw DocError(.aborted, "the upload of \(id) changed while it was being verified: upload it again",
-                           at: "attachments/\(id)")
+                           at: BlobStoreError.at(id))
         }
         return AttachmentMetadata(id: id, size: row.size, contentType: row.contentType, sha256: id.hex,
                                   createdAt: Timestamp(microseconds: now))

@@ -28,7 +28,7 @@ final class PostgresBlobWriter: BlobPartialWriter {
     func write(_ chunk: ByteBuffer) async throws(DocError) {
         let (offset, closed) = state.withLock { $0 }
         guard !closed else {
-            throw DocError(.failedPrecondition, "the upload writer is closed", at: "attachments/\(id)")
+            throw DocError(.failedPrecondition, "the upload writer is closed", at: BlobStoreError.at(id))
         }
         guard offset + Int64(chunk.readableBytes) <= limit else {
             throw BlobStoreError.pastTheDeclaredSize(adding: chunk.readableBytes, at: offset, limit: limit)
@@ -53,7 +53,7 @@ final class PostgresBlobWriter: BlobPartialWriter {
             """)
         guard !rows.isEmpty else {
             throw DocError(.aborted, "the upload of \(id) no longer continues at offset \(offset): ask where it stands and go on "
-                               + "from there", at: "attachments/\(id)")
+                               + "from there", at: BlobStoreError.at(id))
         }
         state.withLock { $0.received = offset + count }
     }

@@ -215,9 +215,8 @@ final class PostgresTenantStore: TenantStore {
     /// the upsert replaces it only when it is at least `interval` old, so of instances
     /// claiming at once one inserts or updates it and the others find it fresh.
     func claimMaintenance(at now: Int64, every interval: Int64) async throws(DocError) -> Bool {
-        let key = "maintenance_claim:" + tenant.rawValue
         let rows = try await database.rows("claim the maintenance of tenant \(tenant)", """
-            INSERT INTO doccache_meta (name, value) VALUES (\(key), \(String(now)))
+            INSERT INTO doccache_meta (name, value) VALUES (\(PostgresServerStore.maintenanceClaimKey(tenant)), \(String(now)))
             ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value
             WHERE doccache_meta.value::BIGINT <= \(now - interval)
             RETURNING 1

@@ -65,21 +65,22 @@ struct AttachmentCollector: Sendable {
             deleted += try await store.deleteUnreferencedAttachments(among: chunk.map(\.id)) { id throws(DocError) -> Bool in
                 // An upload of it is running (on any server sharing the blob store): it is wanted.
                 guard let lock = try await blobs.lockUpload(id, tenant: tenant) else { return false }
+                let deletion: Result<Bool, DocError>
                 do throws(DocError) {
                     // An upload unfinished at the listing may have completed since (a complete
                     // attachment's metadata never changes).
                     if unfinished.contains(id), let metadata = try await blobs.metadata(id, tenant: tenant),
                        metadata.createdAt.microseconds >= cutoff {
-                        await lock.release()
-                        return false
+                        deletion = .success(false)
+                    } else {
+                        try await blobs.delete(id, tenant: tenant)
+                        deletion = .success(true)
                     }
-                    try await blobs.delete(id, tenant: tenant)
                 } catch {
-                    await lock.release()
-                    throw error
+                    deletion = .failure(error)
                 }
                 await lock.release()
-                return true
+                return try deletion.get()
             }
         }
         return deleted

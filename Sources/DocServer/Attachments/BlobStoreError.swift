@@ -3,7 +3,8 @@ package import DocModel
 /// The errors every ``BlobStore`` gives for the same situations, worded once: a client sees
 /// the same message whichever store the server runs on. Located at `attachments/<id>`.
 package enum BlobStoreError {
-    static func at(_ id: AttachmentID) -> String { "attachments/\(id)" }
+    /// Where an error about attachment `id` is located.
+    package static func at(_ id: AttachmentID) -> String { "attachments/\(id)" }
 
     /// A declaration no store accepts: under 1 byte, or over `maxSize`.
     package static func check(_ declaration: UploadDeclaration, maxSize: Int64, id: AttachmentID) throws(DocError) {
