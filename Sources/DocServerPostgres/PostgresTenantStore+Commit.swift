@@ -231,18 +231,23 @@ extension PostgresTenantStore {
                 guard version > last else {
                     throw DocError(.aborted, "commit version \(version) is not above the last version \(last) of tenant \(context.tenant)")
                 }
-                for (key, bytes) in request.readKeys {
-                    let now: SnapshotVersion
-                    if let written = latest[bytes] {
-                        now = written.document?.version ?? .none
-                    } else {
-                        now = stored.versions[bytes].map { SnapshotVersion(microseconds: $0) } ?? .none
-                    }
-                    let expected = request.readVersions[key] ?? .none
-                    guard now == expected else {
-                        throw DocError(.aborted, "\(key) changed since the batch read it (version \(expected), now \(now))")
-                    }
+            } else if request.rejectedWithWrites {
+                throw DocError(.internal, "a rejected batch cannot write documents (tenant \(context.tenant) of \(context.databaseName))")
+            }
+            // A rejection rests on the documents it read as a commit does.
+            for (key, bytes) in request.readKeys {
+                let now: SnapshotVersion
+                if let written = latest[bytes] {
+                    now = written.document?.version ?? .none
+                } else {
+                    now = stored.versions[bytes].map { SnapshotVersion(microseconds: $0) } ?? .none
                 }
+                let expected = request.readVersions[key] ?? .none
+                guard now == expected else {
+                    throw DocError(.aborted, "\(key) changed since the batch read it (version \(expected), now \(now))")
+                }
+            }
+            if let version = request.version {
                 for write in request.writes {
                     if latest.updateValue(write, forKey: write.bytes) == nil { keys.append(write.bytes) }
                     logVersions.append(version.microseconds)
@@ -250,8 +255,6 @@ extension PostgresTenantStore {
                     logBodies.append(write.log)
                 }
                 last = version
-            } else if request.rejectedWithWrites {
-                throw DocError(.internal, "a rejected batch cannot write documents (tenant \(context.tenant) of \(context.databaseName))")
             }
             outcomeClients.append(request.clientID)
             outcomeBatches.append(request.batchID)

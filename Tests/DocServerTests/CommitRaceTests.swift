@@ -107,4 +107,52 @@ import Testing
         #expect(error.code == .permissionDenied)
         #expect(try await server.tenantStore("acme").documents([post]).documents[post] == nil)
     }
+
+    @Test func aDenialOnADocumentChangedMeanwhileIsMadeAgain() async throws {
+        let server = TestServer()
+        let rules = try RuleSet.parse(source: """
+            rules_version = '2';
+            service cloud.firestore {
+              match /databases/{database}/documents {
+                match /posts/{id} {
+                  allow write: if get(/databases/$(database)/documents/settings/board).data.open == true;
+                }
+              }
+            }
+            """, file: "race.rules")
+        let access = AccessContext(rules: rules, auth: RulesAuth(uid: "u"), explainDenials: false, logger: .discarding)
+        let board = T.key("settings/board")
+        let seed = CommitProcessor(store: try server.tenantStore("acme"), clock: server.clock.serverClock, logger: .discarding)
+        let closed = try await seed.process(batch: BatchKey(clientID: "S", batchID: 1),
+                                            mutations: [.set(board, ObjectValue(["open": false]))], uid: "admin")
+        #expect(closed.applied)
+        server.clock.advance(by: 10)
+        let post = T.key("posts/p1")
+        // A's rules read the board as closed; B opens it before A's denial is remembered. The
+        // denial rested on a document that changed: A is decided again, on the open board.
+        let outcome = try await Self.race([.set(post, ObjectValue(["title": "early"]))], access: access,
+                                          meanwhile: [.set(board, ObjectValue(["open": true]))], on: server)
+        guard case .committed = outcome.result else {
+            Issue.record("the write was refused on the rules' stale read of the board: \(outcome.result)")
+            return
+        }
+        #expect(try await server.tenantStore("acme").documents([post]).documents[post]?.data["title"] == "early")
+    }
+
+    @Test func aFailedPreconditionOnADocumentCreatedMeanwhileIsMadeAgain() async throws {
+        let server = TestServer()
+        let key = T.key("accounts/a1")
+        // A's update reads the account as absent (`notFound`); B creates it before A's
+        // rejection is remembered: A is applied again, on the account B created.
+        let outcome = try await Self.race(
+            [.update(key, fields: [T.field("limit"): 5])],
+            meanwhile: [.set(key, ObjectValue(["owner": "b"]))], on: server)
+        guard case .committed = outcome.result else {
+            Issue.record("the update was refused on a stale read of its document: \(outcome.result)")
+            return
+        }
+        let stored = try await server.tenantStore("acme").documents([key]).documents[key]
+        #expect(stored?.data["owner"] == "b")
+        #expect(stored?.data["limit"] == 5)
+    }
 }

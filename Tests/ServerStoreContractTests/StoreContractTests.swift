@@ -149,6 +149,46 @@ import Testing
         #expect(try await store.documents([C.key("a/1")]).documents.isEmpty)
     }
 
+    @Test(arguments: StoreKind.allCases)
+    func aRejectionIsStoredOnlyOnTheVersionsItWasDecidedOn(_ kind: StoreKind) async throws {
+        let fixture = try await StoreFixture.make(kind)
+        defer { Task { await fixture.tearDown() } }
+        let store = try await fixture.tenant("acme")
+        let v = try await store.state().lastVersion.microseconds + 1
+        _ = try await store.commit(CommitRequest(outcome: C.outcome("c", 1, version: v), writes: [C.put("a/1", ["n": 1], version: v)]))
+
+        // Decided on a/1 as absent (it exists now): aborted, the rejection not remembered.
+        let stale = await #expect(throws: DocError.self) {
+            try await store.commit(CommitRequest(outcome: C.outcome("c", 2, version: nil), writes: [],
+                                                 readVersions: [C.key("a/1"): .none]))
+        }
+        #expect(stale?.code == .aborted)
+        #expect(try await store.outcome(of: BatchKey(clientID: "c", batchID: 2)) == nil)
+        // In a group too: the whole group is refused, the commit before it included.
+        let grouped = await #expect(throws: DocError.self) {
+            try await store.commitGroup([
+                CommitRequest(outcome: C.outcome("c", 3, version: v + 1), writes: [C.put("a/2", ["n": 1], version: v + 1)]),
+                CommitRequest(outcome: C.outcome("c", 4, version: nil), writes: [], readVersions: [C.key("a/1"): C.v(v - 1)]),
+            ])
+        }
+        #expect(grouped?.code == .aborted)
+        #expect(try await store.outcome(of: BatchKey(clientID: "c", batchID: 3)) == nil)
+        #expect(try await store.outcome(of: BatchKey(clientID: "c", batchID: 4)) == nil)
+        #expect(try await store.documents([C.key("a/2")]).documents.isEmpty)
+        #expect(try await store.state().lastVersion.microseconds == v)
+
+        // On the versions as they are (a/2 written earlier in the same group counts): stored.
+        _ = try await store.commitGroup([
+            CommitRequest(outcome: C.outcome("c", 5, version: v + 1), writes: [C.put("a/2", ["n": 1], version: v + 1)]),
+            CommitRequest(outcome: C.outcome("c", 6, version: nil), writes: [],
+                          readVersions: [C.key("a/1"): C.v(v), C.key("a/2"): C.v(v + 1), C.key("a/3"): .none]),
+        ])
+        #expect(try await store.outcome(of: BatchKey(clientID: "c", batchID: 6)) == C.outcome("c", 6, version: nil))
+        #expect(try await store.commit(CommitRequest(outcome: C.outcome("c", 7, version: nil), writes: [],
+                                                     readVersions: [C.key("a/2"): C.v(v + 1)]))
+                == .stored(previousVersion: C.v(v + 1)))
+    }
+
     // MARK: Tenants
 
     @Test(arguments: StoreKind.allCases)

@@ -32,7 +32,10 @@ public import Logging
 ///    written. A rejection with a permanent code is *remembered* as the batch's outcome, so
 ///    a re-sent rejected batch gets the same rejection (and is not applied later, when it
 ///    might succeed: the client has already reverted it). Transient failures (`unavailable`,
-///    `aborted`, `internal`, …) are not remembered: the client retries them.
+///    `aborted`, `internal`, …) are not remembered: the client retries them. A rejection is
+///    remembered under the same version check as a commit (step 6) of the documents it was
+///    decided on: a denial or a failed precondition on a document another instance changed
+///    meanwhile is decided again.
 /// 6. One atomic store commit: the changed documents, their change log entries, the outcome
 ///    and the new version, on the condition that every document the batch was applied to, or
 ///    its rules read, still has the version it read (``CommitRequest/readVersions``) and that
@@ -173,8 +176,9 @@ public struct CommitProcessor: Sendable {
     ) async throws(DocError) -> Processed {
         let now = clock.nowMicros()
         let result: Result<Applied, DocError>
+        var reads: [DocumentKey: SnapshotVersion] = [:]
         do {
-            result = .success(try await apply(mutations, now: now, access: access))
+            result = .success(try await apply(mutations, now: now, access: access, reads: &reads))
         } catch {
             guard Self.isPermanent(error.code) else { throw error }
             result = .failure(error)
@@ -183,7 +187,8 @@ public struct CommitProcessor: Sendable {
         switch result {
         case .failure(let error):
             let outcome = BatchOutcome(batch: key, uid: uid, digest: digest, recordedAt: now, result: .rejected(error))
-            if case .duplicate(let stored) = try await store.commit(CommitRequest(outcome: outcome, writes: [])) {
+            // Remembered only on the documents it was decided on, as a commit is.
+            if case .duplicate(let stored) = try await store.commit(CommitRequest(outcome: outcome, writes: [], readVersions: reads)) {
                 return Processed(outcome: stored, applied: false, changes: [])
             }
             logger.info("batch rejected", metadata: ["code": "\(error.code)", "error": "\(error.message)"])
@@ -194,7 +199,7 @@ public struct CommitProcessor: Sendable {
             let outcome = BatchOutcome(
                 batch: key, uid: uid, digest: digest, recordedAt: now, result: .committed(version: version, results: applied.results))
             let previous: SnapshotVersion
-            let request = CommitRequest(outcome: outcome, writes: writes, readVersions: applied.readVersions, recheck: applied.recheck)
+            let request = CommitRequest(outcome: outcome, writes: writes, readVersions: reads, recheck: applied.recheck)
             switch try await store.commit(request) {
             case .duplicate(let stored):
                 return Processed(outcome: stored, applied: false, changes: [])
@@ -215,16 +220,16 @@ public struct CommitProcessor: Sendable {
         var writes: [DocumentWrite]
         var version: SnapshotVersion
         var results: [MutationResult]
-        /// The version of every document read.
-        var readVersions: [DocumentKey: SnapshotVersion]
         /// The attachment check again, for the store's critical section (``recheck(_:)``).
         var recheck: (@Sendable () async throws(DocError) -> Void)?
     }
 
     /// Applies the mutations in order on the stored documents at a fresh commit version and
-    /// authorizes them against `access`.
+    /// authorizes them against `access`. `reads` gets the version of every document read (by
+    /// the batch or its rules) as it is read, so that a rejection thrown after them carries
+    /// what it rests on.
     private func apply(
-        _ mutations: [Mutation], now: Int64, access: AccessContext?
+        _ mutations: [Mutation], now: Int64, access: AccessContext?, reads: inout [DocumentKey: SnapshotVersion]
     ) async throws(DocError) -> Applied {
         guard mutations.count <= maxWritesPerBatch else {
             throw DocError(.invalidArgument, "a batch has at most \(maxWritesPerBatch) writes, this one has \(mutations.count)")
@@ -235,6 +240,11 @@ public struct CommitProcessor: Sendable {
         var seen = Set<DocumentKey>()
         for m in mutations where seen.insert(m.key).inserted { keys.append(m.key) }
         let read = try await store.documents(keys)
+        reads.reserveCapacity(keys.count)
+        // Spelled out: `?? .none` assigned to the optional subscript means `Optional.none`, which
+        // left the documents read as absent out of the store's check (a create or an increment
+        // of a missing document racing another instance's then overwrote it).
+        for key in keys { reads[key] = read.documents[key]?.version ?? SnapshotVersion.none }
         var documents: [DocumentKey: MaybeDocument] = [:]
         for (key, document) in read.documents { documents[key] = .document(document) }
         var changed = Set<DocumentKey>()
@@ -276,7 +286,6 @@ public struct CommitProcessor: Sendable {
                 planned.append(PlannedWrite(index: i, mutation: mutation, before: before?.document, after: after?.document))
             }
         }
-        var ruleReads: [DocumentKey: Document?] = [:]
         if let access {
             var stored: [DocumentKey: Document?] = [:]
             var final: [DocumentKey: Document?] = [:]
@@ -284,25 +293,20 @@ public struct CommitProcessor: Sendable {
                 stored.updateValue(read.documents[key], forKey: key)
                 final.updateValue(documents[key]?.document, forKey: key)
             }
-            ruleReads = try await AccessControl(context: access, store: store)
+            let decision = try await AccessControl(context: access, store: store)
                 .authorize(writes: planned, stored: stored, after: final, time: version.timestamp)
+            // The rules' decision rests on the documents they read too: verified with the
+            // batch's, so a decision on a document another instance has changed since is made
+            // again, whether it allowed the batch or refused it.
+            for (key, document) in decision.reads where reads[key] == nil {
+                reads[key] = document?.version ?? SnapshotVersion.none
+            }
+            if let refusal = decision.refusal { throw refusal }
         }
         try await check(references)
         if let deferred { throw deferred }
         let writes = keys.filter(changed.contains).map { key in DocumentWrite(key: key, document: documents[key]?.document) }
-        var readVersions: [DocumentKey: SnapshotVersion] = [:]
-        readVersions.reserveCapacity(keys.count)
-        // Spelled out: `?? .none` assigned to the optional subscript means `Optional.none`, which
-        // left the documents read as absent out of the store's check (a create or an increment
-        // of a missing document racing another instance's then overwrote it).
-        for key in keys { readVersions[key] = read.documents[key]?.version ?? SnapshotVersion.none }
-        // The rules' decision rests on the documents they read too: verified with the writes,
-        // so a decision on a document another instance has changed since is made again.
-        for (key, document) in ruleReads where readVersions[key] == nil {
-            readVersions[key] = document?.version ?? SnapshotVersion.none
-        }
-        return Applied(writes: writes, version: version, results: results, readVersions: readVersions,
-                       recheck: recheck(references))
+        return Applied(writes: writes, version: version, results: results, recheck: recheck(references))
     }
 
     /// The codes of failed preconditions, which must not tell a caller the rules refuse

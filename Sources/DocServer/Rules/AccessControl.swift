@@ -53,19 +53,26 @@ struct AccessControl {
                             requestResource: requestResource, time: time, database: database)
     }
 
+    /// What the rules decided for a batch's writes.
+    struct BatchDecision {
+        /// The other documents the rules read from the store (`get()`, `exists()`, and
+        /// `getAfter()` of a document the batch does not write; absent ones as `nil`): the
+        /// decision, allowed or not, holds only while they keep the version read, which the
+        /// caller's commit (or its rejection's record) verifies.
+        var reads: [DocumentKey: Document?]
+        /// `permissionDenied` for the first write the rules deny (located at
+        /// `write N: path`); `nil` when every write is allowed.
+        var refusal: DocError?
+    }
+
     /// Checks every write of a batch (10 lookups each, 20 together): `stored` holds the
     /// documents before the batch (absent ones as `nil`), read by the caller; `after` the
     /// state after the whole batch of every document it writes (for `getAfter()`).
     ///
-    /// Returns the other documents the rules read from the store (`get()`, `exists()`, and
-    /// `getAfter()` of a document the batch does not write; absent ones as `nil`): the decision
-    /// holds only while they keep the version read, which the caller's commit verifies.
-    ///
-    /// - Throws: `permissionDenied` for the first write the rules deny (located at
-    ///   `write N: path`); a storage error when a lookup cannot be read.
+    /// - Throws: a storage error when a lookup cannot be read.
     func authorize(writes: [PlannedWrite], stored: [DocumentKey: Document?], after: [DocumentKey: Document?],
-                   time: Timestamp) async throws(DocError) -> [DocumentKey: Document?] {
-        guard !writes.isEmpty else { return [:] }
+                   time: Timestamp) async throws(DocError) -> BatchDecision {
+        guard !writes.isEmpty else { return BatchDecision(reads: [:], refusal: nil) }
         let requests = writes.map {
             Self.request(for: $0, auth: context.auth, time: time, database: context.database)
         }
@@ -73,11 +80,10 @@ struct AccessControl {
         let decisions = try await lookup.resolve(reading: store) { lookup in
             context.rules.evaluate(batch: requests, lookup: lookup)
         }
-        for (i, decision) in decisions.enumerated() where !decision.isAllowed {
-            let write = writes[i]
-            throw refusal(decision, requests[i], at: "write \(write.index): \(write.mutation.key)")
-        }
-        return lookup.fetched
+        let denied = decisions.indices.first { !decisions[$0].isAllowed }
+        return BatchDecision(reads: lookup.fetched, refusal: denied.map { i in
+            refusal(decisions[i], requests[i], at: "write \(writes[i].index): \(writes[i].mutation.key)")
+        })
     }
 
     /// The client's error for a denied `request`, and the operator's log line with the detail.

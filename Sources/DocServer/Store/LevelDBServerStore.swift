@@ -457,21 +457,26 @@ final class LevelDBTenantStore: TenantStore {
     private func stage(_ request: CommitRequest, rows newRows: [DocumentKey: [[UInt8]]], into batch: inout WriteBatch,
                        state: inout TenantState, written: inout [DocumentKey: Document?]) throws(DocError) {
         let outcome = request.outcome
-        if case .committed(let version, _) = outcome.result {
+        let version = outcome.commitVersion
+        if let version {
             guard version > state.lastVersion else {
                 throw DocError(.aborted, "commit version \(version) is not above the last version \(state.lastVersion) of tenant \(tenant)")
             }
-            // The stored documents as read for the version check: their index rows are the
-            // ones to replace.
-            var stored: [DocumentKey: Document?] = [:]
-            for (key, expected) in request.readVersions {
-                let document = try latestDocument(key, written: written)
-                let current = document?.version ?? .none
-                guard current == expected else {
-                    throw DocError(.aborted, "\(key) changed since the batch read it (version \(expected), now \(current))")
-                }
-                stored.updateValue(document, forKey: key)
+        } else if !request.writes.isEmpty {
+            throw DocError(.internal, "a rejected batch cannot write documents")
+        }
+        // The stored documents as read for the version check (a rejection's too: it rests on
+        // them as a commit does); a commit's index rows to replace are theirs.
+        var stored: [DocumentKey: Document?] = [:]
+        for (key, expected) in request.readVersions {
+            let document = try latestDocument(key, written: written)
+            let current = document?.version ?? .none
+            guard current == expected else {
+                throw DocError(.aborted, "\(key) changed since the batch read it (version \(expected), now \(current))")
             }
+            stored.updateValue(document, forKey: key)
+        }
+        if let version {
             for write in request.writes {
                 let previous: Document?
                 if let read = stored[write.key] { previous = read } else { previous = try latestDocument(write.key, written: written) }
@@ -490,8 +495,6 @@ final class LevelDBTenantStore: TenantStore {
                 }
             }
             state.lastVersion = version
-        } else if !request.writes.isEmpty {
-            throw DocError(.internal, "a rejected batch cannot write documents")
         }
         batch.put(keys.outcome(outcome.batch), outcome.record)
         batch.put(keys.outcomeAge(outcome.recordedAt, outcome.batch), [])

@@ -174,8 +174,8 @@ public protocol TenantStore: Sendable {
     /// Returns ``CommitResult/duplicate(_:)`` without changing anything when the batch already
     /// has an outcome. Throws `aborted` (nothing stored; the caller processes the batch again
     /// on fresh reads) when a committed request's version is not above the tenant's last
-    /// version, or when a document of ``CommitRequest/readVersions`` no longer has the version
-    /// the batch was applied to. These checks and the writes are one critical section of the
+    /// version, or when a document of ``CommitRequest/readVersions`` (of a committed or a
+    /// rejected request) no longer has the version the batch was decided on. These checks and the writes are one critical section of the
     /// tenant (a lock in the embedded store; the tenant's state row locked in the transaction
     /// in PostgreSQL). The request's ``CommitRequest/recheck`` runs in the same critical
     /// section, after the duplicate check.
@@ -339,7 +339,9 @@ public struct CommitRequest: Sendable {
     /// (``SnapshotVersion/none`` for a document that did not exist). The store commits only if
     /// each still has that version, so a commit never overwrites a change it did not see (two
     /// server instances applying an increment to the same document: one commits, the other is
-    /// `aborted` and applies it again on the new value). Empty: nothing to verify.
+    /// `aborted` and applies it again on the new value). A rejection carries them too, and is
+    /// stored only on the state it was decided on: a denial or a failed precondition is never
+    /// remembered for a document another instance changed meanwhile. Empty: nothing to verify.
     public var readVersions: [DocumentKey: SnapshotVersion]
     /// A check the store runs again inside the tenant's critical section, after the checks of
     /// other commits and of ``TenantStore/deleteUnreferencedAttachments(among:_:)`` and before
