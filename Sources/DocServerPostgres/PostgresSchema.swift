@@ -10,7 +10,7 @@ internal import PostgresNIO
 /// row, and every statement of a ``PostgresTenantStore`` names its tenant.
 ///
 /// ```
-/// doccache_meta       (name TEXT PK, value TEXT)   -- schema_version; previous_incarnation:TENANT after a restore; maintenance_claim:TENANT
+/// doccache_meta       (name TEXT PK, value TEXT)   -- schema_version; previous_incarnation:TENANT after a restore; CHORE_claim:TENANT (maintenance, request_sweep)
 /// doccache_tenants    (tenant TEXT PK, last_version BIGINT, incarnation BIGINT, log_floor BIGINT)
 /// doccache_documents  (tenant, doc_key BYTEA, group_id BYTEA, path_key BYTEA, version BIGINT, body BYTEA)
 ///                     PK (tenant, doc_key); INDEX doccache_documents_group (tenant, group_id, path_key)

@@ -48,9 +48,9 @@ extension PostgresServerStore {
     /// The `doccache_meta` row of a tenant's previous incarnation.
     static func previousIncarnationKey(_ tenant: TenantID) -> String { "previous_incarnation:" + tenant.rawValue }
 
-    /// The `doccache_meta` row of the tenant's last maintenance claim
-    /// (``PostgresTenantStore/claimMaintenance(at:every:)``).
-    static func maintenanceClaimKey(_ tenant: TenantID) -> String { "maintenance_claim:" + tenant.rawValue }
+    /// The `doccache_meta` row of the last claim of a tenant's chore
+    /// (``PostgresTenantStore/claim(_:at:every:)``).
+    static func claimKey(_ chore: TenantChore, _ tenant: TenantID) -> String { chore.name + "_claim:" + tenant.rawValue }
 
     /// `INCARNATION VERSION`, both decimal (the incarnation unsigned).
     static func previousIncarnationValue(_ previous: TenantState.PreviousIncarnation) -> String {

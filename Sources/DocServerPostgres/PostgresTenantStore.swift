@@ -211,12 +211,13 @@ final class PostgresTenantStore: TenantStore {
         }
     }
 
-    /// A row of `doccache_meta`, `maintenance_claim:TENANT`, holds the time of the last claim;
-    /// the upsert replaces it only when it is at least `interval` old, so of instances
-    /// claiming at once one inserts or updates it and the others find it fresh.
-    func claimMaintenance(at now: Int64, every interval: Int64) async throws(DocError) -> Bool {
-        let rows = try await database.rows("claim the maintenance of tenant \(tenant)", """
-            INSERT INTO doccache_meta (name, value) VALUES (\(PostgresServerStore.maintenanceClaimKey(tenant)), \(String(now)))
+    /// A row of `doccache_meta`, `CHORE_claim:TENANT` (`maintenance_claim:acme`), holds the
+    /// time of the chore's last claim; the upsert replaces it only when it is at least
+    /// `interval` old, so of instances claiming at once one inserts or updates it and the
+    /// others find it fresh.
+    func claim(_ chore: TenantChore, at now: Int64, every interval: Int64) async throws(DocError) -> Bool {
+        let rows = try await database.rows("claim the \(chore) of tenant \(tenant)", """
+            INSERT INTO doccache_meta (name, value) VALUES (\(PostgresServerStore.claimKey(chore, tenant)), \(String(now)))
             ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value
             WHERE doccache_meta.value::BIGINT <= \(now - interval)
             RETURNING 1

@@ -384,23 +384,27 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
-    func aTenantsMaintenanceIsClaimedOncePerInterval(_ kind: StoreKind) async throws {
+    func aTenantsChoreIsClaimedOncePerInterval(_ kind: StoreKind) async throws {
         let fixture = try await StoreFixture.make(kind)
         defer { Task { await fixture.tearDown() } }
         let acme = try await fixture.tenant("acme")
         let globex = try await fixture.tenant("globex")
         let t: Int64 = 1_800_000_000_000_000
         let hour: Int64 = 3_600_000_000
-        #expect(try await acme.claimMaintenance(at: t, every: hour))
-        #expect(try await !acme.claimMaintenance(at: t + hour - 1, every: hour))
+        #expect(try await acme.claim(.maintenance, at: t, every: hour))
+        #expect(try await !acme.claim(.maintenance, at: t + hour - 1, every: hour))
         // Per tenant.
-        #expect(try await globex.claimMaintenance(at: t + 1, every: hour))
+        #expect(try await globex.claim(.maintenance, at: t + 1, every: hour))
         // The same tenant reached again through the store.
-        #expect(try await !fixture.tenant("acme").claimMaintenance(at: t + 2, every: hour))
-        #expect(try await acme.claimMaintenance(at: t + hour, every: hour))
+        #expect(try await !fixture.tenant("acme").claim(.maintenance, at: t + 2, every: hour))
+        #expect(try await acme.claim(.maintenance, at: t + hour, every: hour))
+        // Each chore on its own.
+        #expect(try await acme.claim(.requestSweep, at: t + hour + 1, every: hour))
+        #expect(try await !acme.claim(.requestSweep, at: t + hour + 2, every: hour))
+        #expect(try await !acme.claim(.maintenance, at: t + hour + 3, every: hour))
         // Of claims made at once, one is granted.
         let granted = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for _ in 0..<8 { group.addTask { try await acme.claimMaintenance(at: t + 3 * hour, every: hour) } }
+            for _ in 0..<8 { group.addTask { try await acme.claim(.maintenance, at: t + 3 * hour, every: hour) } }
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         #expect(granted == 1)

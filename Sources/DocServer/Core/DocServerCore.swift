@@ -78,7 +78,9 @@ public final class DocServerCore: Sendable {
         self.ruleHolder = RulesHolder(configuration.rules, explainDenials: configuration.explainDenials)
     }
 
-    func hub(for tenant: TenantID) async throws(DocError) -> TenantHub {
+    /// The tenant's hub, opened on first use. A hub newly opened sweeps the tenant for
+    /// requests left pending (unless `sweepingIfNew` is `false`: the caller sweeps).
+    func hub(for tenant: TenantID, sweepingIfNew: Bool = true) async throws(DocError) -> TenantHub {
         if let hub = hubs.withLock({ $0[tenant] }) { return hub }
         let created: TenantHub
         do {
@@ -96,7 +98,7 @@ public final class DocServerCore: Sendable {
         }
         // A tenant opened for the first time in this process may have requests left pending by
         // a crash: process them.
-        if isNew {
+        if isNew && sweepingIfNew {
             scheduleRequestSweep(tenant: tenant, hub: hub)
         }
         return hub
@@ -585,10 +587,17 @@ public final class DocServerCore: Sendable {
     }
 
     /// Processes the pending request documents of every tenant in the store (call at start:
-    /// requests committed before a crash and not yet processed are picked up). Returns how
-    /// many were processed.
+    /// requests committed before a crash and not yet processed are picked up; and
+    /// periodically: a request whose processing failed for a transient reason is retried).
+    /// Returns how many were processed.
+    ///
+    /// - Parameter interval: when given, a tenant is swept only if this instance claims the
+    ///   sweep (``TenantStore/claim(_:at:every:)``, ``TenantChore/requestSweep``): no instance
+    ///   sharing the store claimed it within `interval`, so the instances on one database
+    ///   sweep each tenant about once per `interval` between them, not once each. `nil` (at
+    ///   start): every tenant is swept now.
     @discardableResult
-    public func recoverPendingRequests() async -> Int {
+    public func recoverPendingRequests(sharingEvery interval: Duration? = nil) async -> Int {
         let tenants: [TenantID]
         do {
             tenants = try await store.tenantIDs()
@@ -596,9 +605,24 @@ public final class DocServerCore: Sendable {
             logger.error("cannot list tenants to recover pending requests", metadata: ["error": "\(error)"])
             return 0
         }
+        let now = configuration.clock.nowMicros()
+        let claimEvery = interval?.wholeMicroseconds
         var processed = 0
         for tenant in tenants {
-            guard let hub = try? await hub(for: tenant) else { continue }
+            if let claimEvery {
+                // Claimed before the hub is opened: an instance does not open every tenant
+                // of the store only to leave its sweep to another.
+                do throws(DocError) {
+                    let open = hubs.withLock { $0[tenant] }?.store
+                    let tenantStore = if let open { open } else { try await store.tenant(tenant) }
+                    guard try await tenantStore.claim(.requestSweep, at: now, every: claimEvery) else { continue }
+                } catch {
+                    logger.warning("cannot claim the request sweep", metadata: ["tenant": "\(tenant)", "error": "\(error)"])
+                    metrics.storeFailed(metrics.storeErrorsRequest, error)
+                    continue
+                }
+            }
+            guard let hub = try? await hub(for: tenant, sweepingIfNew: false) else { continue }
             processed += await requestProcessor.sweep(tenant: tenant.rawValue, access: requestAccess(hub))
         }
         return processed
@@ -702,7 +726,7 @@ public final class DocServerCore: Sendable {
     /// - Parameter interval: `nil` (the default): every tenant is maintained now. Otherwise the
     ///   run is shared with the other server instances on the same store (`docctl serve` passes
     ///   half its maintenance interval): a tenant is maintained only if no instance has claimed
-    ///   its maintenance within `interval` (``TenantStore/claimMaintenance(at:every:)``), so
+    ///   its maintenance within `interval` (``TenantStore/claim(_:at:every:)``), so
     ///   each tenant is maintained once per period, by whichever instance comes first; the
     ///   others count it in ``MaintenanceReport/tenantsMaintainedElsewhere``.
     public func runMaintenance(sharingEvery interval: Duration? = nil) async -> MaintenanceReport {
@@ -712,7 +736,7 @@ public final class DocServerCore: Sendable {
         let claimEvery = interval?.wholeMicroseconds
         for (tenant, hub) in hubs.withLock({ Array($0) }) {
             do {
-                if let claimEvery, try await !hub.store.claimMaintenance(at: now, every: claimEvery) {
+                if let claimEvery, try await !hub.store.claim(.maintenance, at: now, every: claimEvery) {
                     report.tenantsMaintainedElsewhere += 1
                     continue
                 }

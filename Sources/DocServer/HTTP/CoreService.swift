@@ -28,8 +28,11 @@ struct CoreService: Service {
                     await core.followCommits()
                 }
                 group.addTask {
-                    // A request whose processing failed for a transient reason is retried.
-                    while await Self.sleep(Self.requestSweepInterval) { await core.recoverPendingRequests() }
+                    // A request whose processing failed for a transient reason is retried;
+                    // shared with the other instances on the store: each tenant once a period.
+                    while await Self.sleep(Self.requestSweepInterval) {
+                        await core.recoverPendingRequests(sharingEvery: Self.requestSweepInterval / 2)
+                    }
                 }
                 group.addTask {
                     while await Self.sleep(settings.maintenanceInterval) {

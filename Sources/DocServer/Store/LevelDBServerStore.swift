@@ -202,9 +202,9 @@ final class LevelDBTenantStore: TenantStore {
     /// (``CommitRequest/recheck``), around the commit lock: the recheck and the deletions
     /// await, the commit lock cannot be held across them.
     private let collectionLock = AsyncLock()
-    /// When the tenant's maintenance was last claimed (``claimMaintenance(at:every:)``): one
-    /// process owns the database, so the claims live in its memory.
-    private let maintenanceClaim = Mutex<Int64?>(nil)
+    /// When each of the tenant's chores was last claimed (``claim(_:at:every:)``): one process
+    /// owns the database, so the claims live in its memory.
+    private let claims = Mutex<[TenantChore: Int64]>([:])
 
     init(database: Database, tenant: TenantID, options: LevelDBServerStore.Options) throws(DocError) {
         self.tenant = tenant
@@ -567,10 +567,10 @@ final class LevelDBTenantStore: TenantStore {
         }
     }
 
-    func claimMaintenance(at now: Int64, every interval: Int64) async throws(DocError) -> Bool {
-        maintenanceClaim.withLock { last in
-            if let last, now - last < interval { return false }
-            last = now
+    func claim(_ chore: TenantChore, at now: Int64, every interval: Int64) async throws(DocError) -> Bool {
+        claims.withLock { claims in
+            if let last = claims[chore], now - last < interval { return false }
+            claims[chore] = now
             return true
         }
     }

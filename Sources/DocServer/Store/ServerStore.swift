@@ -62,9 +62,27 @@ extension TenantStore {
         return first
     }
 
-    /// Grants every claim: for a store that no other server instance shares, each run of the
-    /// maintenance is its own.
-    public func claimMaintenance(at now: Int64, every interval: Int64) async throws(DocError) -> Bool { true }
+    /// Grants every claim: for a store that no other server instance shares, each run of a
+    /// chore is its own.
+    public func claim(_ chore: TenantChore, at now: Int64, every interval: Int64) async throws(DocError) -> Bool { true }
+}
+
+/// Periodic work on a tenant that the server instances sharing a store take turns at
+/// (``TenantStore/claim(_:at:every:)``): whichever claims it first in a period does it.
+public struct TenantChore: Sendable, Hashable, CustomStringConvertible {
+    /// What names the chore's claims in a store: lowercase letters and `_`.
+    public let name: String
+
+    package init(_ name: String) { self.name = name }
+
+    /// The periodic maintenance (``DocServerCore/runMaintenance(sharingEvery:)``): outcomes
+    /// and change log pruned, unreferenced attachments collected.
+    public static let maintenance = TenantChore("maintenance")
+    /// The sweep for request documents left pending
+    /// (``DocServerCore/recoverPendingRequests(sharingEvery:)``).
+    public static let requestSweep = TenantChore("request_sweep")
+
+    public var description: String { name }
 }
 
 /// What ``TenantStore/readAhead(batches:documents:)`` read.
@@ -203,13 +221,13 @@ public protocol TenantStore: Sendable {
     /// longer be resumed. Returns how many.
     func pruneChangeLog(before cutoff: SnapshotVersion) async throws(DocError) -> Int
 
-    /// Claims the tenant's periodic maintenance (``DocServerCore/runMaintenance(sharingEvery:)``)
-    /// for the caller: `false` when a claim was granted less than `interval` microseconds
-    /// before `now`, to this or to another server instance sharing the store (it maintains
-    /// the tenant); otherwise records `now` as the last claim and returns `true`. Of claims
-    /// made at once, one is granted. The default grants every claim (a store no other instance
-    /// shares may keep it).
-    func claimMaintenance(at now: Int64, every interval: Int64) async throws(DocError) -> Bool
+    /// Claims the tenant's periodic `chore` for the caller: `false` when a claim of it was
+    /// granted less than `interval` microseconds before `now`, to this or to another server
+    /// instance sharing the store (that one does the chore); otherwise records `now` as the
+    /// chore's last claim and returns `true`. Of claims made at once, one is granted; each
+    /// chore and each tenant is claimed on its own. The default grants every claim (a store no
+    /// other instance shares may keep it).
+    func claim(_ chore: TenantChore, at now: Int64, every interval: Int64) async throws(DocError) -> Bool
 }
 
 /// The versions and identity of a tenant's database.

@@ -32,7 +32,7 @@ extension ForwardingTenantStore {
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult { try await base.commit(request) }
     func pruneOutcomes(recordedBefore cutoff: Int64) async throws(DocError) -> Int { try await base.pruneOutcomes(recordedBefore: cutoff) }
     func pruneChangeLog(before cutoff: SnapshotVersion) async throws(DocError) -> Int { try await base.pruneChangeLog(before: cutoff) }
-    func claimMaintenance(at now: Int64, every interval: Int64) async throws(DocError) -> Bool {
-        try await base.claimMaintenance(at: now, every: interval)
+    func claim(_ chore: TenantChore, at now: Int64, every interval: Int64) async throws(DocError) -> Bool {
+        try await base.claim(chore, at: now, every: interval)
     }
 }
