@@ -36,7 +36,7 @@ func attachmentUpload(count: Int, size: Int = 1 << 20, store kind: BenchStore = 
     case .postgres(let url):
         let host = try await PostgresServerStore.connect(url: url)
         blobHost = host
-        blobs = PostgresBlobStore(store: host)
+        blobs = try PostgresBlobStore(store: host)
     }
     defer { if let blobHost { Task { await blobHost.close() } } }
     var configuration = ServerConfiguration()

@@ -29,9 +29,11 @@ internal import PostgresNIO
 ///   lease runs out.
 ///
 /// The pool is the server store's: attachment statements share its connections and its
-/// operation timeout. It needs at least two connections: a commit's attachment recheck
-/// (``CommitRequest/recheck``) and a collection's deletions run while the tenant's
-/// transaction holds one (with one, they wait for the operation timeout and fail).
+/// operation timeout. It needs at least two connections
+/// (``PostgresServerStore/Options/maximumConnections``; the initializer refuses fewer): a
+/// commit's attachment recheck (``CommitRequest/recheck``) and a collection's deletions run
+/// while the tenant's transaction holds one (with one, they would wait for the operation
+/// timeout and fail).
 public final class PostgresBlobStore: BlobStore {
     public let maxSize: Int64
     let database: PostgresDatabase
@@ -50,10 +52,23 @@ public final class PostgresBlobStore: BlobStore {
     /// start within it (so it returns this much, plus the last part's overhang).
     static let readSpan: Int64 = 2 << 20
 
+    /// The fewest connections the store's pool may have.
+    public static let minimumConnections = 2
+
     /// Attachments in `store`'s database, at most `maxSize` bytes each (default 100 MiB), upload
     /// locks held for `leaseMicros` without renewal (at least 3 ms).
+    ///
+    /// - Throws: `invalidArgument` when `store`'s pool has fewer than
+    ///   ``minimumConnections`` connections.
     public init(store: PostgresServerStore, maxSize: Int64 = FileBlobStore.defaultMaxSize, clock: ServerClock = .system,
-                leaseMicros: Int64 = PostgresBlobStore.defaultLeaseMicros) {
+                leaseMicros: Int64 = PostgresBlobStore.defaultLeaseMicros) throws(DocError) {
+        guard store.options.maximumConnections >= Self.minimumConnections else {
+            throw DocError(.invalidArgument, """
+                attachments in the database need a pool of at least \(Self.minimumConnections) connections \
+                (a commit checks its attachments while its transaction holds one); this store's pool has \
+                \(store.options.maximumConnections)
+                """, at: "maximumConnections")
+        }
         self.database = store.database
         self.maxSize = maxSize
         self.clock = clock

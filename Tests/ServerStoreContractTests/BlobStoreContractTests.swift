@@ -34,8 +34,8 @@ final class BlobFixture: Sendable {
             let url = try await PostgresCluster.shared().createUniqueDatabase(prefix: "blobs")
             let first = try await PostgresServerStore.connect(url: url, options: StoreFixture.postgresOptions(clock))
             let second = try await PostgresServerStore.connect(url: url, options: StoreFixture.postgresOptions(clock))
-            a = PostgresBlobStore(store: first, maxSize: maxSize, clock: clock.serverClock)
-            b = PostgresBlobStore(store: second, maxSize: maxSize, clock: clock.serverClock)
+            a = try PostgresBlobStore(store: first, maxSize: maxSize, clock: clock.serverClock)
+            b = try PostgresBlobStore(store: second, maxSize: maxSize, clock: clock.serverClock)
             cleanUp = { await first.close(); await second.close() }
         }
     }
@@ -258,6 +258,21 @@ final class BlobFixture: Sendable {
         taken.unlock()
     }
 
+    /// A pool of one connection would deadlock a commit's attachment recheck against its own
+    /// transaction: refused when the blob store is made.
+    @Test func aDatabaseStoreNeedsAPoolOfTwoConnections() async throws {
+        let clock = ManualClock()
+        let url = try await PostgresCluster.shared().createUniqueDatabase(prefix: "blobs")
+        var options = StoreFixture.postgresOptions(clock)
+        options.maximumConnections = 1
+        let store = try await PostgresServerStore.connect(url: url, options: options)
+        defer { Task { await store.close() } }
+        let error = #expect(throws: DocError.self) { try PostgresBlobStore(store: store) }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.message.contains("at least 2 connections") == true)
+        #expect(error?.message.contains("has 1") == true)
+    }
+
     /// A holder that is still there renews its lease, so the lock outlives it.
     @Test func aDatabaseLockIsRenewedWhileHeld() async throws {
         let clock = ManualClock()
@@ -266,8 +281,8 @@ final class BlobFixture: Sendable {
         let second = try await PostgresServerStore.connect(url: url, options: StoreFixture.postgresOptions(clock))
         defer { Task { await first.close(); await second.close() } }
         // A lease of 0.3 s of the test's clock, renewed every 0.1 s of real time.
-        let a = PostgresBlobStore(store: first, clock: clock.serverClock, leaseMicros: 300_000)
-        let b = PostgresBlobStore(store: second, clock: clock.serverClock, leaseMicros: 300_000)
+        let a = try PostgresBlobStore(store: first, clock: clock.serverClock, leaseMicros: 300_000)
+        let b = try PostgresBlobStore(store: second, clock: clock.serverClock, leaseMicros: 300_000)
         let id = Self.id([8])
         let held = try #require(try await a.lockUpload(id, tenant: acme))
         clock.advance(by: 299_000)

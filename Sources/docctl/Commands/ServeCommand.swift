@@ -252,7 +252,7 @@ struct ServeCommand: AsyncParsableCommand {
         let attachmentsDescription: String
         do {
             if attachmentsInStore, let postgres = store as? PostgresServerStore {
-                blobs = PostgresBlobStore(store: postgres, maxSize: maxAttachmentSize)
+                blobs = try PostgresBlobStore(store: postgres, maxSize: maxAttachmentSize)
                 attachmentsDescription = "in the store's database"
             } else {
                 blobs = try FileBlobStore(root: attachmentDirectory, maxSize: maxAttachmentSize)
