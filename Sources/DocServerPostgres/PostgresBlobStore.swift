@@ -10,7 +10,7 @@ internal import PostgresNIO
 ///
 /// ```swift
 /// let store = try await PostgresServerStore.connect(url: url)
-/// let blobs = PostgresBlobStore(store: store)
+/// let blobs = try PostgresBlobStore(store: store)
 /// ```
 ///
 /// Tables (schema version 5, ``PostgresSchema``): `doccache_blobs`, one row per attachment
