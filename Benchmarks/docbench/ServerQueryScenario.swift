@@ -26,14 +26,7 @@ func serverQuery(queries: Int, store kind: BenchStore) async throws -> Result {
     let directory = temporaryDirectory("server-query")
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let index = try CompositeIndex(collectionGroup: "items", fields: [.init("category"), .init("score", .descending)])
-    let store: any ServerStore
-    switch kind {
-    case .leveldb:
-        store = try LevelDBServerStore.open(directory: directory, options: .init(syncWrites: false, compositeIndexes: [index]))
-    case .postgres(let url):
-        // The peer reads the whole collection in one statement: more than the default 10 s.
-        store = try await PostgresServerStore.connect(url: url, options: .init(operationTimeout: .seconds(600), compositeIndexes: [index]))
-    }
+    let store = try await openServerStore(kind, directory: directory, compositeIndexes: [index])
     let tenant = try await store.tenant(TenantID("bench"))
     try await load(documents, into: tenant)
 
@@ -79,15 +72,75 @@ func serverQuery(queries: Int, store kind: BenchStore) async throws -> Result {
     return Result(samples: samples, peer: "full-scan", peerSamples: peer)
 }
 
-/// Commits `count` sample documents into `tenant` in batches of 1,000 (one version each).
-private func load(_ count: Int, into tenant: any TenantStore) async throws {
+/// `server-count` / `server-count-postgres`: the store of `server-query` (without its
+/// composite index), `DOCBENCH_SERVER_DOCUMENTS` documents (default 200,000), every 100th a
+/// tombstone. Each sample is `count()` of `where category == cN` as the server answers an
+/// aggregation (`TenantStore.aggregate`), N cycling over the categories: a tenth of the
+/// documents match. Ten untimed counts warm the store up first.
+///
+/// Peer (`fold`): the same count with a `sum(score)` beside it, which reads every matching
+/// document (how every count was answered before it was counted on the index). Its counts
+/// must equal the samples', or the scenario fails.
+func serverCount(counts: Int, store kind: BenchStore) async throws -> Result {
+    let documents = try environmentCount("DOCBENCH_SERVER_DOCUMENTS", default: 200_000, minimum: 1_000)
+    let directory = temporaryDirectory("server-count")
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let store = try await openServerStore(kind, directory: directory, compositeIndexes: [])
+    let tenant = try await store.tenant(TenantID("bench"))
+    try await load(documents, into: tenant, tombstoneEvery: 100)
+
+    func target(_ i: Int) throws -> Target {
+        try DocModel.Query(collection: "items").filter("category", .equal, .string("c\(i % 10)")).toTarget()
+    }
+    let count = [try AggregateField.count()]
+    let fold = [try AggregateField.count(), try AggregateField.sum("score", alias: "total")]
+    for i in 0..<10 { _ = try await tenant.aggregate(try target(i), count) }
+    let clock = ContinuousClock()
+    var samples: [Double] = []
+    var answers: [Int: Value] = [:]
+    for i in 0..<counts {
+        let query = try target(i)
+        var read: AggregateRead?
+        let elapsed = try await clock.measure { read = try await tenant.aggregate(query, count) }
+        answers[i % 10] = read?.result["count"]
+        samples.append(micros(elapsed))
+    }
+    var peer: [Double] = []
+    for i in 0..<3 {
+        let query = try target(i)
+        var read: AggregateRead?
+        let elapsed = try await clock.measure { read = try await tenant.aggregate(query, fold) }
+        guard let counted = answers[i], read?.result["count"] == counted else {
+            throw DocError(.internal, "server-count: the fold counted \(String(describing: read?.result["count"])) for c\(i), the index \(String(describing: answers[i]))")
+        }
+        peer.append(micros(elapsed))
+    }
+    await store.close()
+    return Result(samples: samples, peer: "fold", peerSamples: peer)
+}
+
+/// A server store of `kind` in `directory` (the embedded one) with `compositeIndexes`.
+private func openServerStore(_ kind: BenchStore, directory: String, compositeIndexes: [CompositeIndex]) async throws -> any ServerStore {
+    switch kind {
+    case .leveldb:
+        return try LevelDBServerStore.open(directory: directory, options: .init(syncWrites: false, compositeIndexes: compositeIndexes))
+    case .postgres(let url):
+        // A peer may read the whole collection in one statement: more than the default 10 s.
+        return try await PostgresServerStore.connect(url: url, options: .init(operationTimeout: .seconds(600), compositeIndexes: compositeIndexes))
+    }
+}
+
+/// Commits `count` sample documents into `tenant` in batches of 1,000 (one version each);
+/// every `tombstoneEvery`-th one a tombstone when given.
+private func load(_ count: Int, into tenant: any TenantStore, tombstoneEvery: Int? = nil) async throws {
     var version = try await tenant.state().lastVersion.microseconds
     var start = 0
     var batch = 0
     while start < count {
         version += 1
         let writes = (start..<min(start + 1_000, count)).map { i in
-            let document = sampleDocument(i, version: version)
+            var document = sampleDocument(i, version: version)
+            if let every = tombstoneEvery, i % every == 0 { document.data.fields[tombstoneField] = .integer(Int64(version)) }
             return DocumentWrite(key: document.key, document: document)
         }
         let outcome = BatchOutcome(

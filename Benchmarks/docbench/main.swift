@@ -233,6 +233,12 @@ let scenarios: [Scenario] = [
     Scenario(name: "server-query-postgres", summary: "server-query on the PostgreSQL store; peer: the full scan", defaultN: 200) { n in
         try await serverQuery(queries: n, store: try await .newPostgresDatabase())
     },
+    Scenario(name: "server-count", summary: "count() with an == filter (a tenth of 200,000 documents, or DOCBENCH_SERVER_DOCUMENTS, 1 % tombstones), embedded store; peer: the fold", defaultN: 50) { n in
+        try await serverCount(counts: n, store: .leveldb)
+    },
+    Scenario(name: "server-count-postgres", summary: "server-count on the PostgreSQL store; peer: the fold", defaultN: 50) { n in
+        try await serverCount(counts: n, store: try await .newPostgresDatabase())
+    },
     Scenario(name: "attachment-upload", summary: "n × 1 MiB attachments added offline, uploaded by the store to a loopback server; peer: a plain HTTP PUT of each", defaultN: 100) { n in
         try await attachmentUpload(count: n)
     },

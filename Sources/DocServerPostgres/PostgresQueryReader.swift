@@ -94,11 +94,8 @@ struct PostgresQueryReader: QueryIndexReader {
         return try bodies(try await rows("read a page of collection group \(group)", statement))
     }
 
-    /// Appends the conditions selecting the entries of `range` from `doccache_field_index i`,
-    /// strictly after `position`, then the order and the limit.
-    private func addIndexRange(
-        _ statement: inout SQLStatement, _ range: IndexRange, after position: IndexPosition?, descending: Bool, limit: Int
-    ) {
+    /// Appends the conditions selecting the entries of `range` from `doccache_field_index i`.
+    private func addIndexBounds(_ statement: inout SQLStatement, _ range: IndexRange) {
         statement.add(" WHERE i.tenant = ", tenant)
         statement.add(" AND i.collection = ", ByteBuffer(bytes: DocumentKeyBytes.collectionPrefix(range.collection)))
         statement.add(" AND i.field = ", ByteBuffer(bytes: Array(range.field.canonicalString.utf8)))
@@ -107,6 +104,14 @@ struct PostgresQueryReader: QueryIndexReader {
         let bounds = range.encodedBounds()
         if let lower = bounds.lower { statement.add(" AND i.value >= ", ByteBuffer(bytes: lower)) }
         if let upper = bounds.upper { statement.add(" AND i.value < ", ByteBuffer(bytes: upper)) }
+    }
+
+    /// Appends the conditions selecting the entries of `range` from `doccache_field_index i`,
+    /// strictly after `position`, then the order and the limit.
+    private func addIndexRange(
+        _ statement: inout SQLStatement, _ range: IndexRange, after position: IndexPosition?, descending: Bool, limit: Int
+    ) {
+        addIndexBounds(&statement, range)
         if let position {
             statement.add(descending ? " AND (i.value, i.doc_id) < (" : " AND (i.value, i.doc_id) > (", ByteBuffer(bytes: position.value))
             statement.add(", ", ByteBuffer(bytes: DocumentKeyBytes.documentID(position.key.documentID)))
@@ -119,6 +124,14 @@ struct PostgresQueryReader: QueryIndexReader {
     private func entry(_ value: ByteBuffer, _ id: ByteBuffer, in collection: ResourcePath) throws(DocError) -> IndexPosition {
         let documentID = try DocumentKeyBytes.documentID(decoding: id.bytes)
         return IndexPosition(value: value.bytes, key: DocumentKey(unchecked: collection, id: documentID))
+    }
+
+    func indexEntryCount(_ range: IndexRange) async throws(DocError) -> Int {
+        var statement = SQLStatement("SELECT count(*) FROM doccache_field_index i")
+        addIndexBounds(&statement, range)
+        let rows = try await rows("count the entries of the index \(range)", statement)
+        let count = try PostgresErrorMapping.decode("an index entry count", in: database) { try rows.first?.decode(Int64.self) ?? 0 }
+        return Int(count)
     }
 
     func indexPage(

@@ -141,4 +141,41 @@ import Testing
         _ = try await QueryFold(target: try DocModel.Query(collection: "items").filter("n", .greaterThan, 10).toTarget()).aggregate(count, with: counting)
         #expect(counting.counts.documents > 0)
     }
+
+    /// `count()` alone with one point filter counts the filter's index entries: it reads no
+    /// document but the tombstones among the entries (found by probing the filter's entries
+    /// from the tombstones' index), none when tombstones are included, and folds the matches
+    /// instead when there are fewer of them than tombstones.
+    @Test func countingWithOnePointFilterReadsOnlyTheTombstones() async throws {
+        let server = TestServer()
+        let store = try server.tenantStore("acme")
+        var model: [DocumentKey: Document] = [:]
+        var writes: [DocumentWrite] = []
+        for i in 0..<3_000 {
+            let key = try DocumentKey("items/item\(i)")
+            var fields: [String: Value] = ["c": .string(i == 7 ? "rare" : "c\(i % 10)"), "tags": .array([.integer(Int64(i % 3))])]
+            if i % 50 == 1 { fields[tombstoneField] = .timestamp(try Timestamp(seconds: Int64(i))) }   // 60 tombstones
+            writes.append(DocumentWrite(key: key, document: Document(key: key, data: ObjectValue(fields), version: .none)))
+        }
+        try await store.commitNext(writes, batch: 1, checked: false, model: &model)
+        let count = [try AggregateField.count()]
+        let items = try DocModel.Query(collection: "items")
+        for (query, documentsRead) in [
+            (try items.filter("c", .equal, "c1"), 60),                      // every tombstone is a c1
+            (try items.filter("c", .in, .array(["c1", "c3", "c1"])), 60),
+            (try items.filter("c", .equal, "c2"), 0),
+            (try items.filter("tags", .arrayContains, .integer(2)), 20),     // i % 3 == 2 among i % 50 == 1
+            (try items.filter("c", .equal, "c1").includingDeleted(), 0),
+            (try items.filter("c", .equal, "rare"), 1),   // one match, 60 tombstones: folded
+        ] {
+            let target = try query.toTarget()
+            let (reader, _) = try store.queryReader()
+            defer { reader.release() }
+            let counting = CountingReader(reader)
+            let result = try await QueryFold(target: target).aggregate(count, with: counting)
+            #expect(result == ["count": .integer(Int64(fullScan(model.values, target, limit: nil).count))], "\(target)")
+            #expect(counting.counts.documents == documentsRead, "\(target): \(counting.counts)")
+        }
+        #expect(fullScan(model.values, try items.filter("c", .equal, "c1").toTarget(), limit: nil).count == 240)
+    }
 }

@@ -192,6 +192,54 @@ import Testing
         await fixture.tearDown()
     }
 
+    /// `count()` alone with one point filter (`==`, `in`, `array-contains`: counted on the
+    /// filter's index, less the tombstones' entries there) agrees with the full scan, with and
+    /// without tombstones, for values too large for the index as well, before and after
+    /// reopening; so does a fold of the same targets (`sum`), which reads the documents.
+    @Test(arguments: StoreKind.allCases)
+    func filteredCountsAgreeWithTheFullScan(_ kind: StoreKind) async throws {
+        let fixture = try await StoreFixture.make(kind)
+        var tenant = try await fixture.tenant("acme")
+        var data = RandomQueryData(seed: 47)
+        var model: [DocumentKey: Document] = [:]
+        var batch = 0
+        let count = [try AggregateField.count()]
+        let fold = [try AggregateField.count(alias: "n"), try AggregateField.sum("zz", alias: "s")]
+        var checked = 0
+        for round in 0..<2 {
+            try await Self.commitRandomBatches(40, to: tenant, data: &data, model: &model, batch: &batch)
+            // An array holding the same small value as another document's, and a large one.
+            try await Self.commitDocuments([
+                (try DocumentKey("items/mixed-\(round)"), ObjectValue(["tags": .array([.integer(1), data.largeString()])])),
+            ], to: tenant, model: &model, batch: &batch)
+            if round == 1 { tenant = try await fixture.reopen().tenant(TenantID("acme")) }
+            for collection in RandomQueryData.collections {
+                for field in RandomQueryData.fields {
+                    for _ in 0..<4 {
+                        var query = try DocModel.Query(collection: collection)
+                        switch Int.random(in: 0..<3, using: &data.rng) {
+                        case 0: query = try query.filter(FieldPath(field), .equal, data.chance(15) ? data.largeString() : data.value(depth: 1))
+                        case 1: query = try query.filter(FieldPath(field), .arrayContains, data.chance(15) ? data.largeString() : data.value(depth: 1))
+                        default: query = try query.filter(FieldPath(field), .in, .array([data.value(depth: 1), data.value(depth: 1)]))
+                        }
+                        for includeDeleted in [false, true] {
+                            guard let target = try? query.includingDeleted(includeDeleted).toTarget() else { continue }
+                            let expected = Int64(fullScan(model.values, target, limit: nil).count)
+                            let read = try await tenant.aggregate(target, count)
+                            #expect(read.result == ["count": .integer(expected)], "\(kind) round \(round): \(target)")
+                            let folded = try await tenant.aggregate(target, fold)
+                            #expect(folded.result["n"] == .integer(expected), "\(kind) round \(round), fold: \(target)")
+                            checked += 1
+                        }
+                    }
+                }
+            }
+        }
+        #expect(checked > 200)
+        #expect(model.values.filter(\.isTombstone).count > 3)
+        await fixture.tearDown()
+    }
+
     /// `scan(after:limit:)` visits every stored document exactly once, tombstones included,
     /// page by page (documents of sub-collections too), before and after reopening.
     @Test(arguments: StoreKind.allCases)

@@ -57,6 +57,13 @@ package struct IndexRange: Sendable, Hashable, CustomStringConvertible {
         self.init(collection: collection, field: field, kind: kind, lower: bound, upper: bound)
     }
 
+    /// The one encoding the range holds, when it is a point (both ends that encoding,
+    /// inclusive: ``init(collection:field:kind:equalTo:)``); else `nil`.
+    package var pointEncoding: [UInt8]? {
+        guard let lower, let upper, lower.inclusive, upper.inclusive, lower.encoded == upper.encoded else { return nil }
+        return lower.encoded
+    }
+
     /// Whether the range has a finite end on either side.
     package var isBounded: Bool { lower != nil || upper != nil }
 
@@ -89,6 +96,21 @@ package struct IndexRange: Sendable, Hashable, CustomStringConvertible {
     package func encodedBounds() -> (lower: [UInt8]?, upper: [UInt8]?) {
         (lower.map { $0.inclusive ? $0.encoded : $0.encoded + OrderedCode.infinity },
          upper.map { $0.inclusive ? $0.encoded + OrderedCode.infinity : $0.encoded })
+    }
+
+    /// Whether an entry whose value encoding is `encoded` lies within the bounds
+    /// (``encodedBounds()``, compared as the stores compare them).
+    package func contains(encoded: [UInt8]) -> Bool {
+        let bounds = encodedBounds()
+        if let lower = bounds.lower, OrderedCode.compare(encoded, lower) < 0 { return false }
+        if let upper = bounds.upper, OrderedCode.compare(encoded, upper) >= 0 { return false }
+        return true
+    }
+
+    /// Whether `entries` (a document's) hold an entry of this index within the bounds.
+    package func holdsEntry(among entries: DocumentIndexEntries) -> Bool {
+        let field = field.canonicalString
+        return entries.entries.contains { $0.kind == kind && $0.field == field && contains(encoded: $0.value) }
     }
 
     package var description: String {

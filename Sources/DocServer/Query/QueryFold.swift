@@ -18,7 +18,8 @@ package import DocModel
 /// - otherwise the collection, or the collection group, in key order.
 ///
 /// Every document visited matches the target (`Target.matches`). `count()` alone over a
-/// whole collection visits none: ``aggregate(_:with:)`` counts keys and tombstone entries.
+/// whole collection, or over a collection with one point filter, visits none (or only the
+/// tombstones): ``aggregate(_:with:)`` counts keys and index entries.
 package struct QueryFold: Sendable {
     package let target: Target
     /// The declared composite indexes the planner may read for a limited target.
@@ -74,9 +75,13 @@ package struct QueryFold: Sendable {
     }
 
     /// The aggregations `fields` over the matching documents (``AggregateAccumulator/result``).
-    /// `count()` alone over a whole collection reads no document (``countByKey(_:_:)``).
+    /// `count()` alone over a whole collection reads no document (``countByKey(_:_:)``); over
+    /// a collection with one point filter, only its tombstones, when it has fewer of them than
+    /// entries match (``countByIndex(_:_:)``).
     package func aggregate(_ fields: [AggregateField], with reader: any QueryIndexReader) async throws(DocError) -> [String: Value] {
-        if let count = try await countByKey(fields, reader) {
+        var count = try await countByKey(fields, reader)
+        if count == nil { count = try await countByIndex(fields, reader) }
+        if let count {
             return Dictionary(uniqueKeysWithValues: fields.map { ($0.alias, Value.integer(Int64(count))) })
         }
         var accumulator = AggregateAccumulator(fields)
@@ -84,30 +89,79 @@ package struct QueryFold: Sendable {
         return accumulator.result
     }
 
-    /// For aggregations that are all `count()`, over a collection's target with no filter,
-    /// cursor or limit (the whole collection): the documents counted by key, less the
-    /// tombstones unless they are included — a tombstone is a document whose `deletedAt` is
-    /// not null, so its value index holds an entry above `null` for it, or an unindexed
-    /// marker for a value too large. No document is read. `nil` for any other target.
+    /// Whether `fields` are all `count()` over a collection's target with no cursor or limit,
+    /// ordered by key only: what can be counted without reading the documents.
+    private func countsACollection(_ fields: [AggregateField]) -> Bool {
+        !fields.isEmpty && fields.allSatisfy({ $0.operation == .count }) && target.limit == nil
+            && target.collectionGroup == nil && target.path.count % 2 == 1
+            && target.startAt == nil && target.endAt == nil && target.orderBys.allSatisfy(\.field.isDocumentID)
+    }
+
+    /// The tombstones' entries in a collection's `deletedAt` value index: a tombstone is a
+    /// document whose `deletedAt` is not null, so it has an entry above `null` there, or an
+    /// unindexed marker for a value too large.
+    private var tombstoneRange: IndexRange {
+        IndexRange(collection: target.path, field: Self.deletedAt, kind: .value, lower: IndexValueBound(.null, inclusive: false))
+    }
+
+    private static let deletedAt = FieldPath(unchecked: [tombstoneField])
+
+    /// For aggregations that are all `count()` over a whole collection
+    /// (``countsACollection(_:)``, no filter): the documents counted by key, less the
+    /// tombstones' `deletedAt` entries and markers unless tombstones are included. No document
+    /// is read. `nil` for any other target.
     private func countByKey(_ fields: [AggregateField], _ reader: any QueryIndexReader) async throws(DocError) -> Int? {
-        guard !fields.isEmpty, fields.allSatisfy({ $0.operation == .count }), target.limit == nil,
-              target.collectionGroup == nil, target.path.count % 2 == 1, target.filters.isEmpty,
-              target.startAt == nil, target.endAt == nil, target.orderBys.allSatisfy(\.field.isDocumentID)
-        else { return nil }
+        guard countsACollection(fields), target.filters.isEmpty else { return nil }
         let documents = try await reader.documentCount(in: target.path)
         if target.includeDeleted { return documents }
-        let deletedAt = FieldPath(unchecked: [tombstoneField])
-        let range = IndexRange(collection: target.path, field: deletedAt, kind: .value, lower: IndexValueBound(.null, inclusive: false))
-        var tombstones = 0
-        var position: IndexPosition?
-        while true {
-            let page = try await reader.indexPage(range, after: position, descending: false, limit: Self.pageSize)
-            tombstones += page.count
-            guard page.count == Self.pageSize, let last = page.last else { break }
-            position = last
-        }
-        tombstones += try await reader.unindexedDocuments(in: target.path, field: deletedAt, kind: .value).count
+        let tombstones = try await reader.indexEntryCount(tombstoneRange)
+            + reader.unindexedDocuments(in: target.path, field: Self.deletedAt, kind: .value).count
         return documents - tombstones
+    }
+
+    /// For aggregations that are all `count()` over a collection (``countsACollection(_:)``)
+    /// whose one filter is a point filter on a field (`==`, `in`, `array-contains`): the
+    /// entries of the filter's ranges, counted without reading them (a document has one entry
+    /// per value, so it is in at most one range), plus the documents too large for the index
+    /// that match (usually none; one that has an entry in a range as well, an array with a
+    /// small and a large element, is counted there), less the tombstones among the entries
+    /// unless they are included: `deletedAt`'s index (as in ``countByKey(_:_:)``) walked with a
+    /// probe of each range's entry, so only the tombstones to subtract are read (and those
+    /// whose `deletedAt` is too large to index). `nil` for any other target, and when the
+    /// collection has more tombstones than entries match: then reading the matching documents
+    /// is less work.
+    private func countByIndex(_ fields: [AggregateField], _ reader: any QueryIndexReader) async throws(DocError) -> Int? {
+        guard countsACollection(fields), target.filters.count == 1, case .field(let filter) = target.filters[0],
+              TargetConstraints.isPointFilter(filter), filter.op != .arrayContainsAny,
+              let ranges = TargetConstraints(target).pointRanges(of: filter.field)
+        else { return nil }
+        guard let kind = ranges.first?.kind else { return 0 }
+        var entries = 0
+        for range in ranges where !range.isEmpty { entries += try await reader.indexEntryCount(range) }
+        var count = entries
+        let unindexed = try await reader.unindexedDocuments(in: target.path, field: filter.field, kind: kind)
+        try await visitDocuments(unindexed, reader) { document in
+            if !ranges.contains(where: { $0.holdsEntry(among: DocumentIndexEntries(document)) }) { count += 1 }
+        }
+        if target.includeDeleted || entries == 0 { return count }
+        let markedTombstones = try await reader.unindexedDocuments(in: target.path, field: Self.deletedAt, kind: .value)
+        guard try await reader.indexEntryCount(tombstoneRange) + markedTombstones.count <= entries else { return nil }
+        for range in ranges {
+            guard let value = range.pointEncoding, value.count <= DocumentIndexEntries.maxEncodedValueBytes else { continue }
+            let probe = IndexProbe(field: filter.field, kind: kind, value: value)
+            var position: IndexPosition?
+            while true {
+                let page = try await reader.walkPage(tombstoneRange, requiring: [probe], after: position, descending: false,
+                                                     limit: Self.pageSize, maxMatches: Self.pageSize)
+                count -= page.matches.count
+                guard page.examined == Self.pageSize, let last = page.last else { break }
+                position = last
+            }
+        }
+        for document in try await reader.documents(markedTombstones).values where document.isTombstone {
+            if ranges.contains(where: { $0.holdsEntry(among: DocumentIndexEntries(document)) }) { count -= 1 }
+        }
+        return count
     }
 
     /// Reads pages in key order until one is short.
@@ -141,8 +195,12 @@ package struct QueryFold: Sendable {
             }
         }
         guard let kind = ranges.first?.kind else { return }
+        // A document with a marker may have an entry in a range as well (an array with a small
+        // and a large element): it was visited there.
         let unindexed = try await reader.unindexedDocuments(in: target.path, field: field, kind: kind)
-        try await visitDocuments(unindexed, reader, visit: visit)
+        try await visitDocuments(unindexed, reader) { document in
+            if !ranges.contains(where: { $0.holdsEntry(among: DocumentIndexEntries(document)) }) { visit(document) }
+        }
     }
 
     /// The documents of `keys` that exist and match, read a page at a time.

@@ -40,6 +40,10 @@ package protocol QueryIndexReader: Sendable {
         _ group: String, under parent: ResourcePath, after position: DocumentKey?, descending: Bool, limit: Int
     ) async throws(DocError) -> [Document]
 
+    /// How many entries the index `range` names holds within its bounds, counted without
+    /// decoding them (a LevelDB cursor counting keys; `SELECT count(*)` on PostgreSQL).
+    func indexEntryCount(_ range: IndexRange) async throws(DocError) -> Int
+
     /// Up to `limit` entries of the index `range` names, within its bounds, in index order
     /// (`descending`: reverse), strictly after `position` when given. `position` is always an
     /// entry of the same collection (its key is directly in ``IndexRange/collection``), though

@@ -68,6 +68,23 @@ struct LevelDBQueryReader: QueryIndexReader {
         return page
     }
 
+    func indexEntryCount(_ range: IndexRange) async throws(DocError) -> Int {
+        let (lower, upper) = bounds(of: range)
+        return try LevelDBServerStore.run {
+            let cursor = try database.cursor(options: options)
+            try cursor.seek(to: lower)
+            return try cursor.countKeys(before: upper)
+        }
+    }
+
+    /// The keys of `range`'s entries, `[lower, upper)`: its value bounds under the index's
+    /// prefix, an open upper end being the end of the prefix.
+    private func bounds(of range: IndexRange) -> (lower: [UInt8], upper: [UInt8]) {
+        let prefix = keys.fieldIndex(range.collection, field: range.field.canonicalString, kind: range.kind)
+        let bounds = range.encodedBounds()
+        return (prefix + (bounds.lower ?? []), prefix + (bounds.upper ?? OrderedCode.infinity))
+    }
+
     func walkPage(
         _ range: IndexRange, requiring probes: [IndexProbe], after position: IndexPosition?, descending: Bool,
         limit: Int, maxMatches: Int
@@ -112,10 +129,7 @@ struct LevelDBQueryReader: QueryIndexReader {
         _ visit: ([UInt8], ArraySlice<UInt8>) throws(DocError) -> Bool
     ) throws(DocError) {
         let prefix = keys.fieldIndex(range.collection, field: range.field.canonicalString, kind: range.kind)
-        // The value bounds under the index's prefix; an open upper end is the end of the prefix.
-        let bounds = range.encodedBounds()
-        let lower = prefix + (bounds.lower ?? [])
-        let upper = prefix + (bounds.upper ?? OrderedCode.infinity)
+        let (lower, upper) = bounds(of: range)
         let after = position.map { keys.fieldIndexEntry(prefix, value: $0.value, documentID: $0.key.documentID) }
         let keyRange = Self.range(KeyRange(from: lower, upTo: upper), after: after, descending: descending)
         var entries = try LevelDBServerStore.run { try database.entries(in: keyRange, reverse: descending, options: options).makeIterator() }

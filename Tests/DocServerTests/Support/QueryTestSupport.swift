@@ -47,6 +47,12 @@ final class CountingReader: QueryIndexReader {
         return page
     }
 
+    /// Counted as a call: no entry is returned.
+    func indexEntryCount(_ range: IndexRange) async throws(DocError) -> Int {
+        count()
+        return try await base.indexEntryCount(range)
+    }
+
     func indexPage(_ range: IndexRange, after position: IndexPosition?, descending: Bool, limit: Int) async throws(DocError) -> [IndexPosition] {
         let page = try await base.indexPage(range, after: position, descending: descending, limit: limit)
         count(entries: page.count)
