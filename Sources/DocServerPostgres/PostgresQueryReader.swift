@@ -134,6 +134,27 @@ struct PostgresQueryReader: QueryIndexReader {
         return Int(count)
     }
 
+    /// One statement: the range's entries, each with a `LATERAL` primary-key lookup per probe
+    /// (as ``walkPage(_:requiring:after:descending:limit:maxMatches:)`` probes), counted.
+    func indexEntryCount(_ range: IndexRange, requiring probes: [IndexProbe]) async throws(DocError) -> Int {
+        guard !probes.isEmpty else { return try await indexEntryCount(range) }
+        let collection = ByteBuffer(bytes: DocumentKeyBytes.collectionPrefix(range.collection))
+        var statement = SQLStatement("SELECT count(*) FROM doccache_field_index i")
+        for (n, probe) in probes.enumerated() {
+            statement.add(" JOIN LATERAL (SELECT TRUE FROM doccache_field_index e WHERE e.tenant = ", tenant)
+            statement.add(" AND e.collection = ", collection)
+            statement.add(" AND e.field = ", ByteBuffer(bytes: Array(probe.field.canonicalString.utf8)))
+            statement.add(" AND e.kind = ", Int16(probe.kind.rawValue))
+            statement.add(" AND e.value = ", ByteBuffer(bytes: probe.value))
+            statement.add(" AND e.doc_id = i.doc_id LIMIT 1) p", number: n)
+            statement.add(" ON TRUE")
+        }
+        addIndexBounds(&statement, range)
+        let rows = try await rows("count the entries of the index \(range) with \(probes.count) probes", statement)
+        let count = try PostgresErrorMapping.decode("an index entry count", in: database) { try rows.first?.decode(Int64.self) ?? 0 }
+        return Int(count)
+    }
+
     func indexPage(
         _ range: IndexRange, after position: IndexPosition?, descending: Bool, limit: Int
     ) async throws(DocError) -> [IndexPosition] {

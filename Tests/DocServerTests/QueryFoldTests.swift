@@ -142,11 +142,11 @@ import Testing
         #expect(counting.counts.documents > 0)
     }
 
-    /// `count()` alone with one point filter counts the filter's index entries: it reads no
-    /// document but the tombstones among the entries (found by probing the filter's entries
+    /// `count()` alone with point filters counts one filter's index entries (probing the
+    /// others'): it reads no document but the tombstones among the entries (found by probing
     /// from the tombstones' index), none when tombstones are included, and folds the matches
     /// instead when there are fewer of them than tombstones.
-    @Test func countingWithOnePointFilterReadsOnlyTheTombstones() async throws {
+    @Test func countingWithPointFiltersReadsOnlyTheMatchingTombstones() async throws {
         let server = TestServer()
         let store = try server.tenantStore("acme")
         var model: [DocumentKey: Document] = [:]
@@ -165,6 +165,8 @@ import Testing
             (try items.filter("c", .in, .array(["c1", "c3", "c1"])), 60),
             (try items.filter("c", .equal, "c2"), 0),
             (try items.filter("tags", .arrayContains, .integer(2)), 20),     // i % 3 == 2 among i % 50 == 1
+            (try items.filter("c", .equal, "c1").filter("tags", .arrayContains, .integer(2)), 20),   // the other probed
+            (try items.filter("tags", .arrayContains, .integer(2)).filter("c", .in, .array(["c1", "c2"])), 20),
             (try items.filter("c", .equal, "c1").includingDeleted(), 0),
             (try items.filter("c", .equal, "rare"), 1),   // one match, 60 tombstones: folded
         ] {

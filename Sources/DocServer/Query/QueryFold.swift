@@ -18,8 +18,8 @@ package import DocModel
 /// - otherwise the collection, or the collection group, in key order.
 ///
 /// Every document visited matches the target (`Target.matches`). `count()` alone over a
-/// whole collection, or over a collection with one point filter, visits none (or only the
-/// tombstones): ``aggregate(_:with:)`` counts keys and index entries.
+/// whole collection, or over a collection with point filters only, visits none (or only the
+/// tombstones that match): ``aggregate(_:with:)`` counts keys and index entries.
 package struct QueryFold: Sendable {
     package let target: Target
     /// The declared composite indexes the planner may read for a limited target.
@@ -76,8 +76,8 @@ package struct QueryFold: Sendable {
 
     /// The aggregations `fields` over the matching documents (``AggregateAccumulator/result``).
     /// `count()` alone over a whole collection reads no document (``countByKey(_:_:)``); over
-    /// a collection with one point filter, only its tombstones, when it has fewer of them than
-    /// entries match (``countByIndex(_:_:)``).
+    /// a collection with point filters only, only the tombstones that match, when it has fewer
+    /// tombstones than entries match (``countByIndex(_:_:)``).
     package func aggregate(_ fields: [AggregateField], with reader: any QueryIndexReader) async throws(DocError) -> [String: Value] {
         var count = try await countByKey(fields, reader)
         if count == nil { count = try await countByIndex(fields, reader) }
@@ -120,26 +120,42 @@ package struct QueryFold: Sendable {
     }
 
     /// For aggregations that are all `count()` over a collection (``countsACollection(_:)``)
-    /// whose one filter is a point filter on a field (`==`, `in`, `array-contains`): the
-    /// entries of the filter's ranges, counted without reading them (a document has one entry
-    /// per value, so it is in at most one range), plus the documents too large for the index
-    /// that match (usually none; one that has an entry in a range as well, an array with a
-    /// small and a large element, is counted there), less the tombstones among the entries
-    /// unless they are included: `deletedAt`'s index (as in ``countByKey(_:_:)``) walked with a
-    /// probe of each range's entry, so only the tombstones to subtract are read (and those
-    /// whose `deletedAt` is too large to index). `nil` for any other target, and when the
-    /// collection has more tombstones than entries match: then reading the matching documents
-    /// is less work.
+    /// whose filters are point filters (`==`, `in`, `array-contains`), each on its own field,
+    /// at most one `in`, the others with a value small enough to index: the entries of the
+    /// ranges of one of them (the `in`, else the first) that have the other filters' entries too
+    /// (``IndexProbe``), counted without reading a document (a document has one entry per
+    /// value, so it is in at most one range); plus the documents too large for the first
+    /// filter's index that match (usually none; one that has an entry in a range as well, an
+    /// array with a small and a large element, is counted there); less the tombstones among
+    /// the entries unless they are included: `deletedAt`'s index (as in ``countByKey(_:_:)``)
+    /// walked with the probes of a range's entry and the other filters', so only the
+    /// tombstones to subtract are read (and those whose `deletedAt` is too large to index).
+    /// `nil` for any other target, and when the collection has more tombstones than entries
+    /// match: then reading the matching documents is less work.
     private func countByIndex(_ fields: [AggregateField], _ reader: any QueryIndexReader) async throws(DocError) -> Int? {
-        guard countsACollection(fields), target.filters.count == 1, case .field(let filter) = target.filters[0],
-              TargetConstraints.isPointFilter(filter), filter.op != .arrayContainsAny,
-              let ranges = TargetConstraints(target).pointRanges(of: filter.field)
+        guard countsACollection(fields), !target.filters.isEmpty else { return nil }
+        var filters: [FieldFilter] = []
+        for case .field(let filter) in target.filters
+        where TargetConstraints.isPointFilter(filter) && filter.op != .arrayContainsAny
+            && !filters.contains(where: { $0.field == filter.field }) {
+            filters.append(filter)
+        }
+        // An `in` is walked (one range per value); the others are probed.
+        filters = filters.filter { $0.op == .in } + filters.filter { $0.op != .in }
+        guard filters.count == target.filters.count, let first = filters.first,
+              let ranges = TargetConstraints(target).pointRanges(of: first.field)
         else { return nil }
+        var probes: [IndexProbe] = []
+        for filter in filters.dropFirst() {
+            let encoded = filter.value.indexEncoded()
+            guard filter.op != .in, encoded.count <= DocumentIndexEntries.maxEncodedValueBytes else { return nil }
+            probes.append(IndexProbe(field: filter.field, kind: filter.op == .arrayContains ? .arrayElement : .value, value: encoded))
+        }
         guard let kind = ranges.first?.kind else { return 0 }
         var entries = 0
-        for range in ranges where !range.isEmpty { entries += try await reader.indexEntryCount(range) }
+        for range in ranges where !range.isEmpty { entries += try await reader.indexEntryCount(range, requiring: probes) }
         var count = entries
-        let unindexed = try await reader.unindexedDocuments(in: target.path, field: filter.field, kind: kind)
+        let unindexed = try await reader.unindexedDocuments(in: target.path, field: first.field, kind: kind)
         try await visitDocuments(unindexed, reader) { document in
             if !ranges.contains(where: { $0.holdsEntry(among: DocumentIndexEntries(document)) }) { count += 1 }
         }
@@ -148,10 +164,10 @@ package struct QueryFold: Sendable {
         guard try await reader.indexEntryCount(tombstoneRange) + markedTombstones.count <= entries else { return nil }
         for range in ranges {
             guard let value = range.pointEncoding, value.count <= DocumentIndexEntries.maxEncodedValueBytes else { continue }
-            let probe = IndexProbe(field: filter.field, kind: kind, value: value)
+            let required = [IndexProbe(field: first.field, kind: kind, value: value)] + probes
             var position: IndexPosition?
             while true {
-                let page = try await reader.walkPage(tombstoneRange, requiring: [probe], after: position, descending: false,
+                let page = try await reader.walkPage(tombstoneRange, requiring: required, after: position, descending: false,
                                                      limit: Self.pageSize, maxMatches: Self.pageSize)
                 count -= page.matches.count
                 guard page.examined == Self.pageSize, let last = page.last else { break }
@@ -159,7 +175,13 @@ package struct QueryFold: Sendable {
             }
         }
         for document in try await reader.documents(markedTombstones).values where document.isTombstone {
-            if ranges.contains(where: { $0.holdsEntry(among: DocumentIndexEntries(document)) }) { count -= 1 }
+            let indexed = DocumentIndexEntries(document)
+            guard ranges.contains(where: { $0.holdsEntry(among: indexed) }) else { continue }
+            if probes.allSatisfy({ probe in
+                indexed.entries.contains { $0.kind == probe.kind && $0.field == probe.field.canonicalString && $0.value == probe.value }
+            }) {
+                count -= 1
+            }
         }
         return count
     }

@@ -44,6 +44,12 @@ package protocol QueryIndexReader: Sendable {
     /// decoding them (a LevelDB cursor counting keys; `SELECT count(*)` on PostgreSQL).
     func indexEntryCount(_ range: IndexRange) async throws(DocError) -> Int
 
+    /// How many entries of the index `range` names have every entry of `probes` (in the same
+    /// collection) as well: ``walkPage(_:requiring:after:descending:limit:maxMatches:)`` over
+    /// the whole range, counting its matches without reading their documents (in PostgreSQL
+    /// one statement).
+    func indexEntryCount(_ range: IndexRange, requiring probes: [IndexProbe]) async throws(DocError) -> Int
+
     /// Up to `limit` entries of the index `range` names, within its bounds, in index order
     /// (`descending`: reverse), strictly after `position` when given. `position` is always an
     /// entry of the same collection (its key is directly in ``IndexRange/collection``), though

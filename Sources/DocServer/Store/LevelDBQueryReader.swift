@@ -77,6 +77,23 @@ struct LevelDBQueryReader: QueryIndexReader {
         }
     }
 
+    func indexEntryCount(_ range: IndexRange, requiring probes: [IndexProbe]) async throws(DocError) -> Int {
+        guard !probes.isEmpty else { return try await indexEntryCount(range) }
+        let probed = probes.map { probe in
+            keys.fieldIndex(range.collection, field: probe.field.canonicalString, kind: probe.kind) + probe.value
+        }
+        var count = 0
+        try forEachEntry(of: range, after: nil, descending: false, limit: Int.max) { _, id throws(DocError) in
+            // A probe's key ends like the entry's: the probed value, then the same encoded id.
+            for prefix in probed where try LevelDBServerStore.run({ try database.get(prefix + id, options: options) }) == nil {
+                return true
+            }
+            count += 1
+            return true
+        }
+        return count
+    }
+
     /// The keys of `range`'s entries, `[lower, upper)`: its value bounds under the index's
     /// prefix, an open upper end being the end of the prefix.
     private func bounds(of range: IndexRange) -> (lower: [UInt8], upper: [UInt8]) {

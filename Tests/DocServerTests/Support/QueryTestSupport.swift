@@ -53,6 +53,12 @@ final class CountingReader: QueryIndexReader {
         return try await base.indexEntryCount(range)
     }
 
+    /// Counted as a call: no entry or document is returned.
+    func indexEntryCount(_ range: IndexRange, requiring probes: [IndexProbe]) async throws(DocError) -> Int {
+        count()
+        return try await base.indexEntryCount(range, requiring: probes)
+    }
+
     func indexPage(_ range: IndexRange, after position: IndexPosition?, descending: Bool, limit: Int) async throws(DocError) -> [IndexPosition] {
         let page = try await base.indexPage(range, after: position, descending: descending, limit: limit)
         count(entries: page.count)
