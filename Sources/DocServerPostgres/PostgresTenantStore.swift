@@ -225,6 +225,13 @@ final class PostgresTenantStore: TenantStore {
         return !rows.isEmpty
     }
 
+    /// Deletes the claim's row if it still holds `time`.
+    func releaseClaim(_ chore: TenantChore, claimedAt time: Int64) async throws(DocError) {
+        _ = try await database.rows("release the claim of the \(chore) of tenant \(tenant)", """
+            DELETE FROM doccache_meta WHERE name = \(PostgresServerStore.claimKey(chore, tenant)) AND value = \(String(time))
+            """)
+    }
+
     // MARK: Row helpers
 
     /// The tenant's version and the non-null bodies of rows `(last_version, body?)`.

@@ -402,6 +402,13 @@ import Testing
         #expect(try await acme.claim(.requestSweep, at: t + hour + 1, every: hour))
         #expect(try await !acme.claim(.requestSweep, at: t + hour + 2, every: hour))
         #expect(try await !acme.claim(.maintenance, at: t + hour + 3, every: hour))
+        // A claim given back: the next one is granted at once; giving back a claim that is not
+        // the last one changes nothing.
+        try await acme.releaseClaim(.maintenance, claimedAt: t + hour)
+        #expect(try await acme.claim(.maintenance, at: t + hour + 4, every: hour))
+        try await acme.releaseClaim(.maintenance, claimedAt: t + hour)
+        #expect(try await !acme.claim(.maintenance, at: t + hour + 5, every: hour))
+        #expect(try await !acme.claim(.requestSweep, at: t + hour + 6, every: hour))
         // Of claims made at once, one is granted.
         let granted = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<8 { group.addTask { try await acme.claim(.maintenance, at: t + 3 * hour, every: hour) } }

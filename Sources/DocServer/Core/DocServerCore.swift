@@ -728,17 +728,23 @@ public final class DocServerCore: Sendable {
     ///   half its maintenance interval): a tenant is maintained only if no instance has claimed
     ///   its maintenance within `interval` (``TenantStore/claim(_:at:every:)``), so
     ///   each tenant is maintained once per period, by whichever instance comes first; the
-    ///   others count it in ``MaintenanceReport/tenantsMaintainedElsewhere``.
+    ///   others count it in ``MaintenanceReport/tenantsMaintainedElsewhere``. A tenant whose
+    ///   maintenance fails gives its claim back (``TenantStore/releaseClaim(_:claimedAt:)``):
+    ///   the next run, of any instance, maintains it.
     public func runMaintenance(sharingEvery interval: Duration? = nil) async -> MaintenanceReport {
         var report = MaintenanceReport()
         let now = configuration.clock.nowMicros()
         let collector = configuration.attachments.map(AttachmentCollector.init(settings:))
         let claimEvery = interval?.wholeMicroseconds
         for (tenant, hub) in hubs.withLock({ Array($0) }) {
+            var claimed = false
             do {
-                if let claimEvery, try await !hub.store.claim(.maintenance, at: now, every: claimEvery) {
-                    report.tenantsMaintainedElsewhere += 1
-                    continue
+                if let claimEvery {
+                    guard try await hub.store.claim(.maintenance, at: now, every: claimEvery) else {
+                        report.tenantsMaintainedElsewhere += 1
+                        continue
+                    }
+                    claimed = true
                 }
                 let (outcomes, changes) = try await hub.maintain(now: now)
                 report.outcomesPruned += outcomes
@@ -752,6 +758,8 @@ public final class DocServerCore: Sendable {
                 report.failures[tenant.rawValue] = error.description
                 metrics.storeFailed(metrics.storeErrorsMaintenance, error)
                 logger.error("maintenance failed", metadata: ["tenant": "\(tenant)", "error": "\(error)"])
+                // The next run, of any instance, tries again instead of a period later.
+                if claimed { try? await hub.store.releaseClaim(.maintenance, claimedAt: now) }
             }
         }
         return report

@@ -574,4 +574,10 @@ final class LevelDBTenantStore: TenantStore {
             return true
         }
     }
+
+    func releaseClaim(_ chore: TenantChore, claimedAt time: Int64) async throws(DocError) {
+        claims.withLock { claims in
+            if claims[chore] == time { claims[chore] = nil }
+        }
+    }
 }

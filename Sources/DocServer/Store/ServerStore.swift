@@ -65,6 +65,9 @@ extension TenantStore {
     /// Grants every claim: for a store that no other server instance shares, each run of a
     /// chore is its own.
     public func claim(_ chore: TenantChore, at now: Int64, every interval: Int64) async throws(DocError) -> Bool { true }
+
+    /// Nothing to give back: every claim is granted.
+    public func releaseClaim(_ chore: TenantChore, claimedAt time: Int64) async throws(DocError) {}
 }
 
 /// Periodic work on a tenant that the server instances sharing a store take turns at
@@ -228,6 +231,12 @@ public protocol TenantStore: Sendable {
     /// chore and each tenant is claimed on its own. The default grants every claim (a store no
     /// other instance shares may keep it).
     func claim(_ chore: TenantChore, at now: Int64, every interval: Int64) async throws(DocError) -> Bool
+
+    /// Gives back the claim of `chore` granted at `time` (``claim(_:at:every:)``), when the
+    /// chore failed: the next claim, by any instance, is granted at once rather than a period
+    /// later. Nothing changes when the chore's last claim is another one. The default does
+    /// nothing.
+    func releaseClaim(_ chore: TenantChore, claimedAt time: Int64) async throws(DocError)
 }
 
 /// The versions and identity of a tenant's database.

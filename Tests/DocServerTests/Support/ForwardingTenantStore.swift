@@ -35,4 +35,8 @@ extension ForwardingTenantStore {
     func claim(_ chore: TenantChore, at now: Int64, every interval: Int64) async throws(DocError) -> Bool {
         try await base.claim(chore, at: now, every: interval)
     }
+
+    func releaseClaim(_ chore: TenantChore, claimedAt time: Int64) async throws(DocError) {
+        try await base.releaseClaim(chore, claimedAt: time)
+    }
 }
