@@ -134,25 +134,46 @@ struct PostgresQueryReader: QueryIndexReader {
         return Int(count)
     }
 
-    /// One statement: the range's entries, each with a `LATERAL` primary-key lookup per probe
-    /// (as ``walkPage(_:requiring:after:descending:limit:maxMatches:)`` probes), counted.
+    /// One statement: the range's entries (`s`), each with the probes of
+    /// ``walkPage(_:requiring:after:descending:limit:maxMatches:)``, those with every probe's
+    /// entry counted.
     func indexEntryCount(_ range: IndexRange, requiring probes: [IndexProbe]) async throws(DocError) -> Int {
         guard !probes.isEmpty else { return try await indexEntryCount(range) }
-        let collection = ByteBuffer(bytes: DocumentKeyBytes.collectionPrefix(range.collection))
-        var statement = SQLStatement("SELECT count(*) FROM doccache_field_index i")
+        var statement = SQLStatement("SELECT count(*) FROM (SELECT i.doc_id FROM doccache_field_index i")
+        addIndexBounds(&statement, range)
+        statement.add(") s")
+        addProbes(&statement, probes, collection: range.collection)
+        statement.add(" WHERE ")
+        addProbeHits(&statement, probes)
+        let rows = try await rows("count the entries of the index \(range) with \(probes.count) probes", statement)
+        let count = try PostgresErrorMapping.decode("an index entry count", in: database) { try rows.first?.decode(Int64.self) ?? 0 }
+        return Int(count)
+    }
+
+    /// Appends, for entries `s` of `collection`'s index, a `LATERAL` primary-key lookup `pN`
+    /// of each probe's entry for the same document (`pN.hit` is null when it has none) — not
+    /// `EXISTS`, which the planner may turn into a hash of every row of the probed value.
+    private func addProbes(_ statement: inout SQLStatement, _ probes: [IndexProbe], collection: ResourcePath) {
+        let collection = ByteBuffer(bytes: DocumentKeyBytes.collectionPrefix(collection))
         for (n, probe) in probes.enumerated() {
-            statement.add(" JOIN LATERAL (SELECT TRUE FROM doccache_field_index e WHERE e.tenant = ", tenant)
+            statement.add(" LEFT JOIN LATERAL (SELECT TRUE AS hit FROM doccache_field_index e WHERE e.tenant = ", tenant)
             statement.add(" AND e.collection = ", collection)
             statement.add(" AND e.field = ", ByteBuffer(bytes: Array(probe.field.canonicalString.utf8)))
             statement.add(" AND e.kind = ", Int16(probe.kind.rawValue))
             statement.add(" AND e.value = ", ByteBuffer(bytes: probe.value))
-            statement.add(" AND e.doc_id = i.doc_id LIMIT 1) p", number: n)
+            statement.add(" AND e.doc_id = s.doc_id LIMIT 1) p", number: n)
             statement.add(" ON TRUE")
         }
-        addIndexBounds(&statement, range)
-        let rows = try await rows("count the entries of the index \(range) with \(probes.count) probes", statement)
-        let count = try PostgresErrorMapping.decode("an index entry count", in: database) { try rows.first?.decode(Int64.self) ?? 0 }
-        return Int(count)
+    }
+
+    /// Appends the condition that every probe of ``addProbes(_:_:collection:)`` found its entry
+    /// (`TRUE` without probes).
+    private func addProbeHits(_ statement: inout SQLStatement, _ probes: [IndexProbe]) {
+        if probes.isEmpty { statement.add("TRUE") }
+        for n in probes.indices {
+            statement.add(n == 0 ? "p" : " AND p", number: n)
+            statement.add(".hit IS NOT NULL")
+        }
     }
 
     func indexPage(
@@ -172,8 +193,7 @@ struct PostgresQueryReader: QueryIndexReader {
 
     /// One statement, which PostgreSQL runs as a pipeline that stops at the `maxMatches`-th
     /// match: the page of entries (`s`, in index order with its limit), a probe per entry and
-    /// probed entry (a `LATERAL` primary-key lookup — not `EXISTS`, which the planner may turn
-    /// into a hash of every row of the probed value), the entry's number in the page, then
+    /// probed entry (``addProbes(_:_:collection:)``), the entry's number in the page, then
     /// only the matches and the page's last entry, and the documents of the matches (a scalar
     /// subquery, evaluated for the rows returned).
     func walkPage(
@@ -187,23 +207,11 @@ struct PostgresQueryReader: QueryIndexReader {
         statement.add(" || w.doc_id) END FROM (SELECT s.value, s.doc_id, row_number() OVER (")
         statement.add(descending ? "ORDER BY s.value DESC, s.doc_id DESC" : "ORDER BY s.value, s.doc_id")
         statement.add(") AS n, ")
-        if probes.isEmpty { statement.add("TRUE") }
-        for n in probes.indices {
-            statement.add(n == 0 ? "p" : " AND p", number: n)
-            statement.add(".hit IS NOT NULL")
-        }
+        addProbeHits(&statement, probes)
         statement.add(" AS matches FROM (SELECT i.value, i.doc_id FROM doccache_field_index i")
         addIndexRange(&statement, range, after: position, descending: descending, limit: limit)
         statement.add(") s")
-        for (n, probe) in probes.enumerated() {
-            statement.add(" LEFT JOIN LATERAL (SELECT TRUE AS hit FROM doccache_field_index e WHERE e.tenant = ", tenant)
-            statement.add(" AND e.collection = ", collection)
-            statement.add(" AND e.field = ", ByteBuffer(bytes: Array(probe.field.canonicalString.utf8)))
-            statement.add(" AND e.kind = ", Int16(probe.kind.rawValue))
-            statement.add(" AND e.value = ", ByteBuffer(bytes: probe.value))
-            statement.add(" AND e.doc_id = s.doc_id LIMIT 1) p", number: n)
-            statement.add(" ON TRUE")
-        }
+        addProbes(&statement, probes, collection: range.collection)
         statement.add(") w WHERE w.matches OR w.n = ", Int64(limit))
         statement.add(descending ? " ORDER BY w.value DESC, w.doc_id DESC LIMIT " : " ORDER BY w.value, w.doc_id LIMIT ",
                       Int64(max(1, min(maxMatches, Int(Int32.max)))))

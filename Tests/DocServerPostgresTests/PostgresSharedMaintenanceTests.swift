@@ -7,15 +7,45 @@ import Testing
 /// Two server instances on one database share the periodic chores (the maintenance, the sweep
 /// for pending requests): each tenant's once per period, by whichever instance comes first.
 @Suite struct PostgresSharedMaintenanceTests {
+    /// Two server instances on one new database, each with its own store (and pool), on one
+    /// clock the test moves.
+    struct TwoInstances {
+        final class Time: Sendable {
+            let micros = Mutex(ServerClock.system.nowMicros())
+        }
+
+        let storeA: PostgresServerStore
+        let storeB: PostgresServerStore
+        let a: DocServerCore
+        let b: DocServerCore
+        let time = Time()
+
+        var clock: ServerClock { ServerClock { [time] in time.micros.withLock { $0 } } }
+
+        static func make(_ prefix: String) async throws -> TwoInstances {
+            let url = try await freshDatabase(prefix)
+            let storeA = try await PostgresServerStore.connect(url: url, options: testOptions())
+            let storeB = try await PostgresServerStore.connect(url: url, options: testOptions())
+            return TwoInstances(storeA: storeA, storeB: storeB)
+        }
+
+        private init(storeA: PostgresServerStore, storeB: PostgresServerStore) {
+            self.storeA = storeA
+            self.storeB = storeB
+            let clock = ServerClock { [time] in time.micros.withLock { $0 } }
+            a = DocServerCore(store: storeA, configuration: ServerConfiguration(clock: clock), logger: .discarding)
+            b = DocServerCore(store: storeB, configuration: ServerConfiguration(clock: clock), logger: .discarding)
+        }
+
+        func advance(by micros: Int64) { time.micros.withLock { $0 += micros } }
+
+        func close() { Task { [storeA, storeB] in await storeA.close(); await storeB.close() } }
+    }
+
     @Test func aTenantIsMaintainedByOneInstancePerPeriod() async throws {
-        let url = try await freshDatabase("maintain")
-        let now = Mutex(ServerClock.system.nowMicros())
-        let clock = ServerClock { now.withLock { $0 } }
-        let storeA = try await PostgresServerStore.connect(url: url, options: testOptions())
-        let storeB = try await PostgresServerStore.connect(url: url, options: testOptions())
-        defer { Task { await storeA.close(); await storeB.close() } }
-        let a = DocServerCore(store: storeA, configuration: ServerConfiguration(clock: clock), logger: .discarding)
-        let b = DocServerCore(store: storeB, configuration: ServerConfiguration(clock: clock), logger: .discarding)
+        let instances = try await TwoInstances.make("maintain")
+        defer { instances.close() }
+        let (a, b) = (instances.a, instances.b)
         // Both instances serve both tenants.
         for core in [a, b] {
             for tenant in ["acme", "globex"] { _ = try await core.handshake(tenant: tenant, uid: "u", clientID: "c") }
@@ -34,7 +64,7 @@ import Testing
 
         // A period later, whichever instance comes first maintains; both at once: each tenant
         // by one of them.
-        now.withLock { $0 += periodMicros }
+        instances.advance(by: periodMicros)
         async let runA = a.runMaintenance(sharingEvery: period)
         async let runB = b.runMaintenance(sharingEvery: period)
         let (reportA, reportB) = await (runA, runB)
@@ -43,14 +73,9 @@ import Testing
     }
 
     @Test func aTenantsPendingRequestsAreSweptByOneInstancePerPeriod() async throws {
-        let url = try await freshDatabase("sweep")
-        let now = Mutex(ServerClock.system.nowMicros())
-        let clock = ServerClock { now.withLock { $0 } }
-        let storeA = try await PostgresServerStore.connect(url: url, options: testOptions())
-        let storeB = try await PostgresServerStore.connect(url: url, options: testOptions())
-        defer { Task { await storeA.close(); await storeB.close() } }
-        let a = DocServerCore(store: storeA, configuration: ServerConfiguration(clock: clock), logger: .discarding)
-        let b = DocServerCore(store: storeB, configuration: ServerConfiguration(clock: clock), logger: .discarding)
+        let instances = try await TwoInstances.make("sweep")
+        defer { instances.close() }
+        let (a, b, storeA, storeB, clock) = (instances.a, instances.b, instances.storeA, instances.storeB, instances.clock)
         a.requests.registerExamples()
         b.requests.registerExamples()
         // Requests committed straight to the store, as by an instance that died before
@@ -60,7 +85,7 @@ import Testing
         var batch = 0
         func commit(_ mutations: [Mutation]) async throws {
             batch += 1
-            now.withLock { $0 += 10 }
+            instances.advance(by: 10)
             let processed = try await writer.process(batch: BatchKey(clientID: "dead", batchID: batch), mutations: mutations, uid: "u1")
             #expect(processed.applied)
         }
@@ -89,7 +114,7 @@ import Testing
 
         // A period later, whichever instance comes first sweeps; both at once: one of them.
         try await commit([transfer("r3")])
-        now.withLock { $0 += 30_000_000 }
+        instances.advance(by: 30_000_000)
         async let sweptA = a.recoverPendingRequests(sharingEvery: period)
         async let sweptB = b.recoverPendingRequests(sharingEvery: period)
         let (fromA, fromB) = await (sweptA, sweptB)

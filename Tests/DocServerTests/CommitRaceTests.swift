@@ -46,6 +46,32 @@ import Testing
         return try await first.value.outcome
     }
 
+    /// Rules that let a post be written while `settings/board` is open, as user `u`.
+    static func boardAccess() throws -> AccessContext {
+        let rules = try RuleSet.parse(source: """
+            rules_version = '2';
+            service cloud.firestore {
+              match /databases/{database}/documents {
+                match /posts/{id} {
+                  allow write: if get(/databases/$(database)/documents/settings/board).data.open == true;
+                }
+              }
+            }
+            """, file: "race.rules")
+        return AccessContext(rules: rules, auth: RulesAuth(uid: "u"), explainDenials: false, logger: .discarding)
+    }
+
+    static let board = T.key("settings/board")
+
+    /// Opens or closes the board (as an admin, without rules), then moves the clock on.
+    static func setBoard(open: Bool, on server: TestServer) async throws {
+        let seed = CommitProcessor(store: try server.tenantStore("acme"), clock: server.clock.serverClock, logger: .discarding)
+        let set = try await seed.process(batch: BatchKey(clientID: "S", batchID: 1),
+                                         mutations: [.set(board, ObjectValue(["open": .boolean(open)]))], uid: "admin")
+        #expect(set.applied)
+        server.clock.advance(by: 10)
+    }
+
     @Test func aCreateRacingAnotherCreateIsRefused() async throws {
         let server = TestServer()
         let key = T.key("accounts/new")
@@ -78,28 +104,13 @@ import Testing
 
     @Test func aRulesDecisionOnADocumentChangedMeanwhileIsMadeAgain() async throws {
         let server = TestServer()
-        let rules = try RuleSet.parse(source: """
-            rules_version = '2';
-            service cloud.firestore {
-              match /databases/{database}/documents {
-                match /posts/{id} {
-                  allow write: if get(/databases/$(database)/documents/settings/board).data.open == true;
-                }
-              }
-            }
-            """, file: "race.rules")
-        let access = AccessContext(rules: rules, auth: RulesAuth(uid: "u"), explainDenials: false, logger: .discarding)
-        let board = T.key("settings/board")
-        let seed = CommitProcessor(store: try server.tenantStore("acme"), clock: server.clock.serverClock, logger: .discarding)
-        let opened = try await seed.process(batch: BatchKey(clientID: "S", batchID: 1),
-                                            mutations: [.set(board, ObjectValue(["open": true]))], uid: "admin")
-        #expect(opened.applied)
-        server.clock.advance(by: 10)
+        let access = try Self.boardAccess()
+        try await Self.setBoard(open: true, on: server)
         let post = T.key("posts/p1")
         // A's rules read the board as open; B closes it before A's commit. A's decision rested
         // on a document that changed: A is decided again, on the closed board, and refused.
         let outcome = try await Self.race([.set(post, ObjectValue(["title": "late"]))], access: access,
-                                          meanwhile: [.set(board, ObjectValue(["open": false]))], on: server)
+                                          meanwhile: [.set(Self.board, ObjectValue(["open": false]))], on: server)
         guard case .rejected(let error) = outcome.result else {
             Issue.record("the write was committed on the rules' stale read of the board: \(outcome.result)")
             return
@@ -110,28 +121,13 @@ import Testing
 
     @Test func aDenialOnADocumentChangedMeanwhileIsMadeAgain() async throws {
         let server = TestServer()
-        let rules = try RuleSet.parse(source: """
-            rules_version = '2';
-            service cloud.firestore {
-              match /databases/{database}/documents {
-                match /posts/{id} {
-                  allow write: if get(/databases/$(database)/documents/settings/board).data.open == true;
-                }
-              }
-            }
-            """, file: "race.rules")
-        let access = AccessContext(rules: rules, auth: RulesAuth(uid: "u"), explainDenials: false, logger: .discarding)
-        let board = T.key("settings/board")
-        let seed = CommitProcessor(store: try server.tenantStore("acme"), clock: server.clock.serverClock, logger: .discarding)
-        let closed = try await seed.process(batch: BatchKey(clientID: "S", batchID: 1),
-                                            mutations: [.set(board, ObjectValue(["open": false]))], uid: "admin")
-        #expect(closed.applied)
-        server.clock.advance(by: 10)
+        let access = try Self.boardAccess()
+        try await Self.setBoard(open: false, on: server)
         let post = T.key("posts/p1")
         // A's rules read the board as closed; B opens it before A's denial is remembered. The
         // denial rested on a document that changed: A is decided again, on the open board.
         let outcome = try await Self.race([.set(post, ObjectValue(["title": "early"]))], access: access,
-                                          meanwhile: [.set(board, ObjectValue(["open": true]))], on: server)
+                                          meanwhile: [.set(Self.board, ObjectValue(["open": true]))], on: server)
         guard case .committed = outcome.result else {
             Issue.record("the write was refused on the rules' stale read of the board: \(outcome.result)")
             return
