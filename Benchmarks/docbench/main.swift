@@ -182,6 +182,42 @@ let scenarios: [Scenario] = [
         await store.close()
         return Result(samples: samples, peer: nil, peerSamples: nil)
     },
+    Scenario(name: "cache-equality", summary: "bounded query (== filter, document-id order, limit 50, no declared index) over 100,000 cached documents (or DOCBENCH_CACHE_DOCUMENTS) + 1,000 pending writes", defaultN: 200) { n in
+        let dir = temporaryDirectory("cache-equality")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try await populatedStore(dir, count: try cacheDocumentCount(), pendingWrites: 1_000)
+        // The pending writes' overlays indexed, as the store does a second after a burst.
+        try await store.core.indexOverlaysNow()
+        let clock = ContinuousClock()
+        var samples: [Double] = []
+        for i in 0..<n {
+            let query = try store.collection("items").whereField("category", isEqualTo: .string("c\(i % 10)")).limit(to: 50)
+            var count = 0
+            let elapsed = try await clock.measure { count = try await query.getDocuments(source: .cache).count }
+            precondition(count == 50, "cache-equality returned \(count) documents")
+            samples.append(micros(elapsed))
+        }
+        await store.close()
+        return Result(samples: samples, peer: nil, peerSamples: nil)
+    },
+    Scenario(name: "cache-count", summary: "count() from the cache of an == filter matching a tenth of 100,000 cached documents (or DOCBENCH_CACHE_DOCUMENTS) + 1,000 pending writes", defaultN: 20) { n in
+        let dir = temporaryDirectory("cache-count")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let documents = try cacheDocumentCount()
+        let store = try await populatedStore(dir, count: documents, pendingWrites: 1_000)
+        try await store.core.indexOverlaysNow()
+        let clock = ContinuousClock()
+        var samples: [Double] = []
+        for i in 0..<n {
+            let query = try store.collection("items").whereField("category", isEqualTo: .string("c\(i % 10)"))
+            var count: Int64 = 0
+            let elapsed = try await clock.measure { count = try await query.count(source: .cache) }
+            precondition(count == Int64(documents / 10), "cache-count counted \(count) documents")
+            samples.append(micros(elapsed))
+        }
+        await store.close()
+        return Result(samples: samples, peer: nil, peerSamples: nil)
+    },
     Scenario(name: "cold-open", summary: "open a store of 100,000 documents (or DOCBENCH_CACHE_DOCUMENTS) + 1,000 pending writes, first snapshot of a bounded query", defaultN: 10) { n in
         let dir = temporaryDirectory("cold-open")
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -62,11 +62,9 @@ extension QueryBuilder {
                 // Offline after all: the cache answers.
             }
         }
-        let snapshot = try await core.runQuery(query.query)
-        var accumulator = AggregateAccumulator(fields)
-        for document in snapshot.documents { accumulator.add(document.data) }
-        return AggregateQuerySnapshot(values: accumulator.result,
-                                      metadata: SnapshotMetadata(hasPendingWrites: !snapshot.mutatedKeys.isEmpty, isFromCache: true),
+        let (values, hasPendingWrites) = try await core.aggregateLocally(query.query, fields)
+        return AggregateQuerySnapshot(values: values,
+                                      metadata: SnapshotMetadata(hasPendingWrites: hasPendingWrites, isFromCache: true),
                                       readTime: nil)
     }
 }

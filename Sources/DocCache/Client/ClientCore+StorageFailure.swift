@@ -1,4 +1,4 @@
-package import DocModel
+internal import DocModel
 
 /// What the store does when its storage fails outside a call that could report it (while
 /// applying what the server sent, acknowledging or rejecting a batch, reading the write queue

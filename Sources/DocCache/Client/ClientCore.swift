@@ -660,6 +660,26 @@ package actor ClientCore {
         return snapshot
     }
 
+    /// `fields` over the query's results in the cache (pending writes included), and whether
+    /// one of those results has a pending write. A limited query's window is the view's
+    /// (``runQuery(_:)``); an unlimited query's results are folded as the local store finds
+    /// them, without building a sorted view of them.
+    package func aggregateLocally(_ query: Query, _ fields: [AggregateField]) throws(DocError) -> (values: [String: Value], hasPendingWrites: Bool) {
+        var accumulator = AggregateAccumulator(fields)
+        guard query.limit == nil else {
+            let snapshot = try runQuery(query)
+            for document in snapshot.documents { accumulator.add(document.data) }
+            return (accumulator.result, !snapshot.mutatedKeys.isEmpty)
+        }
+        try checkOpen()
+        var pending = false
+        for document in try localStore.executeQuery(query, usePreviousResults: false).documents where query.matches(document) {
+            accumulator.add(document.data)
+            pending = pending || document.hasLocalMutations
+        }
+        return (accumulator.result, pending)
+    }
+
     /// Whether the server is reachable right now.
     package var isOnline: Bool { remoteStore.onlineState == .online }
 

@@ -53,7 +53,10 @@ package final class QueryEngine {
             let overlays = try persistence.overlays.overlays(inCollection: query.path, user: user, in: txn)
             return Self.merge(remote: remote, overlays: overlays, query: query)
         }
-        if let limit = target.limit, let walk = indexWalk(query: query, target: target, in: txn) {
+        // A limited query walks any index that serves it; an unlimited one (a `get`, an
+        // aggregation) only one that reads the few rows of exact values, not a whole field.
+        if let walk = indexWalk(query: query, target: target, in: txn),
+           let limit = target.limit ?? (walk.readsExactValues ? Int.max : nil) {
             return try documentsWalking(walk, query: query, target: target, limit: limit, user: user, in: txn)
         }
         let remote = try persistence.remoteDocuments.documents(inCollection: query.path, in: txn)
@@ -61,9 +64,10 @@ package final class QueryEngine {
         return Self.merge(remote: remote, overlays: overlays, query: query)
     }
 
-    /// The index a limited query walks (``documentsWalking``): a declared composite index, the
-    /// field index of its first order-by, or the array index of an `array-contains` element;
-    /// `nil` when none serves it.
+    /// The index a query walks (``documentsWalking``): a declared composite index, the field
+    /// index of its first order-by, the array index of an `array-contains` element, or the
+    /// field index of an `==` filter's value (the last two for a query ordered by document id
+    /// only); `nil` when none serves it.
     private func indexWalk(query: Query, target: Target, in txn: PersistenceTransaction) -> IndexWalk? {
         let remoteDocuments = persistence.remoteDocuments, compositeIndexes = persistence.compositeIndexes
         if let plan = CompositeIndexPlan(
@@ -80,7 +84,7 @@ package final class QueryEngine {
                 unindexed: { space throws(DocError) in
                     try compositeIndexes.unindexedDocuments(plan.index, collection: query.path, space: space, in: txn)
                 },
-                descending: plan.reverse, tiesNeedOrdering: false)
+                descending: plan.reverse, tiesNeedOrdering: false, readsExactValues: !plan.leading.isEmpty)
         }
         if let plan = IndexPlan(target: target) {
             return IndexWalk(
@@ -98,7 +102,8 @@ package final class QueryEngine {
                 // the target's only when its next order-by is the document id, that way.
                 descending: plan.descending,
                 tiesNeedOrdering: target.orderBys.count > 1
-                    && (!target.orderBys[1].field.isDocumentID || target.orderBys[1].isDescending != plan.descending))
+                    && (!target.orderBys[1].field.isDocumentID || target.orderBys[1].isDescending != plan.descending),
+                readsExactValues: false)
         }
         if let plan = ArrayContainsPlan(target: target) {
             // The rows of one element come in document-id order: the target's order.
@@ -112,7 +117,21 @@ package final class QueryEngine {
                     try remoteDocuments.unindexedDocuments(
                         collection: query.path, field: plan.field, arrayElements: true, space: space, in: txn)
                 },
-                descending: plan.descending, tiesNeedOrdering: false)
+                descending: plan.descending, tiesNeedOrdering: false, readsExactValues: true)
+        }
+        if let plan = EqualityPlan(target: target) {
+            // The rows of one value come in document-id order: the target's order.
+            let bound = IndexBound(value: plan.value, inclusive: true)
+            return IndexWalk(
+                rows: { space in
+                    remoteDocuments.scanIndex(
+                        collection: query.path, field: plan.field, lower: bound, upper: bound, descending: plan.descending,
+                        space: space, in: txn)
+                },
+                unindexed: { space throws(DocError) in
+                    try remoteDocuments.unindexedDocuments(collection: query.path, field: plan.field, space: space, in: txn)
+                },
+                descending: plan.descending, tiesNeedOrdering: false, readsExactValues: true)
         }
         return nil
     }
@@ -144,6 +163,10 @@ package final class QueryEngine {
         /// meets them (by another field, or by document id the other way): the walk then goes
         /// on past `limit` matches through the rows tied with the last.
         var tiesNeedOrdering: Bool
+        /// Whether the rows are those of exact values (an `==` or `array-contains` filter's,
+        /// a composite index's leading equalities): few of the collection's, so an unlimited
+        /// query walks them rather than read the whole collection.
+        var readsExactValues: Bool
     }
 
     /// How many batches may wait above the overlay index's watermark for a query to still
@@ -401,6 +424,26 @@ struct ArrayContainsPlan {
         else { return nil }
         field = filter.field
         element = filter.value
+        descending = order.isDescending
+    }
+}
+
+/// How to walk the field index of an `==` filter for a query ordered by document id only
+/// (`where f == v`, no order-by): the rows of that one value come in document-id order, the
+/// target's order (reversed for a descending document id). The first such filter of the
+/// top-level conjunction is walked; the other filters are checked on each document.
+struct EqualityPlan {
+    var field: FieldPath
+    var value: Value
+    var descending: Bool
+
+    init?(target: Target) {
+        guard target.collectionGroup == nil, target.orderBys.count == 1, let order = target.orderBys.first,
+              order.field.isDocumentID,
+              let filter = IndexPlan.conjunction(of: target).first(where: { $0.op == .equal && !$0.field.isDocumentID })
+        else { return nil }
+        field = filter.field
+        value = filter.value
         descending = order.isDescending
     }
 }

@@ -79,6 +79,71 @@ struct CacheQueryTests {
         await store.close()
     }
 
+    /// `==` queries in document-id order walk the rows of that one value (``EqualityPlan``),
+    /// limited or not, and a count from the cache folds what the walk finds: both must equal a
+    /// full evaluation, with pending writes, deletes, tombstones, values too large to index and
+    /// cursors; the count's `hasPendingWrites` says whether a result has a pending write.
+    @Test(arguments: [5, 6, 7] as [UInt64])
+    func equalityQueriesAndCacheCountsMatchAFullEvaluation(seed: UInt64) async throws {
+        var g = Generator(seed: seed)
+        let dir = TemporaryDirectory("cache-equality")
+        let store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")
+        var docs: [Document] = []
+        for i in 0..<300 {
+            var fields: [String: Value] = ["group": .integer(Int64(i % 3))]
+            if let score = Self.randomScore(&g) { fields["score"] = score }
+            docs.append(Document(key: try DocumentKey("items/d\(i)"), data: ObjectValue(fields),
+                                 version: SnapshotVersion(microseconds: 10)))
+        }
+        try await store.core.loadRemoteDocuments(docs, version: SnapshotVersion(microseconds: 10))
+        for i in 0..<40 {
+            let ref = try store.document("items/d\(Int.random(in: 0..<330, using: &g))")
+            switch i % 4 {
+            case 0: try await ref.setData(["group": 1, "score": .value(.integer(Int64.random(in: 0..<40, using: &g)))])
+            case 1: try await ref.setData(["score": .value(Self.randomScore(&g) ?? .null)], merge: true)
+            case 2: try await ref.delete()
+            default: try await ref.purge()
+            }
+            // Half the histories query with the overlays indexed, half with them still above
+            // the index's watermark.
+            if seed % 2 == 0 && i == 20 { try await store.core.indexOverlaysNow() }
+        }
+        let all = try await store.collection("items").includeDeleted().getDocuments(source: .cache)
+        let local = all.documents.compactMap(\.document)
+        var values: [Value] = [.null, .integer(3), .double(3), .string("t4"), .string(String(repeating: "z", count: 1_600))]
+        for _ in 0..<6 { values.append(Self.randomScore(&g) ?? .integer(1)) }
+        // Values of documents with pending writes, so that some results have them.
+        values += local.filter { $0.hasLocalMutations }.prefix(3).compactMap { $0.data["score"] }
+        var walked = 0, countsWithPendingWrites = 0
+        for value in values {
+            let equal = try store.collection("items").whereField("score", .equal, value)
+            for (query, ordered) in [(equal, false), (try equal.whereField("group", .equal, .integer(1)), false),
+                                     (try equal.order(by: "__name__", descending: true), true)] {
+                if EqualityPlan(target: try query.query.toTarget()) != nil { walked += 1 }
+                // `limit(toLast:)` needs an explicit order.
+                for limited in [query, try query.limit(to: 7)] + (ordered ? [try query.limit(toLast: 7)] : []) {
+                    let snapshot = try await limited.getDocuments(source: .cache)
+                    let expected = limited.query.results(from: local)
+                    #expect(snapshot.ids == expected.map(\.key.documentID), "seed \(seed): \(limited.query.canonicalID)")
+                    #expect(snapshot.documents.map { $0.data() } == expected.map(\.data.fields))
+                    let counted = try await limited.aggregate([try AggregateField.count()], source: .cache)
+                    #expect(counted.count == Int64(expected.count), "seed \(seed): count of \(limited.query.canonicalID)")
+                    #expect(counted.metadata.hasPendingWrites == expected.contains { $0.hasLocalMutations },
+                            "seed \(seed): pending writes of \(limited.query.canonicalID)")
+                    if counted.metadata.hasPendingWrites { countsWithPendingWrites += 1 }
+                }
+            }
+            // A page after a result, in document-id order.
+            if let first = try await equal.limit(to: 1).getDocuments(source: .cache).documents.first {
+                let page = try equal.start(afterDocument: first).limit(to: 5)
+                #expect(try await page.getDocuments(source: .cache).ids == page.query.results(from: local).map(\.key.documentID))
+            }
+        }
+        #expect(walked == values.count * 3)
+        #expect(countsWithPendingWrites > 0)
+        await store.close()
+    }
+
     /// A start cursor on exactly (field, document) — `start(afterDocument:)` on a query
     /// ordered by the field — starts the field index's walk at the document's row, in either
     /// direction, even among rows whose values are all equal.

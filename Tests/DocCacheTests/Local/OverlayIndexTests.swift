@@ -11,8 +11,9 @@ import Testing
 struct OverlayIndexTests {
     typealias F = PersistenceFixtures
 
-    /// Queries a limited query walks an index for: single-field ascending and descending,
-    /// with a range, and one that a declared composite index serves.
+    /// Queries that walk an index: limited ones over a single field ascending and descending,
+    /// with a range, one that a declared composite index serves, the array index and an `==`
+    /// value's rows; unlimited ones over the rows of exact values.
     static func queries() throws -> [Query] {
         let docs = try Query(collection: "docs")
         return [
@@ -26,6 +27,14 @@ struct OverlayIndexTests {
             // The array index, in document-id order and reversed.
             try docs.filter("tags", .arrayContains, .integer(1)).limit(to: 2),
             try docs.filter("tags", .arrayContains, .integer(2)).order(by: FieldPath.documentID, descending: true).limit(to: 2),
+            // The field index of an `==` value, in document-id order and reversed.
+            try docs.filter("s", .equal, "set").limit(to: 2),
+            try docs.filter("n", .equal, .integer(3)).order(by: FieldPath.documentID, descending: true).limit(to: 2),
+            // Unlimited queries walk the rows of exact values too (a `get`, an aggregation).
+            try docs.filter("s", .equal, "updated"),
+            try docs.filter("n", .equal, .integer(2)).filter("s", .notEqual, "set"),
+            try docs.filter("tags", .arrayContains, .integer(0)),
+            try docs.filter("s", .equal, "set").order(by: "n", descending: true),
         ]
     }
 
