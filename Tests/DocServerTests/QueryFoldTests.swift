@@ -180,4 +180,49 @@ import Testing
         }
         #expect(fullScan(model.values, try items.filter("c", .equal, "c1").toTarget(), limit: nil).count == 240)
     }
+
+    /// `count()` with comparisons on one field counts the entries of its value range: `NaN`
+    /// (the lowest number) is in a `<` range, values of other types are not in the range, and
+    /// only the tombstones are read (to subtract those in the range).
+    @Test func countingAComparisonReadsOnlyTheTombstones() async throws {
+        let server = TestServer()
+        let store = try server.tenantStore("acme")
+        var model: [DocumentKey: Document] = [:]
+        var writes: [DocumentWrite] = []
+        for i in 0..<2_000 {
+            let key = try DocumentKey("items/item\(i)")
+            var fields: [String: Value]
+            switch i % 50 {
+            case 3: fields = ["n": .double(.nan)]
+            case 4: fields = ["n": .string("s\(i)")]
+            case 5: fields = ["n": .null]
+            case 6: fields = [:]
+            case 7: fields = ["n": .double(Double(i) + 0.5)]
+            default: fields = ["n": .integer(Int64(i))]
+            }
+            if i % 100 == 1 { fields[tombstoneField] = .timestamp(try Timestamp(seconds: Int64(i))) }   // 20 tombstones
+            writes.append(DocumentWrite(key: key, document: Document(key: key, data: ObjectValue(fields), version: .none)))
+        }
+        try await store.commitNext(writes, batch: 1, checked: false, model: &model)
+        let count = [try AggregateField.count()]
+        let items = try DocModel.Query(collection: "items")
+        for (query, documentsRead) in [
+            (try items.filter("n", .lessThan, .integer(1_000)), 20),
+            (try items.filter("n", .greaterThanOrEqual, .double(100.5)).filter("n", .lessThanOrEqual, .integer(1_500)), 20),
+            (try items.filter("n", .greaterThan, .integer(-1)).order(by: "n", descending: true), 20),
+            (try items.filter("n", .greaterThan, .string("s1")), 20),         // strings, none a tombstone: all 20 read
+            (try items.filter("n", .lessThan, .integer(1_000)).includingDeleted(), 0),
+        ] {
+            let target = try query.toTarget()
+            let (reader, _) = try store.queryReader()
+            defer { reader.release() }
+            let counting = CountingReader(reader)
+            let result = try await QueryFold(target: target).aggregate(count, with: counting)
+            #expect(result == ["count": .integer(Int64(fullScan(model.values, target, limit: nil).count))], "\(target)")
+            #expect(counting.counts.documents == documentsRead, "\(target): \(counting.counts)")
+        }
+        // NaN, the lowest number, is below 1,000 (40 documents); strings, nulls and missing
+        // values are not numbers; 10 of the integers are tombstones.
+        #expect(fullScan(model.values, try items.filter("n", .lessThan, .integer(1_000)).toTarget(), limit: nil).count == 950)
+    }
 }

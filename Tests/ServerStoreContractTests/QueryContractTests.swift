@@ -193,8 +193,9 @@ import Testing
     }
 
     /// `count()` alone with one or two point filters (`==`, `in`, `array-contains`: counted on
-    /// one filter's index, the other probed, less the tombstones' entries there) agrees with
-    /// the full scan, with and
+    /// one filter's index, the other probed, less the tombstones' entries there), or with
+    /// comparisons on one field (counted over its value range), agrees with the full scan,
+    /// with and
     /// without tombstones, for values too large for the index as well, before and after
     /// reopening; so does a fold of the same targets (`sum`), which reads the documents.
     @Test(arguments: StoreKind.allCases)
@@ -212,6 +213,11 @@ import Testing
             // An array holding the same small value as another document's, and a large one.
             try await Self.commitDocuments([
                 (try DocumentKey("items/mixed-\(round)"), ObjectValue(["tags": .array([.integer(1), data.largeString()])])),
+                // NaN (the lowest number, which `<` comparisons match), -infinity, and a
+                // tombstone with a value comparisons and `==` find.
+                (try DocumentKey("items/nan-\(round)"), ObjectValue(["a": .double(.nan), "b": .double(.nan)])),
+                (try DocumentKey("items/low-\(round)"), ObjectValue(["a": .double(-.infinity)])),
+                (try DocumentKey("items/gone-\(round)"), ObjectValue(["a": .integer(1), tombstoneField: .integer(5)])),
             ], to: tenant, model: &model, batch: &batch)
             if round == 1 { tenant = try await fixture.reopen().tenant(TenantID("acme")) }
             for collection in RandomQueryData.collections {
@@ -227,6 +233,17 @@ import Testing
                             case 1: query = try? query?.filter(path, .arrayContains, data.chance(15) ? data.largeString() : data.value(depth: 1))
                             default: query = try? query?.filter(path, .in, .array([data.value(depth: 1), data.value(depth: 1)]))
                             }
+                        }
+                        // Or comparisons on one field (counted over its value range).
+                        if data.chance(40) {
+                            let path = try FieldPath(field)
+                            var ranged: DocModel.Query? = try DocModel.Query(collection: collection)
+                            for _ in 0..<(data.chance(50) ? 1 : 2) {
+                                let op = data.pick([FieldFilter.Operator.lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual])
+                                ranged = try? ranged?.filter(path, op, data.chance(10) ? data.largeString() : data.value(depth: 1))
+                            }
+                            if data.chance(30) { ranged = try? ranged?.order(by: path, descending: true) }
+                            if let ranged { query = ranged }
                         }
                         guard let query else { continue }
                         for includeDeleted in [false, true] {

@@ -81,6 +81,7 @@ package struct QueryFold: Sendable {
     package func aggregate(_ fields: [AggregateField], with reader: any QueryIndexReader) async throws(DocError) -> [String: Value] {
         var count = try await countByKey(fields, reader)
         if count == nil { count = try await countByIndex(fields, reader) }
+        if count == nil { count = try await countByRange(fields, reader) }
         if let count {
             return Dictionary(uniqueKeysWithValues: fields.map { ($0.alias, Value.integer(Int64(count))) })
         }
@@ -182,6 +183,57 @@ package struct QueryFold: Sendable {
             }) {
                 count -= 1
             }
+        }
+        return count
+    }
+
+    /// For aggregations that are all `count()` over a collection whose filters are
+    /// comparisons (`<`, `<=`, `>`, `>=`) on one field, ordered by that field and the document
+    /// id only, with no cursor or limit: the entries of the field's value index within the
+    /// filters' range (``TargetConstraints/valueRange(of:)``: the values of the compared
+    /// type; comparisons follow value order, in which `NaN` is the lowest number, as the
+    /// index does), counted without reading them; plus the documents too large for the index
+    /// that match; less the tombstones among the entries unless they are included (read from
+    /// `deletedAt`'s index: those with an entry in the range that the filters match). `nil`
+    /// for any other target, and when the collection has more tombstones than entries match.
+    private func countByRange(_ fields: [AggregateField], _ reader: any QueryIndexReader) async throws(DocError) -> Int? {
+        guard !fields.isEmpty, fields.allSatisfy({ $0.operation == .count }), target.limit == nil,
+              target.collectionGroup == nil, target.path.count % 2 == 1, target.startAt == nil, target.endAt == nil
+        else { return nil }
+        var filters: [FieldFilter] = []
+        for case .field(let filter) in target.filters { filters.append(filter) }
+        let comparisons: Set<FieldFilter.Operator> = [.lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual]
+        guard !filters.isEmpty, filters.count == target.filters.count, let field = filters.first?.field, !field.isDocumentID,
+              filters.allSatisfy({ $0.field == field && comparisons.contains($0.op) }),
+              target.orderBys.allSatisfy({ $0.field == field || $0.field.isDocumentID })
+        else { return nil }
+        let range = TargetConstraints(target).valueRange(of: field)
+        if range.isEmpty { return 0 }
+        let entries = try await reader.indexEntryCount(range)
+        var count = entries
+        // A document has one value per field: an entry, or a marker for a value too large.
+        let unindexed = try await reader.unindexedDocuments(in: target.path, field: field, kind: .value)
+        try await visitDocuments(unindexed, reader) { _ in count += 1 }
+        if target.includeDeleted || entries == 0 { return count }
+        let markedTombstones = try await reader.unindexedDocuments(in: target.path, field: Self.deletedAt, kind: .value)
+        guard try await reader.indexEntryCount(tombstoneRange) + markedTombstones.count <= entries else { return nil }
+        var tombstones = markedTombstones
+        var position: IndexPosition?
+        while true {
+            let page = try await reader.indexPage(tombstoneRange, after: position, descending: false, limit: Self.pageSize)
+            tombstones += page.map(\.key)
+            guard page.count == Self.pageSize, let last = page.last else { break }
+            position = last
+        }
+        var start = 0
+        while start < tombstones.count {
+            let chunk = Array(tombstones[start..<min(start + Self.pageSize, tombstones.count)])
+            for document in try await reader.documents(chunk).values where document.isTombstone {
+                if range.holdsEntry(among: DocumentIndexEntries(document)), filters.allSatisfy({ $0.matches(document) }) {
+                    count -= 1
+                }
+            }
+            start += chunk.count
         }
         return count
     }
