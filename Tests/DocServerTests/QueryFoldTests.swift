@@ -142,6 +142,25 @@ import Testing
         #expect(counting.counts.documents > 0)
     }
 
+    /// Counts each query's documents with `count()` alone: each count must be the full scan's,
+    /// having read exactly the given number of documents.
+    static func expectCounts(
+        _ store: LevelDBTenantStore, _ model: [DocumentKey: Document], _ cases: [(DocModel.Query, Int)],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let count = [try AggregateField.count()]
+        for (query, documentsRead) in cases {
+            let target = try query.toTarget()
+            let (reader, _) = try store.queryReader()
+            defer { reader.release() }
+            let counting = CountingReader(reader)
+            let result = try await QueryFold(target: target).aggregate(count, with: counting)
+            #expect(result == ["count": .integer(Int64(fullScan(model.values, target, limit: nil).count))], "\(target)",
+                    sourceLocation: sourceLocation)
+            #expect(counting.counts.documents == documentsRead, "\(target): \(counting.counts)", sourceLocation: sourceLocation)
+        }
+    }
+
     /// `count()` alone with point filters counts one filter's index entries (probing the
     /// others'): it reads no document but the tombstones among the entries (found by probing
     /// from the tombstones' index), none when tombstones are included, and folds the matches
@@ -158,9 +177,8 @@ import Testing
             writes.append(DocumentWrite(key: key, document: Document(key: key, data: ObjectValue(fields), version: .none)))
         }
         try await store.commitNext(writes, batch: 1, checked: false, model: &model)
-        let count = [try AggregateField.count()]
         let items = try DocModel.Query(collection: "items")
-        for (query, documentsRead) in [
+        try await Self.expectCounts(store, model, [
             (try items.filter("c", .equal, "c1"), 60),                      // every tombstone is a c1
             (try items.filter("c", .in, .array(["c1", "c3", "c1"])), 60),
             (try items.filter("c", .equal, "c2"), 0),
@@ -169,15 +187,7 @@ import Testing
             (try items.filter("tags", .arrayContains, .integer(2)).filter("c", .in, .array(["c1", "c2"])), 20),
             (try items.filter("c", .equal, "c1").includingDeleted(), 0),
             (try items.filter("c", .equal, "rare"), 1),   // one match, 60 tombstones: folded
-        ] {
-            let target = try query.toTarget()
-            let (reader, _) = try store.queryReader()
-            defer { reader.release() }
-            let counting = CountingReader(reader)
-            let result = try await QueryFold(target: target).aggregate(count, with: counting)
-            #expect(result == ["count": .integer(Int64(fullScan(model.values, target, limit: nil).count))], "\(target)")
-            #expect(counting.counts.documents == documentsRead, "\(target): \(counting.counts)")
-        }
+        ])
         #expect(fullScan(model.values, try items.filter("c", .equal, "c1").toTarget(), limit: nil).count == 240)
     }
 
@@ -204,23 +214,14 @@ import Testing
             writes.append(DocumentWrite(key: key, document: Document(key: key, data: ObjectValue(fields), version: .none)))
         }
         try await store.commitNext(writes, batch: 1, checked: false, model: &model)
-        let count = [try AggregateField.count()]
         let items = try DocModel.Query(collection: "items")
-        for (query, documentsRead) in [
+        try await Self.expectCounts(store, model, [
             (try items.filter("n", .lessThan, .integer(1_000)), 20),
             (try items.filter("n", .greaterThanOrEqual, .double(100.5)).filter("n", .lessThanOrEqual, .integer(1_500)), 20),
             (try items.filter("n", .greaterThan, .integer(-1)).order(by: "n", descending: true), 20),
             (try items.filter("n", .greaterThan, .string("s1")), 20),         // strings, none a tombstone: all 20 read
             (try items.filter("n", .lessThan, .integer(1_000)).includingDeleted(), 0),
-        ] {
-            let target = try query.toTarget()
-            let (reader, _) = try store.queryReader()
-            defer { reader.release() }
-            let counting = CountingReader(reader)
-            let result = try await QueryFold(target: target).aggregate(count, with: counting)
-            #expect(result == ["count": .integer(Int64(fullScan(model.values, target, limit: nil).count))], "\(target)")
-            #expect(counting.counts.documents == documentsRead, "\(target): \(counting.counts)")
-        }
+        ])
         // NaN, the lowest number, is below 1,000 (40 documents); strings, nulls and missing
         // values are not numbers; 10 of the integers are tombstones.
         #expect(fullScan(model.values, try items.filter("n", .lessThan, .integer(1_000)).toTarget(), limit: nil).count == 950)

@@ -382,6 +382,18 @@ struct IndexPlan {
         }
     }
 
+    /// The first filter of `target`'s top-level conjunction that `isWanted`, when the target
+    /// is over one collection and ordered by document id only (then the rows of one value of
+    /// an index come in its order), and whether that order is descending.
+    static func filter(
+        orderedByDocumentIDOnly target: Target, where isWanted: (FieldFilter) -> Bool
+    ) -> (FieldFilter, descending: Bool)? {
+        guard target.collectionGroup == nil, target.orderBys.count == 1, let order = target.orderBys.first,
+              order.field.isDocumentID, let filter = conjunction(of: target).first(where: isWanted)
+        else { return nil }
+        return (filter, order.isDescending)
+    }
+
     /// The field filters every match of `target` satisfies: its top-level filters and the
     /// members of its flat `and` composites (an `or` may match elsewhere, so it gives none).
     static func conjunction(of target: Target) -> [FieldFilter] {
@@ -418,13 +430,11 @@ struct ArrayContainsPlan {
     var descending: Bool
 
     init?(target: Target) {
-        guard target.collectionGroup == nil, target.orderBys.count == 1, let order = target.orderBys.first,
-              order.field.isDocumentID,
-              let filter = IndexPlan.conjunction(of: target).first(where: { $0.op == .arrayContains })
+        guard let (filter, descending) = IndexPlan.filter(orderedByDocumentIDOnly: target, where: { $0.op == .arrayContains })
         else { return nil }
         field = filter.field
         element = filter.value
-        descending = order.isDescending
+        self.descending = descending
     }
 }
 
@@ -438,13 +448,12 @@ struct EqualityPlan {
     var descending: Bool
 
     init?(target: Target) {
-        guard target.collectionGroup == nil, target.orderBys.count == 1, let order = target.orderBys.first,
-              order.field.isDocumentID,
-              let filter = IndexPlan.conjunction(of: target).first(where: { $0.op == .equal && !$0.field.isDocumentID })
+        guard let (filter, descending) = IndexPlan.filter(
+            orderedByDocumentIDOnly: target, where: { $0.op == .equal && !$0.field.isDocumentID })
         else { return nil }
         field = filter.field
         value = filter.value
-        descending = order.isDescending
+        self.descending = descending
     }
 }
 

@@ -20,11 +20,12 @@ struct CacheQueryTests {
         }
     }
 
-    @Test(arguments: [1, 2, 3, 4] as [UInt64])
-    func limitedQueriesMatchAFullEvaluation(seed: UInt64) async throws {
-        var g = Generator(seed: seed)
-        let dir = TemporaryDirectory("cache-query")
-        let store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")
+    /// A store of 300 server documents in `items` (a `group`, a random `score`), with 40
+    /// pending writes on top: changed scores, new documents, deletes and tombstones; the
+    /// overlays indexed after the `indexingOverlaysAfter`-th when given.
+    static func seededStore(at path: String, indexingOverlaysAfter: Int? = nil, using g: inout Generator)
+        async throws -> DocumentStore {
+        let store = try await DocumentStore.open(directory: path, tenant: "t", user: "u")
         var docs: [Document] = []
         for i in 0..<300 {
             var fields: [String: Value] = ["group": .integer(Int64(i % 3))]
@@ -33,7 +34,6 @@ struct CacheQueryTests {
                                  version: SnapshotVersion(microseconds: 10)))
         }
         try await store.core.loadRemoteDocuments(docs, version: SnapshotVersion(microseconds: 10))
-        // Pending writes on top: changed scores, new documents, deletes and tombstones.
         for i in 0..<40 {
             let ref = try store.document("items/d\(Int.random(in: 0..<330, using: &g))")
             switch i % 4 {
@@ -42,7 +42,16 @@ struct CacheQueryTests {
             case 2: try await ref.delete()
             default: try await ref.purge()
             }
+            if i == indexingOverlaysAfter { try await store.core.indexOverlaysNow() }
         }
+        return store
+    }
+
+    @Test(arguments: [1, 2, 3, 4] as [UInt64])
+    func limitedQueriesMatchAFullEvaluation(seed: UInt64) async throws {
+        var g = Generator(seed: seed)
+        let dir = TemporaryDirectory("cache-query")
+        let store = try await Self.seededStore(at: dir.path, using: &g)
         let all = try await store.collection("items").includeDeleted().getDocuments(source: .cache)
         let local = all.documents.compactMap(\.document)
 
@@ -87,27 +96,9 @@ struct CacheQueryTests {
     func equalityQueriesAndCacheCountsMatchAFullEvaluation(seed: UInt64) async throws {
         var g = Generator(seed: seed)
         let dir = TemporaryDirectory("cache-equality")
-        let store = try await DocumentStore.open(directory: dir.path, tenant: "t", user: "u")
-        var docs: [Document] = []
-        for i in 0..<300 {
-            var fields: [String: Value] = ["group": .integer(Int64(i % 3))]
-            if let score = Self.randomScore(&g) { fields["score"] = score }
-            docs.append(Document(key: try DocumentKey("items/d\(i)"), data: ObjectValue(fields),
-                                 version: SnapshotVersion(microseconds: 10)))
-        }
-        try await store.core.loadRemoteDocuments(docs, version: SnapshotVersion(microseconds: 10))
-        for i in 0..<40 {
-            let ref = try store.document("items/d\(Int.random(in: 0..<330, using: &g))")
-            switch i % 4 {
-            case 0: try await ref.setData(["group": 1, "score": .value(.integer(Int64.random(in: 0..<40, using: &g)))])
-            case 1: try await ref.setData(["score": .value(Self.randomScore(&g) ?? .null)], merge: true)
-            case 2: try await ref.delete()
-            default: try await ref.purge()
-            }
-            // Half the histories query with the overlays indexed, half with them still above
-            // the index's watermark.
-            if seed % 2 == 0 && i == 20 { try await store.core.indexOverlaysNow() }
-        }
+        // Half the histories query with the overlays indexed, half with them still above the
+        // index's watermark.
+        let store = try await Self.seededStore(at: dir.path, indexingOverlaysAfter: seed % 2 == 0 ? 20 : nil, using: &g)
         let all = try await store.collection("items").includeDeleted().getDocuments(source: .cache)
         let local = all.documents.compactMap(\.document)
         var values: [Value] = [.null, .integer(3), .double(3), .string("t4"), .string(String(repeating: "z", count: 1_600))]
