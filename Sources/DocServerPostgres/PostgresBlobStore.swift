@@ -277,14 +277,8 @@ public final class PostgresBlobStore: BlobStore {
     // MARK: Upload locks
 
     public func lockUpload(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> (any BlobUploadLock)? {
-        guard registry.insert(id, tenant: tenant) else { return nil }
-        do throws(DocError) {
-            let lock = try await PostgresUploadLock.take(id, tenant: tenant, store: self)
-            if lock == nil { registry.remove(id, tenant: tenant) }
-            return lock
-        } catch {
-            registry.remove(id, tenant: tenant)
-            throw error
+        try await registry.lock(id, tenant: tenant) { () async throws(DocError) in
+            try await PostgresUploadLock.take(id, tenant: tenant, store: self)
         }
     }
 }

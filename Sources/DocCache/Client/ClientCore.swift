@@ -673,7 +673,8 @@ package actor ClientCore {
         }
         try checkOpen()
         var pending = false
-        for document in try localStore.executeQuery(query, usePreviousResults: false).documents where query.matches(document) {
+        // The engine's documents are the query's matches.
+        for document in try localStore.executeQuery(query, usePreviousResults: false).documents {
             accumulator.add(document.data)
             pending = pending || document.hasLocalMutations
         }

@@ -65,22 +65,16 @@ struct AttachmentCollector: Sendable {
             deleted += try await store.deleteUnreferencedAttachments(among: chunk.map(\.id)) { id throws(DocError) -> Bool in
                 // An upload of it is running (on any server sharing the blob store): it is wanted.
                 guard let lock = try await blobs.lockUpload(id, tenant: tenant) else { return false }
-                let deletion: Result<Bool, DocError>
-                do throws(DocError) {
+                return try await lock.holding { () async throws(DocError) -> Bool in
                     // An upload unfinished at the listing may have completed since (a complete
                     // attachment's metadata never changes).
                     if unfinished.contains(id), let metadata = try await blobs.metadata(id, tenant: tenant),
                        metadata.createdAt.microseconds >= cutoff {
-                        deletion = .success(false)
-                    } else {
-                        try await blobs.delete(id, tenant: tenant)
-                        deletion = .success(true)
+                        return false
                     }
-                } catch {
-                    deletion = .failure(error)
+                    try await blobs.delete(id, tenant: tenant)
+                    return true
                 }
-                await lock.release()
-                return try deletion.get()
             }
         }
         return deleted

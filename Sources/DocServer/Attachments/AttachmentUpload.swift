@@ -30,14 +30,9 @@ extension AttachmentEndpoints {
         }
         // Released before the answer leaves, so the client's next request finds the id free
         // on any server sharing the store.
-        let answer: Result<Response, AttachmentHTTPError>
-        do {
-            answer = .success(try await upload(request, id: id, tenant: tenant, headers: headers, settings: settings))
-        } catch {
-            answer = .failure(error)
+        return try await lock.holding { () async throws(AttachmentHTTPError) -> Response in
+            try await upload(request, id: id, tenant: tenant, headers: headers, settings: settings)
         }
-        await lock.release()
-        return try answer.get()
     }
 
     /// The part of ``upload(_:context:)`` that runs under the attachment's upload lock.

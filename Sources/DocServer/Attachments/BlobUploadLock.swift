@@ -18,4 +18,18 @@ public protocol BlobUploadLock: Sendable {
 
 extension BlobUploadLock {
     public func release() async { unlock() }
+
+    /// Runs `body` under the lock, then releases it (``release()``, awaited) whatever `body`
+    /// did, before its result or error goes on: the next taker, on any server sharing the
+    /// store, finds the id free.
+    package func holding<T, Failure: Error>(_ body: () async throws(Failure) -> T) async throws(Failure) -> T {
+        let result: Result<T, Failure>
+        do throws(Failure) {
+            result = .success(try await body())
+        } catch {
+            result = .failure(error)
+        }
+        await release()
+        return try result.get()
+    }
 }

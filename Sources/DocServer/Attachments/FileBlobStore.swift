@@ -175,8 +175,10 @@ public final class FileBlobStore: BlobStore {
 
     public func lockUpload(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> (any BlobUploadLock)? {
         let (layout, registry) = (self.layout, uploadLocks)
-        return try await BlockingIO.run { () throws(DocError) -> FileUploadLock? in
-            try FileUploadLock.take(id, tenant: tenant, layout: layout, registry: registry)
+        return try await registry.lock(id, tenant: tenant) { () async throws(DocError) in
+            try await BlockingIO.run { () throws(DocError) -> FileUploadLock? in
+                try FileUploadLock.take(id, tenant: tenant, layout: layout) { registry.remove(id, tenant: tenant) }
+            }
         }
     }
 

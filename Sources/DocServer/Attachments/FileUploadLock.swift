@@ -10,9 +10,9 @@ internal import Synchronization
 
 /// ``FileBlobStore``'s upload lock: an exclusive `flock` on a lock file beside the partial
 /// upload (`<tenant>/partial/<id>.lock`, ``FileBlobLayout/partialLockPath(_:tenant:)``), so
-/// it holds against every process sharing the root, and a set of the ids locked in this
-/// process (on network file systems `flock` may be emulated with per-process locks, which a
-/// second lock from the same process would not see).
+/// it holds against every process sharing the root; the store's ``UploadLockRegistry`` holds
+/// the ids locked in this process (on network file systems `flock` may be emulated with
+/// per-process locks, which a second lock from the same process would not see).
 ///
 /// The holder removes the lock file before it closes it. A process that opened the file
 /// before it was removed and then gets the lock finds that its file is no longer the one at
@@ -29,42 +29,32 @@ final class FileUploadLock: BlobUploadLock {
         self.release = release
     }
 
-    /// Takes the lock of `id`; `nil` when this or another process holds it. Blocks (run it
+    /// Takes the file lock of `id`; `nil` when another process holds it. `release` runs when
+    /// the lock is released (the store's ``UploadLockRegistry`` entry goes). Blocks (run it
     /// through ``BlockingIO``).
     static func take(_ id: AttachmentID, tenant: TenantID, layout: FileBlobLayout,
-                     registry: UploadLockRegistry) throws(DocError) -> FileUploadLock? {
-        guard registry.insert(id, tenant: tenant) else { return nil }
-        do throws(DocError) {
-            try BlobFile.makeDirectories(layout.partialDirectory(tenant))
-            let path = layout.partialLockPath(id, tenant: tenant)
-            while true {
-                let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-                guard fd >= 0 else { throw BlobFile.failure("open the upload lock", path) }
-                guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-                    let code = errno
-                    _ = close(fd)
-                    if code == EWOULDBLOCK {
-                        registry.remove(id, tenant: tenant)
-                        return nil
-                    }
-                    throw BlobFile.failure("lock", path, errno: code)
-                }
-                let current: Bool
-                do throws(DocError) {
-                    current = try isCurrent(fd, path)
-                } catch {
-                    _ = close(fd)
-                    throw error
-                }
-                if current {
-                    return FileUploadLock(fd: fd, path: path) { registry.remove(id, tenant: tenant) }
-                }
-                // Its holder removed it meanwhile: lock the file now at the path.
+                     release: @escaping @Sendable () -> Void) throws(DocError) -> FileUploadLock? {
+        try BlobFile.makeDirectories(layout.partialDirectory(tenant))
+        let path = layout.partialLockPath(id, tenant: tenant)
+        while true {
+            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw BlobFile.failure("open the upload lock", path) }
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+                let code = errno
                 _ = close(fd)
+                if code == EWOULDBLOCK { return nil }
+                throw BlobFile.failure("lock", path, errno: code)
             }
-        } catch {
-            registry.remove(id, tenant: tenant)
-            throw error
+            let current: Bool
+            do throws(DocError) {
+                current = try isCurrent(fd, path)
+            } catch {
+                _ = close(fd)
+                throw error
+            }
+            if current { return FileUploadLock(fd: fd, path: path, release: release) }
+            // Its holder removed it meanwhile: lock the file now at the path.
+            _ = close(fd)
         }
     }
 

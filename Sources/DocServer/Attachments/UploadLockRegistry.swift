@@ -22,4 +22,20 @@ package final class UploadLockRegistry: Sendable {
     package func remove(_ id: AttachmentID, tenant: TenantID) {
         _ = held.withLock { $0.remove(Key(tenant: tenant, id: id)) }
     }
+
+    /// Notes `id` as held, then takes the storage's lock with `take`: `nil` at once when this
+    /// process holds it already, and the note goes again when `take` gets no lock or fails
+    /// (the lock `take` returns removes it when released).
+    package func lock<Lock>(_ id: AttachmentID, tenant: TenantID, _ take: () async throws(DocError) -> Lock?)
+        async throws(DocError) -> Lock? {
+        guard insert(id, tenant: tenant) else { return nil }
+        do throws(DocError) {
+            let lock = try await take()
+            if lock == nil { remove(id, tenant: tenant) }
+            return lock
+        } catch {
+            remove(id, tenant: tenant)
+            throw error
+        }
+    }
 }

@@ -39,9 +39,9 @@ public import Logging
 /// 6. One atomic store commit: the changed documents, their change log entries, the outcome
 ///    and the new version, on the condition that every document the batch was applied to, or
 ///    its rules read, still has the version it read (``CommitRequest/readVersions``) and that
-///    the version is above the tenant's last one. When another server instance on the same database
-///    committed in between, the store answers `aborted` and the batch is processed again on
-///    fresh reads, after a short random pause that grows with each attempt
+///    the version is above the tenant's last one. When another server instance on the same
+///    database committed in between, the store answers `aborted` and the batch is processed
+///    again on fresh reads, after a short random pause that grows with each attempt
 ///    (``retryPause(after:)``: two instances that keep colliding fall out of step), up to
 ///    ``maxAttempts`` times; then `aborted` goes to the client, which retries it.
 ///

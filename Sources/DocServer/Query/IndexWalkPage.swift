@@ -17,6 +17,12 @@ package struct IndexProbe: Sendable, Hashable, CustomStringConvertible {
         self.value = value
     }
 
+    /// Whether `entries` (a document's) hold the probed entry.
+    package func isHeld(among entries: DocumentIndexEntries) -> Bool {
+        let field = field.canonicalString
+        return entries.entries.contains { $0.kind == kind && $0.field == field && $0.value == value }
+    }
+
     package var description: String { "\(field.canonicalString) \(kind) has \(value.count) bytes" }
 }
 

@@ -91,11 +91,21 @@ package struct QueryFold: Sendable {
     }
 
     /// Whether `fields` are all `count()` over a collection's target with no cursor or limit,
-    /// ordered by key only: what can be counted without reading the documents.
-    private func countsACollection(_ fields: [AggregateField]) -> Bool {
+    /// ordered by key only (or by `field` first): what can be counted without reading the
+    /// documents.
+    private func countsACollection(_ fields: [AggregateField], orderedBy field: FieldPath? = nil) -> Bool {
         !fields.isEmpty && fields.allSatisfy({ $0.operation == .count }) && target.limit == nil
-            && target.collectionGroup == nil && target.path.count % 2 == 1
-            && target.startAt == nil && target.endAt == nil && target.orderBys.allSatisfy(\.field.isDocumentID)
+            && target.collectionGroup == nil && target.path.count % 2 == 1 && target.startAt == nil && target.endAt == nil
+            && target.orderBys.allSatisfy({ $0.field.isDocumentID || $0.field == field })
+    }
+
+    /// The keys of the collection's tombstones whose `deletedAt` is too large to index, when
+    /// the collection has at most `entries` tombstones in all; `nil` when it has more (then
+    /// reading the matching documents costs less than reading or probing the tombstones).
+    private func markedTombstones(ifAtMost entries: Int, _ reader: any QueryIndexReader) async throws(DocError) -> [DocumentKey]? {
+        let marked = try await reader.unindexedDocuments(in: target.path, field: Self.deletedAt, kind: .value)
+        guard try await reader.indexEntryCount(tombstoneRange) + marked.count <= entries else { return nil }
+        return marked
     }
 
     /// The tombstones' entries in a collection's `deletedAt` value index: a tombstone is a
@@ -161,8 +171,7 @@ package struct QueryFold: Sendable {
             if !ranges.contains(where: { $0.holdsEntry(among: DocumentIndexEntries(document)) }) { count += 1 }
         }
         if target.includeDeleted || entries == 0 { return count }
-        let markedTombstones = try await reader.unindexedDocuments(in: target.path, field: Self.deletedAt, kind: .value)
-        guard try await reader.indexEntryCount(tombstoneRange) + markedTombstones.count <= entries else { return nil }
+        guard let markedTombstones = try await markedTombstones(ifAtMost: entries, reader) else { return nil }
         for range in ranges {
             guard let value = range.pointEncoding, value.count <= DocumentIndexEntries.maxEncodedValueBytes else { continue }
             let required = [IndexProbe(field: first.field, kind: kind, value: value)] + probes
@@ -177,10 +186,7 @@ package struct QueryFold: Sendable {
         }
         for document in try await reader.documents(markedTombstones).values where document.isTombstone {
             let indexed = DocumentIndexEntries(document)
-            guard ranges.contains(where: { $0.holdsEntry(among: indexed) }) else { continue }
-            if probes.allSatisfy({ probe in
-                indexed.entries.contains { $0.kind == probe.kind && $0.field == probe.field.canonicalString && $0.value == probe.value }
-            }) {
+            if ranges.contains(where: { $0.holdsEntry(among: indexed) }), probes.allSatisfy({ $0.isHeld(among: indexed) }) {
                 count -= 1
             }
         }
@@ -197,15 +203,12 @@ package struct QueryFold: Sendable {
     /// `deletedAt`'s index: those with an entry in the range that the filters match). `nil`
     /// for any other target, and when the collection has more tombstones than entries match.
     private func countByRange(_ fields: [AggregateField], _ reader: any QueryIndexReader) async throws(DocError) -> Int? {
-        guard !fields.isEmpty, fields.allSatisfy({ $0.operation == .count }), target.limit == nil,
-              target.collectionGroup == nil, target.path.count % 2 == 1, target.startAt == nil, target.endAt == nil
-        else { return nil }
         var filters: [FieldFilter] = []
         for case .field(let filter) in target.filters { filters.append(filter) }
         let comparisons: Set<FieldFilter.Operator> = [.lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual]
         guard !filters.isEmpty, filters.count == target.filters.count, let field = filters.first?.field, !field.isDocumentID,
               filters.allSatisfy({ $0.field == field && comparisons.contains($0.op) }),
-              target.orderBys.allSatisfy({ $0.field == field || $0.field.isDocumentID })
+              countsACollection(fields, orderedBy: field)
         else { return nil }
         let range = TargetConstraints(target).valueRange(of: field)
         if range.isEmpty { return 0 }
@@ -215,9 +218,7 @@ package struct QueryFold: Sendable {
         let unindexed = try await reader.unindexedDocuments(in: target.path, field: field, kind: .value)
         try await visitDocuments(unindexed, reader) { _ in count += 1 }
         if target.includeDeleted || entries == 0 { return count }
-        let markedTombstones = try await reader.unindexedDocuments(in: target.path, field: Self.deletedAt, kind: .value)
-        guard try await reader.indexEntryCount(tombstoneRange) + markedTombstones.count <= entries else { return nil }
-        var tombstones = markedTombstones
+        guard var tombstones = try await markedTombstones(ifAtMost: entries, reader) else { return nil }
         var position: IndexPosition?
         while true {
             let page = try await reader.indexPage(tombstoneRange, after: position, descending: false, limit: Self.pageSize)

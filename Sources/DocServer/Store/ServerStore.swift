@@ -196,9 +196,9 @@ public protocol TenantStore: Sendable {
     /// has an outcome. Throws `aborted` (nothing stored; the caller processes the batch again
     /// on fresh reads) when a committed request's version is not above the tenant's last
     /// version, or when a document of ``CommitRequest/readVersions`` (of a committed or a
-    /// rejected request) no longer has the version the batch was decided on. These checks and the writes are one critical section of the
-    /// tenant (a lock in the embedded store; the tenant's state row locked in the transaction
-    /// in PostgreSQL). The request's ``CommitRequest/recheck`` runs in the same critical
+    /// rejected request) no longer has the version the batch was decided on. These checks and
+    /// the writes are one critical section of the tenant (a lock in the embedded store; the
+    /// tenant's state row locked in the transaction in PostgreSQL). The request's ``CommitRequest/recheck`` runs in the same critical
     /// section, after the duplicate check.
     func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult
 
