@@ -179,6 +179,40 @@ struct RequestTests {
         #expect(docs[2].data["status"] == "applied")
     }
 
+    /// Two processors (two instances) that decide a request alike commit the same batch; the
+    /// second is answered from the first's stored outcome. Only the first counts the request
+    /// as processed (its sweep's count, `doccache_requests_total`).
+    @Test func aRequestFinalizedByAnotherProcessorIsNotCountedAgain() async throws {
+        let server = TestServer()   // no handlers yet: the requests stay pending
+        let tenant = try server.tenantStore("acme")
+        let processor = CommitProcessor(store: tenant, clock: server.clock.serverClock, logger: .discarding)
+        _ = try await processor.process(batch: BatchKey(clientID: "c", batchID: 1),
+                                        mutations: [Self.account("a", 500), Self.account("b", 0)], uid: "u1")
+        _ = try await processor.process(batch: BatchKey(clientID: "c", batchID: 2),
+                                        mutations: [Self.request("twice", type: "transfer", params: Self.transfer("a", "b", 200))], uid: "u1")
+        server.core.requests.registerExamples()
+        let real = server.core.requestAccess(try await server.core.hub(for: TenantID("acme"), sweepingIfNew: false))
+        // The other processor's commit of the same decision lands first.
+        let raced = RequestStoreAccess(read: real.read, commit: { batch, mutations, requestID in
+            _ = await real.commit(batch, mutations, requestID)
+            return await real.commit(batch, mutations, requestID)
+        }, pending: real.pending)
+        #expect(await server.core.requestProcessor.processOne(T.key("requests/twice"), tenant: "acme", access: raced, origin: nil) == false)
+        #expect(try await Self.status(server, "twice") == "applied")
+        #expect(try await Self.balance(server, "a") == 300)
+        let applied = await server.core.metricsText().split(separator: "\n").filter {
+            $0.hasPrefix("doccache_requests_total{") && $0.contains("outcome=\"applied\"")
+        }
+        #expect(applied.isEmpty, "\(applied)")
+        // Processed without the race, a request is counted.
+        _ = try await processor.process(batch: BatchKey(clientID: "c", batchID: 3),
+                                        mutations: [Self.request("once", type: "transfer", params: Self.transfer("a", "b", 100))], uid: "u1")
+        #expect(await server.core.requestProcessor.processOne(T.key("requests/once"), tenant: "acme", access: real, origin: nil))
+        #expect(await server.core.metricsText().split(separator: "\n").contains {
+            $0.hasPrefix("doccache_requests_total{") && $0.contains("outcome=\"applied\"") && $0.hasSuffix(" 1")
+        })
+    }
+
     @Test func requestDocumentsAreReadStrictly() throws {
         let good = Document(key: T.key("requests/x"), data: ObjectValue([
             "type": "transfer", "params": .map(["a": 1]), "base": .map(["accounts/a": 5]), "status": "pending", "createdBy": "u",

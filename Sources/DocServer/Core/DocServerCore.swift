@@ -609,6 +609,7 @@ public final class DocServerCore: Sendable {
         let claimEvery = interval?.wholeMicroseconds
         var processed = 0
         for tenant in tenants {
+            var claimed: (any TenantStore)?
             if let claimEvery {
                 // Claimed before the hub is opened: an instance does not open every tenant
                 // of the store only to leave its sweep to another.
@@ -616,14 +617,26 @@ public final class DocServerCore: Sendable {
                     let open = hubs.withLock { $0[tenant] }?.store
                     let tenantStore = if let open { open } else { try await store.tenant(tenant) }
                     guard try await tenantStore.claim(.requestSweep, at: now, every: claimEvery) else { continue }
+                    claimed = tenantStore
                 } catch {
                     logger.warning("cannot claim the request sweep", metadata: ["tenant": "\(tenant)", "error": "\(error)"])
                     metrics.storeFailed(metrics.storeErrorsRequest, error)
                     continue
                 }
             }
-            guard let hub = try? await hub(for: tenant, sweepingIfNew: false) else { continue }
-            processed += await requestProcessor.sweep(tenant: tenant.rawValue, access: requestAccess(hub))
+            var swept: Int?
+            do {
+                let hub = try await hub(for: tenant, sweepingIfNew: false)
+                swept = await requestProcessor.sweep(tenant: tenant.rawValue, access: requestAccess(hub))
+            } catch {
+                logger.warning("cannot open a tenant to sweep its pending requests", metadata: ["tenant": "\(tenant)", "error": "\(error)"])
+            }
+            guard let swept else {
+                // Not swept: another instance may sweep it now, not a period later.
+                try? await claimed?.releaseClaim(.requestSweep, claimedAt: now)
+                continue
+            }
+            processed += swept
         }
         return processed
     }

@@ -137,14 +137,23 @@ actor TenantHub {
     func commit(_ key: BatchKey, mutations: [Mutation], auth: RulesAuth, connection: String? = nil,
                 requestID: String? = nil) async -> Result<BatchOutcome, DocError> {
         await submit(CommitUnit(batches: [GroupedBatch(key: key, mutations: mutations, requestID: requestID)],
-                                author: .client(auth, connection: connection)))[0]
+                                author: .client(auth, connection: connection)))[0].map(\.outcome)
     }
 
     /// Commits a batch the server itself makes (request processing): exactly once, not
-    /// subject to the rules, fanned out like any other.
-    func commitAsServer(_ key: BatchKey, mutations: [Mutation], author: String, requestID: String? = nil) async -> Result<BatchOutcome, DocError> {
+    /// subject to the rules, fanned out like any other. The answer says whether this call
+    /// stored the outcome, or found it stored (by another instance, or an earlier try).
+    func commitAsServer(_ key: BatchKey, mutations: [Mutation], author: String, requestID: String? = nil) async -> Result<CommitAnswer, DocError> {
         await submit(CommitUnit(batches: [GroupedBatch(key: key, mutations: mutations, requestID: requestID)],
                                 author: .server(uid: author)))[0]
+    }
+
+    /// A batch's answer: its outcome, and whether this commit stored it
+    /// (``CommitProcessor/Processed/recorded``; `false` when it was answered from the outcome
+    /// stored before, or nothing was stored).
+    struct CommitAnswer: Sendable {
+        var outcome: BatchOutcome
+        var recorded: Bool
     }
 
     /// Commits the batches of one client frame, each on its own and in order, exactly as
@@ -152,7 +161,7 @@ actor TenantHub {
     /// batch that fails (a transient failure: the client sends it again), the frame's later
     /// batches are not attempted, so that none of them commits before it.
     func commitGroup(_ batches: [GroupedBatch], auth: RulesAuth, connection: String?) async -> [Result<BatchOutcome, DocError>] {
-        await submit(CommitUnit(batches: batches, author: .client(auth, connection: connection)))
+        await submit(CommitUnit(batches: batches, author: .client(auth, connection: connection))).map { $0.map(\.outcome) }
     }
 
     /// The hub's logger with a batch's `batch`, `connection` and `request_id`.
@@ -204,7 +213,7 @@ actor TenantHub {
     /// A unit waiting for the next group, and where its answers go.
     private struct QueuedUnit {
         var unit: CommitUnit
-        var continuation: CheckedContinuation<[Result<BatchOutcome, DocError>], Never>
+        var continuation: CheckedContinuation<[Result<CommitAnswer, DocError>], Never>
     }
 
     /// The most units (frames, or the server's own commits) one group's transaction takes;
@@ -230,7 +239,7 @@ actor TenantHub {
     /// group, when it lets the hub go (so a drain queued behind it finds every group stored).
     /// A unit arriving later leads the next group. With no contention a group is one unit,
     /// committed as before.
-    private func submit(_ unit: CommitUnit) async -> [Result<BatchOutcome, DocError>] {
+    private func submit(_ unit: CommitUnit) async -> [Result<CommitAnswer, DocError>] {
         if leaderWaiting {
             return await withCheckedContinuation { queuedUnits.append(QueuedUnit(unit: unit, continuation: $0)) }
         }
@@ -240,7 +249,7 @@ actor TenantHub {
         let followers = queuedUnits
         queuedUnits = []
         let units = [unit] + followers.map(\.unit)
-        var answers: [[Result<BatchOutcome, DocError>]] = []
+        var answers: [[Result<CommitAnswer, DocError>]] = []
         while answers.count < units.count {
             let group = units[answers.count..<groupEnd(units, from: answers.count)]
             answers += await commitUnits(Array(group))
@@ -264,7 +273,7 @@ actor TenantHub {
 
     /// Commits units, inside the serialization: a single batch alone (``commitAlone(_:of:)``),
     /// several as one group (``commitTogether(_:)``). One list of answers per unit.
-    private func commitUnits(_ units: [CommitUnit]) async -> [[Result<BatchOutcome, DocError>]] {
+    private func commitUnits(_ units: [CommitUnit]) async -> [[Result<CommitAnswer, DocError>]] {
         if units.count == 1, units[0].batches.count == 1 {
             return [[await commitAlone(units[0].batches[0], of: units[0].author)]]
         }
@@ -277,7 +286,7 @@ actor TenantHub {
     }
 
     /// Commits one batch on its own (its own store commit).
-    private func commitAlone(_ batch: GroupedBatch, of author: Author) async -> Result<BatchOutcome, DocError> {
+    private func commitAlone(_ batch: GroupedBatch, of author: Author) async -> Result<CommitAnswer, DocError> {
         let logger = batchLogger(batch.key, connection: author.connection, requestID: batch.requestID)
         let started = ContinuousClock.now
         do {
@@ -285,7 +294,7 @@ actor TenantHub {
                 batch: batch.key, mutations: batch.mutations, uid: author.uid, access: access(for: author, logger: logger), logger: logger)
             if processed.recorded { metrics.storeCommits.increment() }
             await finish(processed, fromClient: author.isClient, took: started.duration(to: .now))
-            return .success(processed.outcome)
+            return .success(CommitAnswer(outcome: processed.outcome, recorded: processed.recorded))
         } catch {
             failed(error, author: author, logger: logger)
             return .failure(error)
@@ -307,7 +316,7 @@ actor TenantHub {
     /// later batches of its unit are not attempted; other units go on. If the transaction
     /// fails, the batches are committed one by one on fresh reads (those it did store are then
     /// answered from their outcomes). Fans the commits out in order.
-    private func commitTogether(_ units: [CommitUnit]) async -> [[Result<BatchOutcome, DocError>]] {
+    private func commitTogether(_ units: [CommitUnit]) async -> [[Result<CommitAnswer, DocError>]] {
         let started = ContinuousClock.now
         let view = GroupCommitView(base: store)
         // The group's batches in order, each with its unit and logger.
@@ -350,13 +359,13 @@ actor TenantHub {
         }
         // Each batch's commit duration: the group's processing up to its store commit.
         let took = started.duration(to: .now)
-        var answers = units.map { _ in [Result<BatchOutcome, DocError>]() }
+        var answers = units.map { _ in [Result<CommitAnswer, DocError>]() }
         for (i, result) in processed.enumerated() {
             let (u, logger) = (batches[i].unit, batches[i].logger)
             switch result {
             case .processed(let processed):
                 await finish(processed, fromClient: units[u].author.isClient, took: took)
-                answers[u].append(.success(processed.outcome))
+                answers[u].append(.success(CommitAnswer(outcome: processed.outcome, recorded: processed.recorded)))
             case .failed(let error):
                 failed(error, author: units[u].author, logger: logger)
                 answers[u].append(.failure(error))

@@ -107,8 +107,9 @@ extension RequestProcessor {
         let requestIDs = members.map(\.trace.requestID).joined(separator: ",")
         let problem: String
         switch await access.commit(batch, mutations, requestIDs) {
-        case .success(let outcome):
-            switch outcome.result {
+        case .success(let answer):
+            // Its key is unique: a committed outcome was stored by this call.
+            switch answer.outcome.result {
             case .committed:
                 for member in members {
                     recordFinalized(member.request, status: member.status, batch: batch, trace: member.trace)

@@ -7,7 +7,7 @@ internal import Prometheus
 struct RequestStoreAccess: Sendable {
     let read: @Sendable ([DocumentKey]) async throws(DocError) -> DocumentsRead
     /// Commits as the server; the last argument is the request id its log lines carry.
-    let commit: @Sendable (BatchKey, [Mutation], String) async -> Result<BatchOutcome, DocError>
+    let commit: @Sendable (BatchKey, [Mutation], String) async -> Result<TenantHub.CommitAnswer, DocError>
     let pending: @Sendable () async throws(DocError) -> [DocumentKey]
 }
 
@@ -162,15 +162,16 @@ actor RequestProcessor {
         next.resume()
     }
 
-    /// Finds the tenant's pending requests in the store and processes them.
+    /// Finds the tenant's pending requests in the store and processes them. Returns how many
+    /// this call finalized, or `nil` when the pending requests could not be listed.
     @discardableResult
-    func sweep(tenant: String, access: RequestStoreAccess) async -> Int {
+    func sweep(tenant: String, access: RequestStoreAccess) async -> Int? {
         do {
             return await process(try await access.pending(), tenant: tenant, access: access)
         } catch {
             logger.warning("request sweep failed", metadata: ["tenant": "\(tenant)", "error": "\(error)"])
             metrics.storeFailed(metrics.storeErrorsRequest, error)
-            return 0
+            return nil
         }
     }
 
@@ -361,8 +362,13 @@ actor RequestProcessor {
         let status = verdict.status
         let batch = BatchKey(clientID: "request:" + request.id, batchID: attempt * 2 + (status == "applied" ? 0 : 1))
         switch await access.commit(batch, mutations, trace.requestID) {
-        case .success(let outcome):
-            switch outcome.result {
+        case .success(let answer):
+            switch answer.outcome.result {
+            case .committed where !answer.recorded:
+                // The same outcome was already stored: another processor (another instance)
+                // finalized the request with the same decision first. Counted there.
+                trace.logger.debug("request finalized by another processor", metadata: ["batch": "\(batch)"])
+                return .notPending
             case .committed:
                 recordFinalized(request, status: status, batch: batch, trace: trace)
                 return .finalized(status)
