@@ -71,6 +71,56 @@ struct ClientSyncTests {
         server.removeData()
     }
 
+    /// A set-merge into a document another device soft-deleted (and this one never saw) shows
+    /// the document at once, as a local prediction; the server keeps it soft-deleted (a write
+    /// does not clear `deletedAt`), so watch never adds it to the listener's target. Once
+    /// synced, the listener must drop it and say it has no pending writes: the view puts the
+    /// acknowledged document in limbo when watch passes its commit, and the limbo resolution
+    /// brings the tombstone. Before, the document stayed in the results, pending, for ever.
+    @Test(arguments: [false, true])
+    func aMergeIntoADocumentSoftDeletedElsewhereLeavesTheListenerOnceSynced(offlineAndReopened: Bool) async throws {
+        let server = try await LiveServer()
+        let devices = Devices(server)
+        let alice = try await devices.open("alice")
+        _ = try await alice.document("items/x").setData(["n": .value(.integer(1))]).committed
+        _ = try await alice.document("items/x").delete().committed
+        var bob = try await devices.open("bob")
+        func listen(_ store: DocumentStore) async throws -> (Recorder<QuerySnapshot>, ListenerRegistration) {
+            let seen = Recorder<QuerySnapshot>()
+            let listener = try await store.collection("items").limit(to: 100).addSnapshotListener(includeMetadataChanges: true) {
+                seen.record($0)
+            }
+            return (seen, listener)
+        }
+        var (seen, listener) = try await listen(bob)
+        let first = seen
+        #expect(await eventually { first.last?.metadata.isFromCache == false })
+        if offlineAndReopened { try await bob.disableNetwork() }
+        _ = try await bob.document("items/x").setData(["n": .value(.integer(95))], merge: true)
+        #expect(await eventually { first.last?.ids == ["x"] && first.last?.metadata.hasPendingWrites == true })
+        if offlineAndReopened {
+            // Closed with the write pending, and opened again: the new view starts from the cache.
+            listener.remove()
+            await bob.close()
+            bob = try await devices.open("bob")
+            (seen, listener) = try await listen(bob)
+        }
+        try await bob.waitForPendingWrites()
+        let last = seen
+        let synced = await eventually {
+            guard let snapshot = last.last else { return false }
+            return snapshot.ids.isEmpty && !snapshot.metadata.hasPendingWrites && !snapshot.metadata.isFromCache
+        }
+        #expect(synced, "\(last.values.map { ($0.ids, $0.metadata) })")
+        let onServer = try await bob.document("items/x").getDocument(source: .server)
+        #expect(onServer.isDeleted)
+        #expect(onServer.get("n") == .integer(95))
+        listener.remove()
+        await devices.close()
+        await server.stop()
+        server.removeData()
+    }
+
     @Test func tenThousandOfflineWritesArriveInOrderExactlyOnce() async throws {
         let server = try await LiveServer()
         let devices = Devices(server)

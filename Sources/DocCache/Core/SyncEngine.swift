@@ -104,7 +104,7 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
         let synthesized = TargetChange(resumeToken: resumeToken, current: currentState == .synced)
         let view = View(query: query, remoteDocuments: result.remoteKeys)
         let changes = view.computeDocumentChanges(result.documents)
-        let viewChange = view.applyChanges(changes, targetChange: synthesized)
+        let viewChange = view.applyChanges(changes, targetChange: synthesized, watchSnapshotVersion: localStore.lastRemoteSnapshotVersion)
         updateTrackedLimboDocuments(viewChange.limboChanges, targetID: targetID)
         queryViews[query] = QueryView(query: query, targetID: targetID, view: view)
         queriesByTarget[targetID, default: []].append(query)
@@ -366,7 +366,9 @@ package final class SyncEngine: QueryEventSource, RemoteSyncer {
             }
             let targetChange = remoteEvent?.targetChanges[queryView.targetID]
             let pendingReset = remoteEvent?.targetMismatches[queryView.targetID] != nil
-            let viewChange = view.applyChanges(docChanges, targetChange: targetChange, targetIsPendingReset: pendingReset)
+            let viewChange = view.applyChanges(
+                docChanges, targetChange: targetChange, targetIsPendingReset: pendingReset,
+                watchSnapshotVersion: localStore.lastRemoteSnapshotVersion)
             updateTrackedLimboDocuments(viewChange.limboChanges, targetID: queryView.targetID)
             if let snapshot = viewChange.snapshot {
                 snapshots.append(snapshot)

@@ -25,6 +25,15 @@ package final class View {
     package private(set) var documents: DocumentSet
     /// The keys of ``documents`` with pending local writes.
     package private(set) var mutatedKeys: Set<DocumentKey> = []
+    /// Documents of the view that still show a local write the server has acknowledged, with
+    /// the acknowledging commit's version. The view keeps showing the local version (marked
+    /// pending) until watch sends the document, so that an acknowledgement does not make the
+    /// results flicker; but if watch reaches that version without the document in the target
+    /// (the server's document does not match, e.g. a merge into a soft-deleted document), no
+    /// watch change will ever come for it: it is then in limbo, and resolved from the server.
+    package private(set) var acknowledgedWrites: [DocumentKey: SnapshotVersion] = [:]
+    /// The newest global snapshot version of watch the view was told of (``applyChanges``).
+    package private(set) var watchSnapshotVersion: SnapshotVersion = .none
     /// Documents the server says are in the target (Firestore's synced documents).
     package private(set) var synchronizedKeys: Set<DocumentKey>
     /// Documents of the view the server does not have in the target and that have no local
@@ -104,6 +113,7 @@ package final class View {
         let oldDocuments = previousChanges?.documentSet ?? documents
         let oldMutatedKeys = mutatedKeys
         var newMutatedKeys = previousChanges?.mutatedKeys ?? mutatedKeys
+        var newAcknowledged = previousChanges?.acknowledgedWrites ?? acknowledgedWrites
         var newDocuments = oldDocuments
         var needsRefill = false
 
@@ -157,6 +167,15 @@ package final class View {
                 break
             }
 
+            // A local document whose acknowledged version is held back (or equal): remember the
+            // acknowledging commit.
+            if !changeApplied, let oldDocument, oldDocument.hasLocalMutations, let newDocument,
+               newDocument.hasCommittedMutations, !newDocument.hasLocalMutations {
+                newAcknowledged[key] = newDocument.version
+            } else {
+                newAcknowledged[key] = nil
+            }
+
             if changeApplied {
                 if let newDocument {
                     newDocuments.insert(newDocument)
@@ -178,13 +197,15 @@ package final class View {
                 let dropped = query.limitType == .first ? newDocuments.last! : newDocuments.first!
                 newDocuments.remove(dropped.key)
                 newMutatedKeys.remove(dropped.key)
+                newAcknowledged[dropped.key] = nil
                 changeSet.add(DocumentViewChange(.removed, dropped))
             }
         }
 
         assert(!needsRefill || previousChanges == nil, "View: a refill pass itself needs a refill")
         return ViewDocumentChanges(
-            documentSet: newDocuments, changeSet: changeSet, mutatedKeys: newMutatedKeys, needsRefill: needsRefill)
+            documentSet: newDocuments, changeSet: changeSet, mutatedKeys: newMutatedKeys, needsRefill: needsRefill,
+            acknowledgedWrites: newAcknowledged)
     }
 
     /// Whether to hold back the change of a document whose local write was just acknowledged
@@ -208,14 +229,19 @@ package final class View {
     ///     a non-empty resume token marks the snapshot as having cached results.
     ///   - targetIsPendingReset: the target's existence filter mismatched and it is being
     ///     re-listened: the view stays from cache and limbo documents are not recomputed.
+    ///   - watchSnapshotVersion: the newest global snapshot version watch has sent (kept when
+    ///     older than one given before): how far the server's membership of the target is
+    ///     known (see ``acknowledgedWrites``).
     package func applyChanges(
         _ changes: ViewDocumentChanges, limboResolutionEnabled: Bool = true, targetChange: TargetChange? = nil,
-        targetIsPendingReset: Bool = false
+        targetIsPendingReset: Bool = false, watchSnapshotVersion: SnapshotVersion = .none
     ) -> ViewChange {
         assert(!changes.needsRefill, "View: cannot apply changes that need a refill")
         let oldDocuments = documents
         documents = changes.documentSet
         mutatedKeys = changes.mutatedKeys
+        acknowledgedWrites = changes.acknowledgedWrites
+        self.watchSnapshotVersion = max(self.watchSnapshotVersion, watchSnapshotVersion)
 
         let sortedChanges = changes.changeSet.changes(sortedBy: documents)
         apply(targetChange)
@@ -245,7 +271,7 @@ package final class View {
         return applyChanges(
             ViewDocumentChanges(
                 documentSet: documents, changeSet: DocumentViewChangeSet(), mutatedKeys: mutatedKeys,
-                needsRefill: false),
+                needsRefill: false, acknowledgedWrites: acknowledgedWrites),
             limboResolutionEnabled: false)
     }
 
@@ -263,6 +289,9 @@ package final class View {
     private func shouldBeInLimbo(_ key: DocumentKey) -> Bool {
         if synchronizedKeys.contains(key) { return false }
         guard let document = documents.document(for: key) else { return false }
+        // Shown with a local write the server acknowledged: in limbo once watch is past that
+        // commit without the document in the target.
+        if let acknowledged = acknowledgedWrites[key] { return acknowledged <= watchSnapshotVersion }
         return !document.hasLocalMutations
     }
 

@@ -38,15 +38,20 @@ package struct ViewDocumentChanges: Sendable {
     /// window (or moved past its edge) of a full limit query, so the query must be re-run
     /// against the whole local cache and the results passed back as `previousChanges`.
     package var needsRefill: Bool
+    /// The keys of ``documentSet`` whose document still shows a local write the server has
+    /// since acknowledged (the view holds that change back until watch sends the document),
+    /// with the version of the acknowledging commit (``View/acknowledgedWrites``).
+    package var acknowledgedWrites: [DocumentKey: SnapshotVersion]
 
     package init(
         documentSet: DocumentSet, changeSet: DocumentViewChangeSet, mutatedKeys: Set<DocumentKey>,
-        needsRefill: Bool
+        needsRefill: Bool, acknowledgedWrites: [DocumentKey: SnapshotVersion] = [:]
     ) {
         self.documentSet = documentSet
         self.changeSet = changeSet
         self.mutatedKeys = mutatedKeys
         self.needsRefill = needsRefill
+        self.acknowledgedWrites = acknowledgedWrites
     }
 }
 

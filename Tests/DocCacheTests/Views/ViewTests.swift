@@ -441,6 +441,57 @@ struct ViewTests {
         #expect(change.snapshot?.hasPendingWrites == true)
     }
 
+    /// An acknowledged write whose document the server's target never includes (the server's
+    /// document does not match: a merge into a soft-deleted document) gets no watch change:
+    /// the view would show it as pending for ever. Once watch is past the commit without it,
+    /// it is in limbo; before that, the acknowledgement alone changes nothing.
+    @Test func anAcknowledgedWriteWatchDoesNotConfirmGoesIntoLimboOnceWatchIsPastIt() {
+        let view = View(query: messages, remoteDocuments: [])
+        let written = F.doc("rooms/eros/messages/1", 0, ["text": "hi"], local: true)
+        _ = view.applyChanges(view.computeDocumentChanges([written]), targetChange: F.markCurrent(),
+                              watchSnapshotVersion: SnapshotVersion(microseconds: 5))
+        // Acknowledged at version 10, the same data: no change to show, and watch is at 5.
+        let acknowledged = F.doc("rooms/eros/messages/1", 10, ["text": "hi"], committed: true)
+        var change = view.applyChanges(view.computeDocumentChanges([acknowledged]),
+                                       watchSnapshotVersion: SnapshotVersion(microseconds: 5))
+        #expect(change.snapshot == nil)
+        #expect(change.limboChanges.isEmpty)
+        #expect(view.acknowledgedWrites == [written.key: SnapshotVersion(microseconds: 10)])
+        // Watch at 9: not yet.
+        change = view.applyChanges(view.computeDocumentChanges([Document]()), targetChange: F.markCurrent(),
+                                   watchSnapshotVersion: SnapshotVersion(microseconds: 9))
+        #expect(change.limboChanges.isEmpty)
+        // Watch at 10, the target still without it: in limbo, and the view is from cache.
+        change = view.applyChanges(view.computeDocumentChanges([Document]()), targetChange: F.markCurrent(),
+                                   watchSnapshotVersion: SnapshotVersion(microseconds: 10))
+        #expect(change.limboChanges == [.added(written.key)])
+        #expect(change.snapshot?.isFromCache == true)
+        // The resolution finds it soft-deleted: it leaves the view and limbo.
+        change = view.applyChanges(view.computeDocumentChanges(F.changes(F.tombstoned(F.doc("rooms/eros/messages/1", 10, ["text": "hi"]), version: 10))),
+                                   watchSnapshotVersion: SnapshotVersion(microseconds: 10))
+        #expect(change.limboChanges == [.removed(written.key)])
+        #expect(change.snapshot?.documents.isEmpty == true)
+        #expect(change.snapshot?.hasPendingWrites == false)
+        #expect(change.snapshot?.isFromCache == false)
+        #expect(view.acknowledgedWrites.isEmpty)
+    }
+
+    /// The usual order: watch sends the document with the commit, and it never enters limbo.
+    @Test func anAcknowledgedWriteWatchConfirmsNeverEntersLimbo() {
+        let view = View(query: messages, remoteDocuments: [])
+        let written = F.doc("rooms/eros/messages/1", 0, ["text": "hi"], local: true)
+        _ = view.applyChanges(view.computeDocumentChanges([written]), targetChange: F.markCurrent())
+        let acknowledged = F.doc("rooms/eros/messages/1", 10, ["text": "hi"], committed: true)
+        _ = view.applyChanges(view.computeDocumentChanges([acknowledged]))
+        let fromWatch = F.doc("rooms/eros/messages/1", 10, ["text": "hi"])
+        let change = view.applyChanges(view.computeDocumentChanges([fromWatch]), targetChange: F.ackTarget(fromWatch),
+                                       watchSnapshotVersion: SnapshotVersion(microseconds: 10))
+        #expect(change.limboChanges.isEmpty)
+        #expect(view.acknowledgedWrites.isEmpty)
+        #expect(change.snapshot?.hasPendingWrites == false)
+        #expect(change.snapshot?.isFromCache == false)
+    }
+
     @Test func resumingAQueryWithItsRemoteKeysCreatesNoLimbo() {
         let doc1 = F.doc("rooms/eros/messages/0", 1)
         let doc2 = F.doc("rooms/eros/messages/1", 1)
