@@ -243,6 +243,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 // `docctl serve --jwks` against tokens an identity provider's key signed.
                 .product(name: "JWTKit", package: "jwt-kit"),
+                // Event loops of a server's own, shut down when it stops (LiveServer).
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

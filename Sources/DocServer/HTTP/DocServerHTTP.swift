@@ -7,7 +7,7 @@ public import Logging
 internal import DocProtocol
 internal import Hummingbird
 internal import HummingbirdWebSocket
-internal import NIOCore
+package import NIOCore
 internal import ServiceLifecycle
 internal import Synchronization
 internal import UnixSignals
@@ -45,14 +45,25 @@ public final class DocServerHTTP: Sendable {
     private let logger: Logger
     private let group = Mutex<ServiceGroup?>(nil)
     private let stopRequested = Atomic<Bool>(false)
+    /// The event loops the sockets run on; `nil`: SwiftNIO's shared ones.
+    private let eventLoopGroup: (any EventLoopGroup)?
 
     /// A server for `core`, checking bearer tokens with `verifier`.
-    public init(core: DocServerCore, verifier: TokenVerifier, settings: HTTPServerSettings = HTTPServerSettings(),
-                logger: Logger = Logger(label: "doccache.server.http")) {
+    public convenience init(core: DocServerCore, verifier: TokenVerifier, settings: HTTPServerSettings = HTTPServerSettings(),
+                            logger: Logger = Logger(label: "doccache.server.http")) {
+        self.init(core: core, verifier: verifier, settings: settings, logger: logger, eventLoopGroup: nil)
+    }
+
+    /// A server whose sockets run on `eventLoopGroup`: shutting that group down after the
+    /// server stops closes every connection it still has, as a process exit would (tests that
+    /// restart servers in process).
+    package init(core: DocServerCore, verifier: TokenVerifier, settings: HTTPServerSettings, logger: Logger,
+                 eventLoopGroup: (any EventLoopGroup)?) {
         self.core = core
         self.verifier = verifier
         self.settings = settings
         self.logger = logger
+        self.eventLoopGroup = eventLoopGroup
     }
 
     /// Serves until a graceful shutdown, or until the task is cancelled.
@@ -129,6 +140,7 @@ public final class DocServerHTTP: Sendable {
                 logger.info("server ready", metadata: ["url": "\(address.url)", "metrics": "\(address.metricsURL ?? "")"])
                 await onReady(address)
             },
+            eventLoopGroupProvider: eventLoopGroup.map { .shared($0) } ?? .singleton,
             logger: logger)
         // Shut down in reverse order: the core first, then the HTTP server, the metrics last.
         var services: [any Service] = [app, CoreService(core: core, settings: settings, logger: logger)]

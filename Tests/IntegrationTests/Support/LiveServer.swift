@@ -4,6 +4,7 @@ import DocRules
 import DocServer
 import Foundation
 import Logging
+import NIOPosix
 import Synchronization
 
 /// A real server on 127.0.0.1 with a system-chosen port: LevelDB store in a temporary
@@ -19,10 +20,17 @@ final class LiveServer: Sendable {
         let http: DocServerHTTP
         let task: Task<Void, any Error>
         let address: ServerAddress
+        /// The server's own event loops, when it has them (``ownEventLoops``).
+        let eventLoops: MultiThreadedEventLoopGroup?
     }
 
+    /// - Parameter ownEventLoops: run the server's sockets on event loops of its own, shut
+    ///   down when it stops: every connection it still has is closed then, as when a server
+    ///   process exits. (On SwiftNIO's shared loops, a connection the stopping server accepted
+    ///   but never served stays open after ``stop()``: its client waits for its own timeouts.)
     init(dataDirectory: String? = nil, rules: RuleSet? = nil, examples: Bool = false,
-         attachmentPolicy: (any AttachmentAccessPolicy)? = nil) async throws {
+         attachmentPolicy: (any AttachmentAccessPolicy)? = nil, ownEventLoops: Bool = false) async throws {
+        self.ownEventLoops = ownEventLoops
         self.attachmentPolicy = attachmentPolicy
         self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("doccache-live-\(UUID().uuidString)").path
@@ -35,6 +43,7 @@ final class LiveServer: Sendable {
 
     let rules: RuleSet?
     let examples: Bool
+    let ownEventLoops: Bool
     /// Who may upload and download attachments (`nil`: the rules).
     let attachmentPolicy: (any AttachmentAccessPolicy)?
 
@@ -55,10 +64,11 @@ final class LiveServer: Sendable {
             store: try FileBlobStore(root: dataDirectory + "/attachments"), policy: attachmentPolicy)
         let core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
         if examples { core.requests.registerExamples() }
+        let eventLoops = ownEventLoops ? MultiThreadedEventLoopGroup(numberOfThreads: 1) : nil
         let http = DocServerHTTP(
             core: core, verifier: try await TokenVerifier(secret: secret),
             settings: HTTPServerSettings(port: port, tickInterval: .milliseconds(200), shutdownGrace: .seconds(5)),
-            logger: .discarding)
+            logger: .discarding, eventLoopGroup: eventLoops)
         let (ready, readyContinuation) = AsyncStream<ServerAddress>.makeStream()
         let task = Task {
             defer { readyContinuation.finish() }
@@ -66,10 +76,12 @@ final class LiveServer: Sendable {
         }
         var iterator = ready.makeAsyncIterator()
         guard let address = await iterator.next() else {
+            _ = try? await task.value
+            try? await eventLoops?.shutdownGracefully()
             _ = try await task.value
             throw DocError(.unavailable, "the test server did not start")
         }
-        state.withLock { $0 = Running(store: store, http: http, task: task, address: address) }
+        state.withLock { $0 = Running(store: store, http: http, task: task, address: address, eventLoops: eventLoops) }
     }
 
     /// Graceful shutdown, then the store is closed.
@@ -77,6 +89,7 @@ final class LiveServer: Sendable {
         guard let running = state.withLock({ current -> Running? in defer { current = nil }; return current }) else { return }
         await running.http.shutdown()
         _ = try? await running.task.value
+        try? await running.eventLoops?.shutdownGracefully()
         await running.store.close()
     }
 

@@ -1,0 +1,189 @@
+import DocCache
+import DocModel
+import DocServer
+import DocTestSupport
+import Foundation
+import Testing
+
+/// Several devices against the real server on 127.0.0.1, each doing a seeded random mix of
+/// writes (sets, merges, updates that may find no document, deletes, batches, increments),
+/// going offline and online, closing and reopening its store with writes pending, while the
+/// server restarts now and then. When everything has synced:
+/// - every device's listeners show what the server holds, without pending writes;
+/// - no write was lost or applied twice: the increments add up, and every uniquely named
+///   document a device wrote is on the server;
+/// - the only rejections are updates of documents that were not there, each kept as a
+///   failed write.
+@Suite("Convergence of devices", .serialized, .timeLimit(.minutes(10)))
+struct ConvergenceTests {
+    /// What the devices did that the end state must show.
+    struct Expectations {
+        var incrementTotal: Int64 = 0
+        /// The `logs/…` documents written (each once, with its `seq`).
+        var logs: [String: Int64] = [:]
+    }
+
+    /// One device: its store (reopened now and then) and its two listeners.
+    final class Device: @unchecked Sendable {
+        // Used from the test's task only.
+        let name: String
+        let directory: String
+        let server: LiveServer
+        var store: DocumentStore!
+        var online = true
+        var registrations: [ListenerRegistration] = []
+        let all = Recorder<QuerySnapshot>()
+        let top = Recorder<QuerySnapshot>()
+        var seq: Int64 = 0
+
+        init(name: String, root: String, server: LiveServer) {
+            self.name = name
+            directory = root + "/" + name
+            self.server = server
+        }
+
+        func open() async throws {
+            let server = self.server, name = self.name
+            let endpoint = try ServerEndpoint(url: server.url) { try await server.token(tenant: "acme", uid: name) }
+            store = try await DocumentStore.open(directory: directory, tenant: "acme", user: name, server: endpoint)
+            online = true
+            let all = self.all, top = self.top
+            registrations = [
+                try await store.collection("items").limit(to: 100).addSnapshotListener(includeMetadataChanges: true) { all.record($0) },
+                try await ConvergenceTests.topQuery(store).addSnapshotListener(includeMetadataChanges: true) { top.record($0) },
+            ]
+        }
+
+        func close() async {
+            for registration in registrations { registration.remove() }
+            registrations = []
+            await store.close()
+        }
+    }
+
+    /// The bounded query every device listens to besides the whole collection.
+    static func topQuery(_ store: DocumentStore) throws -> DocumentQuery {
+        try store.collection("items").whereField("group", isEqualTo: .integer(1)).order(by: "n", descending: true).limit(to: 5)
+    }
+
+    static let itemCount = 24
+
+    @Test(arguments: [UInt64(1), 2, 3, 4])
+    func devicesConvergeOnTheServersState(seed: UInt64) async throws {
+        var random = SplitMix64(seed: seed)
+        // Restarts close every connection, as a server process exiting does.
+        let server = try await LiveServer(ownEventLoops: true)
+        let root = NSTemporaryDirectory() + "doccache-convergence-\(UUID().uuidString)"
+        defer {
+            try? FileManager.default.removeItem(atPath: root)
+            server.removeData()
+        }
+        let devices = (0..<3).map { Device(name: "d\($0)", root: root, server: server) }
+        for device in devices { try await device.open() }
+        // The counter exists before anyone increments it.
+        _ = try await devices[0].store.document("counters/c").setData(["total": .value(.integer(0))]).committed
+        var expected = Expectations()
+
+        for step in 0..<240 {
+            let device = devices[Int.random(in: 0..<devices.count, using: &random)]
+            let store = device.store!
+            let item = try store.document("items/i\(Int.random(in: 0..<Self.itemCount, using: &random))")
+            let n = Int64.random(in: 0..<100, using: &random)
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<22:
+                _ = try await item.setData(["n": .value(.integer(n)), "group": .value(.integer(Int64.random(in: 0..<3, using: &random))),
+                                            "by": .value(.string(device.name))])
+            case 22..<32:
+                _ = try await item.setData(["n": .value(.integer(n)), "merged": .value(.boolean(true))], merge: true)
+            case 32..<44:
+                // Rejected (kept as a failed write) when the document is not on the server then.
+                _ = try await item.updateData(["n": .increment(1), "touched": .value(.string(device.name))])
+            case 44..<54:
+                _ = try await item.delete()
+            case 54..<66:
+                let k = Int64.random(in: 1...9, using: &random)
+                expected.incrementTotal += k
+                _ = try await store.document("counters/c").updateData(["total": .increment(k)])
+            case 66..<76:
+                device.seq += 1
+                let id = "\(device.name)-\(device.seq)"
+                expected.logs[id] = device.seq
+                _ = try await store.document("logs/\(id)").setData(["seq": .value(.integer(device.seq))])
+            case 76..<84:
+                var batch = store.batch()
+                let other = try store.document("items/i\(Int.random(in: 0..<Self.itemCount, using: &random))")
+                try batch.setData(["n": .value(.integer(n)), "group": .value(.integer(1)), "by": .value(.string(device.name))], for: item)
+                try batch.delete(other)
+                let k = Int64.random(in: 1...9, using: &random)
+                expected.incrementTotal += k
+                try batch.updateData(["total": .increment(k)], for: try store.document("counters/c"))
+                _ = try await batch.commit()
+            case 84..<92:
+                if device.online { try await store.disableNetwork() } else { try await store.enableNetwork() }
+                device.online.toggle()
+            case 92..<96:
+                // Closed with whatever is pending, and opened again (online).
+                await device.close()
+                try await device.open()
+            case 96..<98:
+                try await server.restart()
+            default:
+                try await Task.sleep(for: .milliseconds(Int.random(in: 1...30, using: &random)))
+            }
+            if step % 40 == 39 { try await Task.sleep(for: .milliseconds(20)) }
+        }
+
+        for device in devices where !device.online {
+            try await device.store.enableNetwork()
+            device.online = true
+        }
+        for device in devices { try await device.store.waitForPendingWrites() }
+
+        // The server's state, read by a device of its own.
+        let auditor = Device(name: "auditor", root: root, server: server)
+        try await auditor.open()
+        defer { Task { await auditor.close() } }
+        let items = try await auditor.store.collection("items").limit(to: 100).getDocuments(source: .server)
+        let top = try await Self.topQuery(auditor.store).getDocuments(source: .server)
+        let counter = try await auditor.store.document("counters/c").getDocument(source: .server)
+        let logs = try await auditor.store.collection("logs").limit(to: 1_000).getDocuments(source: .server)
+
+        #expect(counter.get("total") == .integer(expected.incrementTotal), "seed \(seed)")
+        let written = Dictionary(uniqueKeysWithValues: logs.documents.compactMap { doc -> (String, Int64)? in
+            guard case .integer(let seq)? = doc.get("seq") else { return nil }
+            return (doc.documentID, seq)
+        })
+        #expect(written == expected.logs, "seed \(seed)")
+
+        let serverItems = Self.contents(items)
+        let serverTop = Self.contents(top)
+        for device in devices {
+            // Usually at once. A connection a restart caught in the middle of its handshake
+            // waits for the client's own timeouts (the WebSocket upgrade's 10 s, `hello`'s
+            // 30 s) before it is made again: hence the default bound.
+            let synced = await eventually {
+                guard let all = device.all.last, let mine = device.top.last else { return false }
+                return !all.metadata.hasPendingWrites && !all.metadata.isFromCache && !mine.metadata.hasPendingWrites
+                    && !mine.metadata.isFromCache && Self.contents(all) == serverItems && Self.contents(mine) == serverTop
+            }
+            #expect(synced, """
+                seed \(seed), \(device.name): listeners \(device.all.last.map(Self.contents) ?? []) / \(device.top.last.map(Self.contents) ?? []) \
+                against the server's \(serverItems) / \(serverTop)
+                """)
+            #expect(device.all.errors.isEmpty && device.top.errors.isEmpty, "seed \(seed), \(device.name): \(device.all.errors + device.top.errors)")
+            let failed = try await device.store.failedWrites()
+            #expect(failed.allSatisfy { $0.error.code == .notFound }, "seed \(seed), \(device.name): \(failed.map(\.error))")
+            #expect(try await device.store.pendingWrites().isEmpty)
+        }
+        for device in devices { await device.close() }
+        await server.stop()
+    }
+
+    /// A snapshot's documents in order: id and fields.
+    static func contents(_ snapshot: QuerySnapshot) -> [String] {
+        snapshot.documents.map { doc in
+            let fields = (doc.data() ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            return doc.documentID + "{" + fields.joined(separator: ",") + "}"
+        }
+    }
+}
