@@ -233,7 +233,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "DocTestSupport", "DocCache", "DocServer", "DocProtocol", "DocModel", "DocRules", "docctl",
+                "DocTestSupport", "DocCache", "DocServer", "DocServerPostgres", "DocProtocol", "DocModel", "DocRules", "docctl",
                 // Throwaway PostgreSQL clusters for the several-instances tests.
                 "PostgresTestSupport",
                 // Built next to the test binary: the client SIGKILLed mid-sync (ClientCrashTests).

@@ -2,21 +2,23 @@ import DocTestSupport
 import DocModel
 import DocRules
 import DocServer
+import DocServerPostgres
 import Foundation
 import Logging
 import NIOPosix
 import Synchronization
 
 /// A real server on 127.0.0.1 with a system-chosen port: LevelDB store in a temporary
-/// directory, server core, Hummingbird HTTP/WebSocket front. `restart()` stops it and starts
-/// a new server process-in-process on the same data (a new port unless `samePort`).
+/// directory (or a PostgreSQL database, `postgresURL`), server core, Hummingbird
+/// HTTP/WebSocket front. `restart()` stops it and starts a new server process-in-process on
+/// the same data (a new port unless `samePort`).
 final class LiveServer: Sendable {
     let dataDirectory: String
     let secret: [UInt8]
     private let state = Mutex<Running?>(nil)
 
     struct Running: Sendable {
-        let store: LevelDBServerStore
+        let store: any ServerStore
         let http: DocServerHTTP
         let task: Task<Void, any Error>
         let address: ServerAddress
@@ -29,8 +31,10 @@ final class LiveServer: Sendable {
     ///   process exits. (On SwiftNIO's shared loops, a connection the stopping server accepted
     ///   but never served stays open after ``stop()``: its client waits for its own timeouts.)
     init(dataDirectory: String? = nil, rules: RuleSet? = nil, examples: Bool = false,
-         attachmentPolicy: (any AttachmentAccessPolicy)? = nil, ownEventLoops: Bool = false) async throws {
+         attachmentPolicy: (any AttachmentAccessPolicy)? = nil, ownEventLoops: Bool = false,
+         postgresURL: String? = nil) async throws {
         self.ownEventLoops = ownEventLoops
+        self.postgresURL = postgresURL
         self.attachmentPolicy = attachmentPolicy
         self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("doccache-live-\(UUID().uuidString)").path
@@ -44,6 +48,9 @@ final class LiveServer: Sendable {
     let rules: RuleSet?
     let examples: Bool
     let ownEventLoops: Bool
+    /// The PostgreSQL database the server stores in (`nil`: LevelDB in ``dataDirectory``).
+    /// Several servers given one database are instances of one backend.
+    let postgresURL: String?
     /// Who may upload and download attachments (`nil`: the rules).
     let attachmentPolicy: (any AttachmentAccessPolicy)?
 
@@ -57,7 +64,11 @@ final class LiveServer: Sendable {
     var core: DocServerCore { state.withLock { $0!.http.core } }
 
     func start(port: Int) async throws {
-        let store = try LevelDBServerStore.open(directory: dataDirectory)
+        let store: any ServerStore = if let postgresURL {
+            try await PostgresServerStore.connect(url: postgresURL)
+        } else {
+            try LevelDBServerStore.open(directory: dataDirectory)
+        }
         var configuration = ServerConfiguration()
         configuration.rules = rules
         configuration.attachments = AttachmentSettings(
