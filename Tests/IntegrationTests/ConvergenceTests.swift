@@ -14,6 +14,8 @@ import Testing
 /// - every device's listeners show what the server holds, without pending writes;
 /// - no write was lost or applied twice: the increments add up, and every uniquely named
 ///   document a device wrote is on the server;
+/// - every `transfer` request settled, applied once (its ledger entry, its amount moved) or
+///   rejected (nothing moved), and the money adds up;
 /// - the only rejections are updates of documents that were not there and updates on a
 ///   version that changed meanwhile, each kept as a failed write.
 @Suite("Convergence of devices", .serialized, .timeLimit(.minutes(10)))
@@ -23,6 +25,8 @@ struct ConvergenceTests {
         var incrementTotal: Int64 = 0
         /// The `logs/…` documents written (each once, with its `seq`).
         var logs: [String: Int64] = [:]
+        /// The `transfer` requests submitted.
+        var requests: [String] = []
     }
 
     /// One device: its store (reopened now and then) and its two listeners.
@@ -69,11 +73,14 @@ struct ConvergenceTests {
     }
 
     static let itemCount = 24
+    static let accountCount = 4
+    /// Each account's balance at the start.
+    static let opening: Int64 = 100
 
     @Test(arguments: [UInt64(1), 2, 3, 4])
     func devicesConvergeOnTheServersState(seed: UInt64) async throws {
         // Restarts close every connection, as a server process exiting does.
-        let server = try await LiveServer(ownEventLoops: true)
+        let server = try await LiveServer(examples: true, ownEventLoops: true)
         defer { server.removeData() }
         try await Self.run(seed: seed, servers: [server])
     }
@@ -81,8 +88,8 @@ struct ConvergenceTests {
     @Test(arguments: [UInt64(1), 2])
     func devicesOnTwoInstancesConvergeOnTheDatabasesState(seed: UInt64) async throws {
         let url = try await PostgresCluster.shared().createUniqueDatabase(prefix: "converge")
-        let a = try await LiveServer(ownEventLoops: true, postgresURL: url)
-        let b = try await LiveServer(ownEventLoops: true, postgresURL: url)
+        let a = try await LiveServer(examples: true, ownEventLoops: true, postgresURL: url)
+        let b = try await LiveServer(examples: true, ownEventLoops: true, postgresURL: url)
         defer {
             a.removeData()
             b.removeData()
@@ -99,6 +106,9 @@ struct ConvergenceTests {
         for device in devices { try await device.open() }
         // The counter exists before anyone increments it.
         _ = try await devices[0].store.document("counters/c").setData(["total": .value(.integer(0))]).committed
+        for a in 0..<Self.accountCount {
+            _ = try await devices[0].store.document("accounts/a\(a)").setData(["balance": .value(.integer(Self.opening))]).committed
+        }
         var expected = Expectations()
 
         for step in 0..<240 {
@@ -126,7 +136,16 @@ struct ConvergenceTests {
                 }
             case 44..<54:
                 _ = try await item.delete()
-            case 54..<66:
+            case 54..<58:
+                // Money moves only through request documents, each applied once or rejected.
+                let from = Int.random(in: 0..<Self.accountCount, using: &random)
+                let to = (from + Int.random(in: 1..<Self.accountCount, using: &random)) % Self.accountCount
+                let handle = try await store.submitRequest(type: "transfer", params: [
+                    "from": .string("accounts/a\(from)"), "to": .string("accounts/a\(to)"),
+                    "amount": .integer(Int64.random(in: 1...60, using: &random)),
+                ])
+                expected.requests.append(handle.id)
+            case 58..<66:
                 let k = Int64.random(in: 1...9, using: &random)
                 expected.incrementTotal += k
                 _ = try await store.document("counters/c").updateData(["total": .increment(k)])
@@ -180,6 +199,7 @@ struct ConvergenceTests {
             return (doc.documentID, seq)
         })
         #expect(written == expected.logs, "seed \(seed)")
+        try await Self.checkTransfers(expected.requests, auditor: auditor.store, seed: seed)
 
         let serverItems = Self.contents(items)
         let serverTop = Self.contents(top)
@@ -204,6 +224,44 @@ struct ConvergenceTests {
         }
         for device in devices { await device.close() }
         for server in servers { await server.stop() }
+    }
+
+    /// Every request settles (a restart may leave some pending until the next start's sweep);
+    /// the money is all there; each applied request has its one ledger entry and moved its
+    /// amount once, and no other request moved anything.
+    static func checkTransfers(_ ids: [String], auditor: DocumentStore, seed: UInt64) async throws {
+        var statuses: [String: Value] = [:]
+        func isFinal(_ id: String) -> Bool { statuses[id] == "applied" || statuses[id] == "rejected" }
+        let settled = await eventually {
+            for id in ids where !isFinal(id) {
+                guard let snapshot = try? await auditor.document("requests/\(id)").getDocument(source: .server) else { return false }
+                statuses[id] = snapshot.get("status")
+                if !isFinal(id) { return false }
+            }
+            return true
+        }
+        #expect(settled, "seed \(seed): requests not settled: \(ids.filter { !isFinal($0) }.map { ($0, statuses[$0] as Any) })")
+        let accounts = try await auditor.collection("accounts").limit(to: 10).getDocuments(source: .server)
+        let ledger = try await auditor.collection("ledger").limit(to: 1_000).getDocuments(source: .server)
+        var balances: [String: Int64] = [:]
+        for account in accounts.documents {
+            if case .integer(let balance)? = account.get("balance") { balances["accounts/" + account.documentID] = balance }
+        }
+        #expect(balances.values.reduce(0, +) == Int64(accountCount) * opening, "seed \(seed): \(balances)")
+        #expect(balances.values.allSatisfy { $0 >= 0 }, "seed \(seed): \(balances)")
+        let applied = Set(ids.filter { statuses[$0] == "applied" })
+        #expect(Set(ledger.documents.map(\.documentID)) == applied, "seed \(seed)")
+        var replayed = Dictionary(uniqueKeysWithValues: (0..<accountCount).map { ("accounts/a\($0)", opening) })
+        for entry in ledger.documents {
+            guard case .string(let from)? = entry.get("from"), case .string(let to)? = entry.get("to"),
+                  case .integer(let amount)? = entry.get("amount") else {
+                Issue.record("seed \(seed): a ledger entry without from, to and amount: \(entry.data() as Any)")
+                continue
+            }
+            replayed[from, default: 0] -= amount
+            replayed[to, default: 0] += amount
+        }
+        #expect(replayed == balances, "seed \(seed): the ledger replayed \(replayed), the accounts hold \(balances)")
     }
 
     /// A snapshot's documents in order: id and fields.
