@@ -6,7 +6,8 @@ import Foundation
 import PostgresTestSupport
 import Testing
 
-/// Several devices against the real server on 127.0.0.1 (the embedded store, or two instances
+/// Several devices against the real server on 127.0.0.1 under the default rules
+/// (Rules/firestore.rules; the embedded store, or two instances
 /// on one PostgreSQL database, each device on one of them), each doing a seeded random mix of
 /// writes (sets, merges, updates that may find no document, deletes, batches, increments),
 /// going offline and online, closing and reopening its store with writes pending, while a
@@ -16,8 +17,9 @@ import Testing
 ///   document a device wrote is on the server;
 /// - every `transfer` request settled, applied once (its ledger entry, its amount moved) or
 ///   rejected (nothing moved), and the money adds up;
-/// - the only rejections are updates of documents that were not there and updates on a
-///   version that changed meanwhile, each kept as a failed write.
+/// - the only rejections are updates of documents that were not there, updates on a version
+///   that changed meanwhile and direct writes to accounts (the rules deny them), each kept as
+///   a failed write.
 @Suite("Convergence of devices", .serialized, .timeLimit(.minutes(10)))
 struct ConvergenceTests {
     /// What the devices did that the end state must show.
@@ -42,15 +44,19 @@ struct ConvergenceTests {
         let top = Recorder<QuerySnapshot>()
         var seq: Int64 = 0
 
-        init(name: String, root: String, server: LiveServer) {
+        /// The token's extra claims (`admin: true` writes money documents directly).
+        let claims: [String: Value]
+
+        init(name: String, root: String, server: LiveServer, claims: [String: Value] = [:]) {
+            self.claims = claims
             self.name = name
             directory = root + "/" + name
             self.server = server
         }
 
         func open() async throws {
-            let server = self.server, name = self.name
-            let endpoint = try ServerEndpoint(url: server.url) { try await server.token(tenant: "acme", uid: name) }
+            let server = self.server, name = self.name, claims = self.claims
+            let endpoint = try ServerEndpoint(url: server.url) { try await server.token(tenant: "acme", uid: name, claims: claims) }
             store = try await DocumentStore.open(directory: directory, tenant: "acme", user: name, server: endpoint)
             online = true
             let all = self.all, top = self.top
@@ -80,7 +86,7 @@ struct ConvergenceTests {
     @Test(arguments: [UInt64(1), 2, 3, 4])
     func devicesConvergeOnTheServersState(seed: UInt64) async throws {
         // Restarts close every connection, as a server process exiting does.
-        let server = try await LiveServer(examples: true, ownEventLoops: true)
+        let server = try await LiveServer(rules: try LiveServer.defaultRules(), examples: true, ownEventLoops: true)
         defer { server.removeData() }
         try await Self.run(seed: seed, servers: [server])
     }
@@ -88,8 +94,9 @@ struct ConvergenceTests {
     @Test(arguments: [UInt64(1), 2])
     func devicesOnTwoInstancesConvergeOnTheDatabasesState(seed: UInt64) async throws {
         let url = try await PostgresCluster.shared().createUniqueDatabase(prefix: "converge")
-        let a = try await LiveServer(examples: true, ownEventLoops: true, postgresURL: url)
-        let b = try await LiveServer(examples: true, ownEventLoops: true, postgresURL: url)
+        let rules = try LiveServer.defaultRules()
+        let a = try await LiveServer(rules: rules, examples: true, ownEventLoops: true, postgresURL: url)
+        let b = try await LiveServer(rules: rules, examples: true, ownEventLoops: true, postgresURL: url)
         defer {
             a.removeData()
             b.removeData()
@@ -104,11 +111,15 @@ struct ConvergenceTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let devices = (0..<3).map { Device(name: "d\($0)", root: root, server: servers[$0 % servers.count]) }
         for device in devices { try await device.open() }
-        // The counter exists before anyone increments it.
+        // The counter exists before anyone increments it; the accounts are opened by an
+        // administrator (the rules let no one else write them).
         _ = try await devices[0].store.document("counters/c").setData(["total": .value(.integer(0))]).committed
+        let bank = Device(name: "bank", root: root, server: servers[0], claims: ["admin": .boolean(true)])
+        try await bank.open()
         for a in 0..<Self.accountCount {
-            _ = try await devices[0].store.document("accounts/a\(a)").setData(["balance": .value(.integer(Self.opening))]).committed
+            _ = try await bank.store.document("accounts/a\(a)").setData(["balance": .value(.integer(Self.opening))]).committed
         }
+        await bank.close()
         var expected = Expectations()
 
         for step in 0..<240 {
@@ -145,7 +156,11 @@ struct ConvergenceTests {
                     "amount": .integer(Int64.random(in: 1...60, using: &random)),
                 ])
                 expected.requests.append(handle.id)
-            case 58..<66:
+            case 58..<60:
+                // Not allowed by the rules: kept as a failed write, and the money stays.
+                _ = try await store.document("accounts/a\(Int.random(in: 0..<Self.accountCount, using: &random))")
+                    .updateData(["balance": .increment(1_000)])
+            case 60..<66:
                 let k = Int64.random(in: 1...9, using: &random)
                 expected.incrementTotal += k
                 _ = try await store.document("counters/c").updateData(["total": .increment(k)])
@@ -218,7 +233,7 @@ struct ConvergenceTests {
                 """)
             #expect(device.all.errors.isEmpty && device.top.errors.isEmpty, "seed \(seed), \(device.name): \(device.all.errors + device.top.errors)")
             let failed = try await device.store.failedWrites()
-            #expect(failed.allSatisfy { [.notFound, .failedPrecondition].contains($0.error.code) },
+            #expect(failed.allSatisfy { [.notFound, .failedPrecondition, .permissionDenied].contains($0.error.code) },
                     "seed \(seed), \(device.name): \(failed.map(\.error))")
             #expect(try await device.store.pendingWrites().isEmpty)
         }
