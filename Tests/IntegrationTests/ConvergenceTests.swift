@@ -15,6 +15,7 @@ import Testing
 /// - every device's listeners show what the server holds, without pending writes;
 /// - no write was lost or applied twice: the increments add up, and every uniquely named
 ///   document a device wrote is on the server;
+/// - every photo a device attached is uploaded, and downloads from another device intact;
 /// - every `transfer` request settled, applied once (its ledger entry, its amount moved) or
 ///   rejected (nothing moved), and the money adds up;
 /// - the only rejections are updates of documents that were not there, updates on a version
@@ -29,6 +30,8 @@ struct ConvergenceTests {
         var logs: [String: Int64] = [:]
         /// The `transfer` requests submitted.
         var requests: [String] = []
+        /// The `photos/…` documents written, each with the bytes of the attachment it holds.
+        var photos: [String: [UInt8]] = [:]
     }
 
     /// One device: its store (reopened now and then) and its two listeners.
@@ -96,7 +99,8 @@ struct ConvergenceTests {
         let url = try await PostgresCluster.shared().createUniqueDatabase(prefix: "converge")
         let rules = try LiveServer.defaultRules()
         let a = try await LiveServer(rules: rules, examples: true, ownEventLoops: true, postgresURL: url)
-        let b = try await LiveServer(rules: rules, examples: true, ownEventLoops: true, postgresURL: url)
+        // The attachments in one directory both instances mount (docs/operations.md).
+        let b = try await LiveServer(dataDirectory: a.dataDirectory, rules: rules, examples: true, ownEventLoops: true, postgresURL: url)
         defer {
             a.removeData()
             b.removeData()
@@ -164,7 +168,15 @@ struct ConvergenceTests {
                 let k = Int64.random(in: 1...9, using: &random)
                 expected.incrementTotal += k
                 _ = try await store.document("counters/c").updateData(["total": .increment(k)])
-            case 66..<76:
+            case 66..<70:
+                // A photo taken (offline or not) and a document that refers to it.
+                device.seq += 1
+                let id = "\(device.name)-\(device.seq)"
+                let bytes = (0..<Int.random(in: 1...65_536, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+                let photo = try await store.attachments.add(bytes: bytes, contentType: "image/jpeg")
+                expected.photos[id] = bytes
+                _ = try await store.document("photos/\(id)").setData(["photo": .attachment(photo.id)])
+            case 70..<76:
                 device.seq += 1
                 let id = "\(device.name)-\(device.seq)"
                 expected.logs[id] = device.seq
@@ -215,6 +227,7 @@ struct ConvergenceTests {
         })
         #expect(written == expected.logs, "seed \(seed)")
         try await Self.checkTransfers(expected.requests, auditor: auditor.store, seed: seed)
+        try await Self.checkPhotos(expected.photos, auditor: auditor.store, seed: seed)
 
         let serverItems = Self.contents(items)
         let serverTop = Self.contents(top)
@@ -277,6 +290,21 @@ struct ConvergenceTests {
             replayed[to, default: 0] += amount
         }
         #expect(replayed == balances, "seed \(seed): the ledger replayed \(replayed), the accounts hold \(balances)")
+    }
+
+    /// Every photo document is on the server, and its attachment downloads (on the auditor's
+    /// device) with the bytes the device took.
+    static func checkPhotos(_ photos: [String: [UInt8]], auditor: DocumentStore, seed: UInt64) async throws {
+        let stored = try await auditor.collection("photos").limit(to: 1_000).getDocuments(source: .server)
+        #expect(Set(stored.documents.map(\.documentID)) == Set(photos.keys), "seed \(seed)")
+        for document in stored.documents {
+            guard case .attachment(let id)? = document.get("photo") else {
+                Issue.record("seed \(seed): \(document.path) holds no attachment")
+                continue
+            }
+            let bytes = try await auditor.attachments.bytes(id)
+            #expect(bytes == photos[document.documentID], "seed \(seed): \(document.path)")
+        }
     }
 
     /// A snapshot's documents in order: id and fields.
