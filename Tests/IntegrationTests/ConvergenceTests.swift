@@ -12,7 +12,8 @@ import Testing
 /// writes (sets, merges, updates that may find no document, deletes, batches, increments),
 /// going offline and online, closing and reopening its store with writes pending, while a
 /// server restarts now and then. When everything has synced:
-/// - every device's listeners show what the server holds, without pending writes;
+/// - every device's listeners (the whole collection, a filtered top 5, `limit(toLast:)`, an
+///   equality in document-id order) show what the server answers, without pending writes;
 /// - no write was lost or applied twice: the increments add up, and every uniquely named
 ///   document a device wrote is on the server;
 /// - every photo a device attached is uploaded, and downloads from another device intact;
@@ -43,8 +44,8 @@ struct ConvergenceTests {
         var store: DocumentStore!
         var online = true
         var registrations: [ListenerRegistration] = []
-        let all = Recorder<QuerySnapshot>()
-        let top = Recorder<QuerySnapshot>()
+        /// What each of ``ConvergenceTests/watchedQueries(_:)`` delivered.
+        let seen = (0..<ConvergenceTests.watchedQueryCount).map { _ in Recorder<QuerySnapshot>() }
         var seq: Int64 = 0
 
         /// The token's extra claims (`admin: true` writes money documents directly).
@@ -62,11 +63,10 @@ struct ConvergenceTests {
             let endpoint = try ServerEndpoint(url: server.url) { try await server.token(tenant: "acme", uid: name, claims: claims) }
             store = try await DocumentStore.open(directory: directory, tenant: "acme", user: name, server: endpoint)
             online = true
-            let all = self.all, top = self.top
-            registrations = [
-                try await store.collection("items").limit(to: 100).addSnapshotListener(includeMetadataChanges: true) { all.record($0) },
-                try await ConvergenceTests.topQuery(store).addSnapshotListener(includeMetadataChanges: true) { top.record($0) },
-            ]
+            registrations = []
+            for (query, recorder) in zip(try ConvergenceTests.watchedQueries(store), seen) {
+                registrations.append(try await query.addSnapshotListener(includeMetadataChanges: true) { recorder.record($0) })
+            }
         }
 
         func close() async {
@@ -76,10 +76,18 @@ struct ConvergenceTests {
         }
     }
 
-    /// The bounded query every device listens to besides the whole collection.
-    static func topQuery(_ store: DocumentStore) throws -> DocumentQuery {
-        try store.collection("items").whereField("group", isEqualTo: .integer(1)).order(by: "n", descending: true).limit(to: 5)
+    /// The bounded queries every device listens to: the whole collection, a filtered top 5, the
+    /// last 4 in ascending order, an equality in document-id order.
+    static func watchedQueries(_ store: DocumentStore) throws -> [DocumentQuery] {
+        let items = try store.collection("items")
+        return [
+            try items.limit(to: 100),
+            try items.whereField("group", isEqualTo: .integer(1)).order(by: "n", descending: true).limit(to: 5),
+            try items.order(by: "n").limit(toLast: 4),
+            try items.whereField("merged", isEqualTo: .boolean(true)).limit(to: 3),
+        ]
     }
+    static let watchedQueryCount = 4
 
     static let itemCount = 24
     static let accountCount = 4
@@ -215,8 +223,10 @@ struct ConvergenceTests {
         let auditor = Device(name: "auditor", root: root, server: servers[0])
         try await auditor.open()
         defer { Task { await auditor.close() } }
-        let items = try await auditor.store.collection("items").limit(to: 100).getDocuments(source: .server)
-        let top = try await Self.topQuery(auditor.store).getDocuments(source: .server)
+        var answers: [[String]] = []
+        for query in try Self.watchedQueries(auditor.store) {
+            answers.append(Self.contents(try await query.getDocuments(source: .server)))
+        }
         let counter = try await auditor.store.document("counters/c").getDocument(source: .server)
         let logs = try await auditor.store.collection("logs").limit(to: 1_000).getDocuments(source: .server)
 
@@ -229,22 +239,22 @@ struct ConvergenceTests {
         try await Self.checkTransfers(expected.requests, auditor: auditor.store, seed: seed)
         try await Self.checkPhotos(expected.photos, auditor: auditor.store, seed: seed)
 
-        let serverItems = Self.contents(items)
-        let serverTop = Self.contents(top)
         for device in devices {
             // Usually at once. A connection a restart caught in the middle of its handshake
             // waits for the client's own timeouts (the WebSocket upgrade's 10 s, `hello`'s
             // 30 s) before it is made again: hence the default bound.
             let synced = await eventually {
-                guard let all = device.all.last, let mine = device.top.last else { return false }
-                return !all.metadata.hasPendingWrites && !all.metadata.isFromCache && !mine.metadata.hasPendingWrites
-                    && !mine.metadata.isFromCache && Self.contents(all) == serverItems && Self.contents(mine) == serverTop
+                zip(device.seen, answers).allSatisfy { recorder, answer in
+                    guard let last = recorder.last else { return false }
+                    return !last.metadata.hasPendingWrites && !last.metadata.isFromCache && Self.contents(last) == answer
+                }
             }
             #expect(synced, """
-                seed \(seed), \(device.name): listeners \(device.all.last.map(Self.contents) ?? []) / \(device.top.last.map(Self.contents) ?? []) \
-                against the server's \(serverItems) / \(serverTop)
+                seed \(seed), \(device.name): listeners \(device.seen.map { $0.last.map { (Self.contents($0), $0.metadata) } as Any }) \
+                against the server's \(answers)
                 """)
-            #expect(device.all.errors.isEmpty && device.top.errors.isEmpty, "seed \(seed), \(device.name): \(device.all.errors + device.top.errors)")
+            let errors = device.seen.flatMap(\.errors)
+            #expect(errors.isEmpty, "seed \(seed), \(device.name): \(errors)")
             let failed = try await device.store.failedWrites()
             #expect(failed.allSatisfy { [.notFound, .failedPrecondition, .permissionDenied].contains($0.error.code) },
                     "seed \(seed), \(device.name): \(failed.map(\.error))")
