@@ -60,8 +60,15 @@ struct ConvergenceTests {
 
         func open() async throws {
             let server = self.server, name = self.name, claims = self.claims
-            let endpoint = try ServerEndpoint(url: server.url) { try await server.token(tenant: "acme", uid: name, claims: claims) }
-            store = try await DocumentStore.open(directory: directory, tenant: "acme", user: name, server: endpoint)
+            // What `ServerEndpoint` makes, with shorter timeouts: a connection a restart caught
+            // in the middle of its handshake is given up on after 3 s, not 10 s (the WebSocket
+            // upgrade) or 30 s (`hello`), and made again.
+            var transport = try WebSocketTransport(url: server.url)
+            transport.connectTimeout = .seconds(3)
+            let network = NetworkConfiguration(
+                transport: transport, token: { try await server.token(tenant: "acme", uid: name, claims: claims) },
+                handshakeTimeout: .seconds(3), attachments: HTTPAttachmentTransport(baseURL: server.url))
+            store = try await DocumentStore.open(directory: directory, tenant: "acme", user: name, network: network)
             online = true
             registrations = []
             for (query, recorder) in zip(try ConvergenceTests.watchedQueries(store), seen) {
@@ -240,9 +247,6 @@ struct ConvergenceTests {
         try await Self.checkPhotos(expected.photos, auditor: auditor.store, seed: seed)
 
         for device in devices {
-            // Usually at once. A connection a restart caught in the middle of its handshake
-            // waits for the client's own timeouts (the WebSocket upgrade's 10 s, `hello`'s
-            // 30 s) before it is made again: hence the default bound.
             let synced = await eventually {
                 zip(device.seen, answers).allSatisfy { recorder, answer in
                     guard let last = recorder.last else { return false }
