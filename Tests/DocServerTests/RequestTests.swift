@@ -159,14 +159,22 @@ struct RequestTests {
         #expect(try await Self.balance(server, "a") == 1)
     }
 
-    @Test func pendingRequestsLeftByACrashAreProcessedOnceAtStart() async throws {
-        let server = TestServer()   // no handlers registered and no hook: a request stays pending
-        let tenant = try server.tenantStore("acme")
-        let processor = CommitProcessor(store: tenant, clock: server.clock.serverClock, logger: .discarding)
+    /// Accounts `a` (500) and `b` (0) and a pending transfer request `id` of 200 from `a` to
+    /// `b`, committed straight to `server`'s store, as by an instance that died before
+    /// processing it; returns the processor that wrote them.
+    @discardableResult
+    static func leavePendingTransfer(_ server: TestServer, id: String) async throws -> CommitProcessor {
+        let processor = CommitProcessor(store: try server.tenantStore("acme"), clock: server.clock.serverClock, logger: .discarding)
         _ = try await processor.process(batch: BatchKey(clientID: "c", batchID: 1),
                                         mutations: [Self.account("a", 500), Self.account("b", 0)], uid: "u1")
         _ = try await processor.process(batch: BatchKey(clientID: "c", batchID: 2),
-                                        mutations: [Self.request("crash1", type: "transfer", params: Self.transfer("a", "b", 200))], uid: "u1")
+                                        mutations: [Self.request(id, type: "transfer", params: Self.transfer("a", "b", 200))], uid: "u1")
+        return processor
+    }
+
+    @Test func pendingRequestsLeftByACrashAreProcessedOnceAtStart() async throws {
+        let server = TestServer()   // no handlers registered and no hook: a request stays pending
+        try await Self.leavePendingTransfer(server, id: "crash1")
         // A new server process on the same store: its start-up recovery finds the request.
         let restarted = DocServerCore(store: server.store, logger: .discarding)
         restarted.requests.registerExamples()
@@ -184,12 +192,7 @@ struct RequestTests {
     /// as processed (its sweep's count, `doccache_requests_total`).
     @Test func aRequestFinalizedByAnotherProcessorIsNotCountedAgain() async throws {
         let server = TestServer()   // no handlers yet: the requests stay pending
-        let tenant = try server.tenantStore("acme")
-        let processor = CommitProcessor(store: tenant, clock: server.clock.serverClock, logger: .discarding)
-        _ = try await processor.process(batch: BatchKey(clientID: "c", batchID: 1),
-                                        mutations: [Self.account("a", 500), Self.account("b", 0)], uid: "u1")
-        _ = try await processor.process(batch: BatchKey(clientID: "c", batchID: 2),
-                                        mutations: [Self.request("twice", type: "transfer", params: Self.transfer("a", "b", 200))], uid: "u1")
+        let processor = try await Self.leavePendingTransfer(server, id: "twice")
         server.core.requests.registerExamples()
         let real = server.core.requestAccess(try await server.core.hub(for: TenantID("acme"), sweepingIfNew: false))
         // The other processor's commit of the same decision lands first.
