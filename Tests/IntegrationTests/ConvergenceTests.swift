@@ -9,11 +9,13 @@ import Testing
 /// Several devices against the real server on 127.0.0.1 under the default rules
 /// (Rules/firestore.rules; the embedded store, or two instances
 /// on one PostgreSQL database, each device on one of them), each doing a seeded random mix of
-/// writes (sets, merges, updates that may find no document, deletes, batches, increments),
+/// writes (sets, merges, updates that may find no document, soft and hard deletes, batches,
+/// increments),
 /// going offline and online, closing and reopening its store with writes pending, while a
 /// server restarts now and then. When everything has synced:
 /// - every device's listeners (the whole collection, a filtered top 5, `limit(toLast:)`, an
-///   equality in document-id order) show what the server answers, without pending writes;
+///   equality in document-id order, the collection with its soft-deleted documents) show what
+///   the server answers, without pending writes;
 /// - no write was lost or applied twice: the increments add up, and every uniquely named
 ///   document a device wrote is on the server;
 /// - every photo a device attached is uploaded, and downloads from another device intact;
@@ -84,7 +86,8 @@ struct ConvergenceTests {
     }
 
     /// The bounded queries every device listens to: the whole collection, a filtered top 5, the
-    /// last 4 in ascending order, an equality in document-id order.
+    /// last 4 in ascending order, an equality in document-id order, and the whole collection
+    /// with its soft-deleted documents.
     static func watchedQueries(_ store: DocumentStore) throws -> [DocumentQuery] {
         let items = try store.collection("items")
         return [
@@ -92,9 +95,10 @@ struct ConvergenceTests {
             try items.whereField("group", isEqualTo: .integer(1)).order(by: "n", descending: true).limit(to: 5),
             try items.order(by: "n").limit(toLast: 4),
             try items.whereField("merged", isEqualTo: .boolean(true)).limit(to: 3),
+            try items.includeDeleted().limit(to: 100),
         ]
     }
-    static let watchedQueryCount = 4
+    static let watchedQueryCount = 5
 
     static let itemCount = 24
     static let accountCount = 4
@@ -164,8 +168,11 @@ struct ConvergenceTests {
                 if let version = try await item.getDocument(source: .cache).version {
                     _ = try await item.updateData(["checked": .value(.string(device.name))], ifVersion: version)
                 }
-            case 44..<54:
+            case 44..<52:
                 _ = try await item.delete()
+            case 52..<54:
+                // A hard delete: no tombstone stays.
+                _ = try await item.purge()
             case 54..<58:
                 // Money moves only through request documents, each applied once or rejected.
                 let from = Int.random(in: 0..<Self.accountCount, using: &random)
