@@ -37,12 +37,15 @@ struct ConvergenceTests {
         var photos: [String: [UInt8]] = [:]
     }
 
-    /// One device: its store (reopened now and then) and its two listeners.
+    /// One device: its store (reopened now and then) and its listeners.
     final class Device: @unchecked Sendable {
         // Used from the test's task only.
         let name: String
         let directory: String
+        /// Mints the device's tokens (every test server shares one secret).
         let server: LiveServer
+        /// Where the device connects: its server, or a balancer in front of several.
+        let url: String
         var store: DocumentStore!
         var online = true
         var registrations: [ListenerRegistration] = []
@@ -53,23 +56,24 @@ struct ConvergenceTests {
         /// The token's extra claims (`admin: true` writes money documents directly).
         let claims: [String: Value]
 
-        init(name: String, root: String, server: LiveServer, claims: [String: Value] = [:]) {
+        init(name: String, root: String, server: LiveServer, url: String? = nil, claims: [String: Value] = [:]) {
             self.claims = claims
             self.name = name
             directory = root + "/" + name
             self.server = server
+            self.url = url ?? server.url
         }
 
         func open() async throws {
-            let server = self.server, name = self.name, claims = self.claims
+            let server = self.server, url = self.url, name = self.name, claims = self.claims
             // What `ServerEndpoint` makes, with shorter timeouts: a connection a restart caught
             // in the middle of its handshake is given up on after 3 s, not 10 s (the WebSocket
             // upgrade) or 30 s (`hello`), and made again.
-            var transport = try WebSocketTransport(url: server.url)
+            var transport = try WebSocketTransport(url: url)
             transport.connectTimeout = .seconds(3)
             let network = NetworkConfiguration(
                 transport: transport, token: { try await server.token(tenant: "acme", uid: name, claims: claims) },
-                handshakeTimeout: .seconds(3), attachments: HTTPAttachmentTransport(baseURL: server.url))
+                handshakeTimeout: .seconds(3), attachments: HTTPAttachmentTransport(baseURL: url))
             store = try await DocumentStore.open(directory: directory, tenant: "acme", user: name, network: network)
             online = true
             registrations = []
@@ -113,26 +117,32 @@ struct ConvergenceTests {
         try await Self.run(seed: seed, servers: [server])
     }
 
-    @Test(arguments: [UInt64(1), 2])
-    func devicesOnTwoInstancesConvergeOnTheDatabasesState(seed: UInt64) async throws {
+    /// Each device on one of the two instances, or (`balanced`) every connection through a
+    /// balancer that sends each new one to the next instance: a device's two streams, and each
+    /// reconnection, land on either.
+    @Test(arguments: [(UInt64(1), false), (2, false), (3, true), (4, true)])
+    func devicesOnTwoInstancesConvergeOnTheDatabasesState(seed: UInt64, balanced: Bool) async throws {
         let url = try await PostgresCluster.shared().createUniqueDatabase(prefix: "converge")
         let rules = try LiveServer.defaultRules()
         let a = try await LiveServer(rules: rules, examples: true, ownEventLoops: true, postgresURL: url)
         // The attachments in one directory both instances mount (docs/operations.md).
         let b = try await LiveServer(dataDirectory: a.dataDirectory, rules: rules, examples: true, ownEventLoops: true, postgresURL: url)
+        let balancer = balanced ? try BalancingProxy(backendPorts: [a.address.port, b.address.port]) : nil
         defer {
+            balancer?.stop()
             a.removeData()
             b.removeData()
         }
-        try await Self.run(seed: seed, servers: [a, b])
+        try await Self.run(seed: seed, servers: [a, b], url: balancer.map { "http://127.0.0.1:\($0.port)" })
     }
 
-    /// The run: three devices, device `i` on `servers[i % count]`; the auditor on the first.
-    static func run(seed: UInt64, servers: [LiveServer]) async throws {
+    /// The run: three devices, device `i` on `servers[i % count]` (or all on `url`); the
+    /// auditor on the first server.
+    static func run(seed: UInt64, servers: [LiveServer], url: String? = nil) async throws {
         var random = SplitMix64(seed: seed)
         let root = NSTemporaryDirectory() + "doccache-convergence-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let devices = (0..<3).map { Device(name: "d\($0)", root: root, server: servers[$0 % servers.count]) }
+        let devices = (0..<3).map { Device(name: "d\($0)", root: root, server: servers[$0 % servers.count], url: url) }
         for device in devices { try await device.open() }
         // The counter exists before anyone increments it; the accounts are opened by an
         // administrator (the rules let no one else write them).
