@@ -61,6 +61,19 @@ import Testing
         await #expect(throws: DocError.self) { try await server.core.query(Self.notes(owner: "bob"), on: ann) }
     }
 
+    /// A collection group's path names only where the group is searched (the root here: an
+    /// empty path), so a refusal names the group.
+    @Test func aRefusedCollectionGroupIsNamedInTheLocation() async throws {
+        let server = try rulesServer()
+        let ann = try await server.connect(uid: "ann", claims: [:])
+        let group = try DocModel.Query(collectionGroup: "comments").limit(to: 10).toTarget()
+        let error = await #expect(throws: DocError.self) { try await server.core.query(group, on: ann) }
+        #expect(error?.code == .permissionDenied)
+        #expect(error?.location == "target collection group comments")
+        let unbounded = try DocModel.Query(collectionGroup: "comments").toTarget()
+        #expect(Self.refusal(await listen(server, ann, 2, unbounded))?.location == "target collection group comments")
+    }
+
     @Test func watchTargetsAreCheckedWhenAdded() async throws {
         let server = try rulesServer()
         try await server.seed(["notes/ann": ["owner": "ann"], "notes/bob": ["owner": "bob"]])

@@ -765,11 +765,11 @@ actor TenantHub {
         guard let limit = target.limit else {
             return DocError(.invalidArgument,
                 "Listen targets must have a limit: a query listener needs limit(to:) or limit(toLast:) of at most \(cap) (unbounded listens are refused)",
-                at: "target \(target.path)")
+                at: target.errorLocation)
         }
         guard limit <= cap else {
             return DocError(.invalidArgument, "Listen targets may have a limit of at most \(cap), this one has \(limit)",
-                            at: "target \(target.path)")
+                            at: target.errorLocation)
         }
         return nil
     }
@@ -974,7 +974,7 @@ actor TenantHub {
         async throws(DocError) -> (result: [String: Value], version: SnapshotVersion)
     {
         guard !target.isDocumentQuery else {
-            throw DocError(.invalidArgument, "aggregations run over a query, not a single document", at: "target \(target.path)")
+            throw DocError(.invalidArgument, "aggregations run over a query, not a single document", at: target.errorLocation)
         }
         do {
             // The rules decide in the hub's turn (their lookups read the store as commits

@@ -130,7 +130,7 @@ struct AccessControl {
     /// Whether the caller may listen to `target` now: a document target is a `get` of its
     /// document (read here), a query target a `list`. Returns the denial, or `nil` when allowed.
     func denial(listen target: Target, time: Timestamp) async throws(DocError) -> DocError? {
-        let location = "target \(target.path)"
+        let location = target.errorLocation
         if target.isDocumentQuery, let key = try? DocumentKey(path: target.path) {
             let stored = try await store.documents([key]).documents[key]
             return try await denial(get: key, document: stored, time: time, location: location)
