@@ -49,6 +49,24 @@ struct DefaultRulesTests {
         #expect(!Self.allowed(.create, "rooms/r1", nil, after: ["n": 1]))
     }
 
+    /// Members read everything: collection-group queries too (decided by the recursive match
+    /// at the root, as Firestore decides them).
+    @Test func membersQueryCollectionGroupsStrangersDoNot() {
+        func listGroup(_ auth: RulesAuth?) -> Bool {
+            let request = RulesRequest(
+                method: .list, path: try! ResourcePath("comments"), auth: auth, resource: nil, requestResource: nil,
+                time: Self.now, query: RulesQuery(collectionGroup: true))
+            switch Self.ruleSet {
+            case .success(let rules): return rules.evaluate(request).isAllowed
+            case .failure(let error): Issue.record("Rules/firestore.rules did not load: \(error)"); return false
+            }
+        }
+        #expect(listGroup(Self.member))
+        #expect(!listGroup(nil))
+        #expect(Self.allowed(.get, "accounts/a1", Self.member, existing: ["balance": 5]))
+        #expect(!Self.allowed(.update, "accounts/a1", Self.member, existing: ["balance": 5], after: ["balance": 9]))
+    }
+
     @Test func requestsAreCreatedPendingByTheirAuthorAndNeverChangedByClients() {
         let good: [String: Value] = ["type": "transfer", "status": "pending", "createdBy": "ann", "params": ["amount": 5]]
         #expect(Self.allowed(.create, "requests/q1", Self.member, after: good))

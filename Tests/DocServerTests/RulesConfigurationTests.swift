@@ -60,8 +60,8 @@ import Testing
         let denied = try #require(await server.write(member, batch: 1, [.update(T.key("accounts/a1"), fields: [T.field("balance"): 1_000])]).rejection)
         #expect(denied.code == .permissionDenied && denied.location == "write 0: accounts/a1")
         #expect(denied.message == "permission denied: update on /databases/(default)/documents/accounts/a1: "
-            + "allow write at line 32 (match /databases/{database}/documents/{collection}/{rest=**}): false; "
-            + "allow write at line 45 (match /databases/{database}/documents/accounts/{rest=**}): false")
+            + "allow write at line 38 (match /databases/{database}/documents/{collection}/{rest=**}): false; "
+            + "allow write at line 51 (match /databases/{database}/documents/accounts/{rest=**}): false")
     }
 
     @Test func handshakesCarryTheTokenClaims() async throws {

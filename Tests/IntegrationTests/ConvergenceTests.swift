@@ -14,8 +14,8 @@ import Testing
 /// going offline and online, closing and reopening its store with writes pending, while a
 /// server restarts now and then. When everything has synced:
 /// - every device's listeners (the whole collection, a filtered top 5, `limit(toLast:)`, an
-///   equality in document-id order, the collection with its soft-deleted documents) show what
-///   the server answers, without pending writes;
+///   equality in document-id order, the collection with its soft-deleted documents, a
+///   collection group) show what the server answers, without pending writes;
 /// - no write was lost or applied twice: the increments add up, and every uniquely named
 ///   document a device wrote is on the server;
 /// - every photo a device attached is uploaded, and downloads from another device intact;
@@ -90,8 +90,8 @@ struct ConvergenceTests {
     }
 
     /// The bounded queries every device listens to: the whole collection, a filtered top 5, the
-    /// last 4 in ascending order, an equality in document-id order, and the whole collection
-    /// with its soft-deleted documents.
+    /// last 4 in ascending order, an equality in document-id order, the whole collection with
+    /// its soft-deleted documents, and the first 20 comments of any item (a collection group).
     static func watchedQueries(_ store: DocumentStore) throws -> [DocumentQuery] {
         let items = try store.collection("items")
         return [
@@ -100,9 +100,10 @@ struct ConvergenceTests {
             try items.order(by: "n").limit(toLast: 4),
             try items.whereField("merged", isEqualTo: .boolean(true)).limit(to: 3),
             try items.includeDeleted().limit(to: 100),
+            try store.collectionGroup("comments").order(by: "n").limit(to: 20),
         ]
     }
-    static let watchedQueryCount = 5
+    static let watchedQueryCount = 6
 
     static let itemCount = 24
     static let accountCount = 4
@@ -208,7 +209,15 @@ struct ConvergenceTests {
                 let photo = try await store.attachments.add(bytes: bytes, contentType: "image/jpeg")
                 expected.photos[id] = bytes
                 _ = try await store.document("photos/\(id)").setData(["photo": .attachment(photo.id)])
-            case 70..<76:
+            case 70..<73:
+                // A comment under an item (a subcollection), seen through a collection group.
+                let comment = try store.document("\(item.path)/comments/c\(Int.random(in: 0..<4, using: &random))")
+                if Bool.random(using: &random) {
+                    _ = try await comment.setData(["n": .value(.integer(n)), "by": .value(.string(device.name))])
+                } else {
+                    _ = try await comment.delete()
+                }
+            case 73..<76:
                 device.seq += 1
                 let id = "\(device.name)-\(device.seq)"
                 expected.logs[id] = device.seq
