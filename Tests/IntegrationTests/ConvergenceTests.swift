@@ -7,12 +7,13 @@ import PostgresTestSupport
 import Testing
 
 /// Several devices against the real server on 127.0.0.1 under the default rules
-/// (Rules/firestore.rules; the embedded store, or two instances
-/// on one PostgreSQL database, each device on one of them), each doing a seeded random mix of
-/// writes (sets, merges, updates that may find no document, soft and hard deletes, batches,
-/// increments),
-/// going offline and online, closing and reopening its store with writes pending, while a
-/// server restarts now and then. When everything has synced:
+/// (Rules/firestore.rules): the embedded store, or two instances on one PostgreSQL database
+/// (each device on one of them, or every connection through a balancer). Each device does a
+/// seeded random mix of writes (sets, merges, server timestamps, updates that may find no
+/// document or a changed version, soft and hard deletes, batches, increments, comments,
+/// photos, `transfer` requests, denied writes), going offline and online, closing and
+/// reopening its store with writes pending, while a server restarts now and then. When
+/// everything has synced:
 /// - every device's listeners (the whole collection, a filtered top 5, `limit(toLast:)`, an
 ///   equality in document-id order, the collection with its soft-deleted documents, a
 ///   collection group) show what the server answers, without pending writes;
