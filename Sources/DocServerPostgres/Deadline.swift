@@ -7,9 +7,14 @@ internal import Synchronization
 /// `body` runs in its own task and the call does not wait for it to end: a query stuck on a
 /// half-open TCP connection, which cancellation cannot interrupt, does not hold the caller
 /// past its deadline. Cancelling the caller cancels `body` and returns `cancelled`.
+///
+/// - Parameter discardLate: what to do with a value `body` returns after the call has already
+///   returned (timed out or cancelled): a resource nobody will own, such as a connection that
+///   must be closed.
 func withDeadline<T: Sendable>(
     _ timeout: Duration,
     onTimeout: @escaping @Sendable () -> DocError,
+    discardLate: (@Sendable (T) async -> Void)? = nil,
     _ body: @escaping @Sendable () async throws(DocError) -> T
 ) async throws(DocError) -> T {
     let race = DeadlineRace<T>()
@@ -19,7 +24,7 @@ func withDeadline<T: Sendable>(
             let work = Task {
                 let result: Result<T, DocError>
                 do throws(DocError) { result = .success(try await body()) } catch { result = .failure(error) }
-                race.finish(result)
+                if !race.finish(result), let discardLate, case .success(let late) = result { await discardLate(late) }
             }
             let timer = Task {
                 try? await Task.sleep(for: timeout)
@@ -66,15 +71,20 @@ private final class DeadlineRace<T: Sendable>: Sendable {
         }
     }
 
-    func finish(_ result: Result<T, DocError>) {
-        let (continuation, work, timer) = state.withLock { state -> (CheckedContinuation<Result<T, DocError>, Never>?, Task<Void, Never>?, Task<Void, Never>?) in
-            guard state.result == nil else { return (nil, nil, nil) }
+    /// Settles the race with `result` unless it is settled already; returns whether it was
+    /// this call that settled it.
+    @discardableResult
+    func finish(_ result: Result<T, DocError>) -> Bool {
+        let settled = state.withLock { state -> (CheckedContinuation<Result<T, DocError>, Never>?, Task<Void, Never>?, Task<Void, Never>?)? in
+            guard state.result == nil else { return nil }
             state.result = result
             defer { state.continuation = nil }
             return (state.continuation, state.work, state.timer)
         }
+        guard let (continuation, work, timer) = settled else { return false }
         continuation?.resume(returning: result)
         work?.cancel()
         timer?.cancel()
+        return true
     }
 }

@@ -89,6 +89,10 @@ final class PostgresDatabase: Sendable {
         let name = self.name
         return try await withDeadline(options.connectTimeout + .seconds(1), onTimeout: {
             DocError(.unavailable, "cannot connect to \(name): no answer within the connect timeout")
+        }, discardLate: { late in
+            // Connected after the caller gave up (timed out, or cancelled: a store closing):
+            // nobody will use or close it.
+            try? await late.close()
         }) { () async throws(DocError) -> PostgresConnection in
             do {
                 return try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger)
