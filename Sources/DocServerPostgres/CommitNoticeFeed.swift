@@ -140,10 +140,16 @@ final class CommitNoticeFeed: Sendable {
                 }
                 if failures > 0 { logger.info("commit notices: listening again", metadata: ["database": "\(database.name)"]) }
                 failures = 0
-                try await connection.listen(on: channel) { notifications in
-                    for try await notification in notifications {
-                        if let notice = Self.parse(notification.payload) { publish(notice) }
+                do {
+                    try await connection.listen(on: channel) { notifications in
+                        for try await notification in notifications {
+                            if let notice = Self.parse(notification.payload) { publish(notice) }
+                        }
                     }
+                } catch {
+                    // Closed whatever ended the listen (the feed stopping, the database lost).
+                    try? await connection.close()
+                    throw error
                 }
                 try? await connection.close()
             } catch {

@@ -1,7 +1,6 @@
 import DocModel
 import DocServer
 import DocTestSupport
-import PostgresTestSupport
 import Testing
 @testable import DocServerPostgres
 
@@ -13,14 +12,8 @@ import Testing
     /// released unclosed). Found by `ConvergenceTests`, whose instances restart.
     @Test func aConnectionMadeAfterItsCallerGaveUpIsClosed() async throws {
         let url = try await freshDatabase("lateconnect")
-        let name = databaseName(url)
         let database = try PostgresDatabase(url: try PostgresURL(url), options: testOptions())
-        func open() async throws -> Int {
-            let rows = try await PostgresCluster.shared().psql(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(name)'")
-            return Int(rows.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
-        }
-        #expect(try await open() == 0)
+        #expect(try await openConnections(to: url) == 0)
         // Cancelled at moments spread over a connect's few milliseconds: some land before the
         // socket opens, some in the middle of the start-up handshake.
         for i in 0..<60 {
@@ -30,8 +23,8 @@ import Testing
             if let connection = try? await attempt.value { try await connection.close() }
         }
         // Every connection the attempts made is closed: none stays on the server.
-        let closed = await eventually { (try? await open()) == 0 }
-        let left = try await open()
+        let closed = await eventually { (try? await openConnections(to: url)) == 0 }
+        let left = try await openConnections(to: url)
         #expect(closed, "connections left open: \(left)")
     }
 }

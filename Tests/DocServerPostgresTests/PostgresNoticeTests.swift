@@ -80,6 +80,24 @@ import Testing
         await polling.close()
     }
 
+    /// Closing a store while its notice listener connects or listens closes that connection
+    /// whatever ends the listen (a debug build of postgres-nio stops the process on a
+    /// connection released unclosed; found by `ConvergenceTests`, whose instances restart):
+    /// stores closed at moments spread over their listener's start, and then no connection of
+    /// theirs stays on the server.
+    @Test func closingAStoreWhileItListensLeavesNoConnectionOpen() async throws {
+        let url = try await freshDatabase("closelisten")
+        for i in 0..<20 {
+            let store = try await PostgresServerStore.connect(url: url, options: testOptions(notices: .listen))
+            _ = store.commitNotices()
+            try await Task.sleep(for: .microseconds(250 * i))
+            await store.close()
+        }
+        let closed = await eventually { (try? await openConnections(to: url)) == 0 }
+        let left = try await openConnections(to: url)
+        #expect(closed, "connections left open: \(left)")
+    }
+
     @Test func noticesEndWhenTheStoreCloses() async throws {
         let url = try await freshDatabase("endnotice")
         let store = try await PostgresServerStore.connect(url: url, options: testOptions(notices: .listen))

@@ -14,6 +14,16 @@ func freshDatabase(_ prefix: String = "pg") async throws -> String {
 /// The name of a database from its URL.
 func databaseName(_ url: String) -> String { String(url.split(separator: "/").last ?? "") }
 
+/// How many connections the server has open to the database at `url` (`pg_stat_activity`).
+func openConnections(to url: String) async throws -> Int {
+    let rows = try await PostgresCluster.shared().psql(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(databaseName(url))'")
+    guard let count = Int(rows.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+        throw DocError(.internal, "psql answered \(rows) for a count")
+    }
+    return count
+}
+
 /// Options for tests: a small pool, the timeouts of ``PostgresCluster/testOperationTimeout``.
 func testOptions(notices: PostgresServerStore.NoticeMode = .poll(milliseconds: 100), channel: String = "doccache_commits",
                  operationTimeout: Duration = PostgresCluster.testOperationTimeout,
