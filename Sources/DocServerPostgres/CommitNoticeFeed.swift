@@ -140,6 +140,7 @@ final class CommitNoticeFeed: Sendable {
                 }
                 if failures > 0 { logger.info("commit notices: listening again", metadata: ["database": "\(database.name)"]) }
                 failures = 0
+                var ended: (any Error)?
                 do {
                     try await connection.listen(on: channel) { notifications in
                         for try await notification in notifications {
@@ -147,11 +148,11 @@ final class CommitNoticeFeed: Sendable {
                         }
                     }
                 } catch {
-                    // Closed whatever ended the listen (the feed stopping, the database lost).
-                    try? await connection.close()
-                    throw error
+                    ended = error
                 }
+                // Closed whatever ended the listen (the feed stopping, the database lost).
                 try? await connection.close()
+                if let ended { throw ended }
             } catch {
                 if failures == 0 {
                     logger.warning("commit notices: the listen connection failed; polling until it is back",
