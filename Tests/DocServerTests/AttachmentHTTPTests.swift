@@ -256,6 +256,45 @@ import Testing
         }
     }
 
+    /// A request that asks for its connection to be closed is told in the answer that it is
+    /// (`Connection: close`), whatever the answer is, and the connection then ends; without the
+    /// option the connection stays open for the next request. A client that ignores its own
+    /// request header (libcurl) otherwise writes its next request into the closing connection.
+    @Test func anAnswerSaysTheConnectionEndsWhenTheRequestAskedForIt() async throws {
+        try await Self.withServer { server, client in
+            let blob = TestBlob(count: 3_000, seed: 11)
+            let token = "Authorization: Bearer \(client.token)\r\n"
+            let asked: [(request: String, body: [UInt8], status: Int)] = [
+                ("PUT /attachments/\(blob.id.hex) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(token)Connection: close\r\n"
+                    + "Content-Type: image/png\r\nUpload-Length: \(blob.bytes.count)\r\nContent-Length: \(blob.bytes.count)\r\n\r\n",
+                 blob.bytes, 201),
+                ("GET /attachments/\(blob.id.hex)/upload HTTP/1.1\r\nHost: 127.0.0.1\r\n\(token)Connection: close\r\n\r\n", [], 200),
+                ("GET /attachments/\(blob.id.hex) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", [], 401),
+                ("GET /attachments/nothex HTTP/1.1\r\nHost: 127.0.0.1\r\n\(token)Connection: close\r\n\r\n", [], 400),
+                ("GET /no-such-route HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", [], 404),
+                ("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", [], 200),
+            ]
+            for (request, body, status) in asked {
+                let line = String(request.prefix { $0 != "\r" })
+                let socket = try await RawHTTPConnection(port: server.address.port)
+                defer { socket.close() }
+                try await socket.send(Array(request.utf8) + body)
+                let answer = try await socket.readResponse()
+                #expect(answer.status == status, "\(line)")
+                #expect(answer.headers["connection"]?.lowercased() == "close", "\(line): \(answer.headers)")
+                #expect(try await socket.endsWithoutMoreBytes(), "\(line): the connection stayed open")
+            }
+            // Not asked: two requests on one connection, neither answer announcing a close.
+            let socket = try await RawHTTPConnection(port: server.address.port)
+            defer { socket.close() }
+            for _ in 0..<2 {
+                try await socket.send("GET /attachments/\(blob.id.hex)/upload HTTP/1.1\r\nHost: 127.0.0.1\r\n\(token)\r\n")
+                let answer = try await socket.readResponse()
+                #expect(answer.status == 200 && answer.headers["connection"] == nil, "\(answer.headers)")
+            }
+        }
+    }
+
     @Test func aTokenIsRequired() async throws {
         try await Self.withServer { _, client in
             let blob = TestBlob(count: 100, seed: 7)

@@ -76,6 +76,8 @@ public final class DocServerHTTP: Sendable {
     /// - Throws: when the address cannot be bound.
     public func run(handleSignals: Bool = true, onReady: @escaping @Sendable (ServerAddress) async -> Void = { _ in }) async throws {
         let router = Router(context: ServerRequestContext.self)
+        // Before any route: Hummingbird builds each route's middleware chain when it is added.
+        router.add(middleware: ConnectionCloseMiddleware())
         let core = self.core
         router.get(RouterPath(stringLiteral: HTTPServerSettings.healthPath)) { _, _ -> Response in
             let health = await core.health()

@@ -172,6 +172,18 @@ final class RawHTTPConnection: Sendable {
         }
     }
 
+    /// Whether the server ends the connection (a read sees its end) within `seconds` without
+    /// sending another byte; false when a byte comes first or nothing comes in time.
+    func endsWithoutMoreBytes(within seconds: Int = 10) async throws -> Bool {
+        let fd = self.fd
+        return try await Self.blocking { () -> Bool in
+            var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var byte: UInt8 = 0
+            return recv(fd, &byte, 1, 0) == 0
+        }
+    }
+
     /// Closes the socket (a cut connection for the server).
     func close() {
         posixClose(fd)
