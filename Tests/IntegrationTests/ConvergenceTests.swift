@@ -9,14 +9,17 @@ import Testing
 /// Several devices against the real server on 127.0.0.1 under the default rules
 /// (Rules/firestore.rules): the embedded store, or two instances on one PostgreSQL database
 /// (each device on one of them, or every connection through a balancer). Each device does a
-/// seeded random mix of writes (sets, merges, server timestamps, updates that may find no
+/// seeded random mix of writes (sets, merges, server timestamps, array unions and removals,
+/// field deletes, dotted-path updates, updates that may find no
 /// document or a changed version, soft and hard deletes, batches, increments, comments,
 /// photos, `transfer` requests, denied writes), going offline and online, closing and
 /// reopening its store with writes pending, while a server restarts now and then. When
 /// everything has synced:
 /// - every device's listeners (the whole collection, a filtered top 5, `limit(toLast:)`, an
 ///   equality in document-id order, the collection with its soft-deleted documents, a
-///   collection group) show what the server answers, without pending writes;
+///   collection group, an `array-contains`, an `in` with a cursor) show what the server
+///   answers, without pending writes, and the device's cache alone answers the same;
+/// - no snapshot any listener saw on the way broke its query's limit, filters or order;
 /// - no write was lost or applied twice: the increments add up, and every uniquely named
 ///   document a device wrote is on the server;
 /// - every photo a device attached is uploaded, and downloads from another device intact;
@@ -78,8 +81,8 @@ struct ConvergenceTests {
             store = try await DocumentStore.open(directory: directory, tenant: "acme", user: name, network: network)
             online = true
             registrations = []
-            for (query, recorder) in zip(try ConvergenceTests.watchedQueries(store), seen) {
-                registrations.append(try await query.addSnapshotListener(includeMetadataChanges: true) { recorder.record($0) })
+            for (watched, recorder) in zip(try ConvergenceTests.watchedQueries(store), seen) {
+                registrations.append(try await watched.query.addSnapshotListener(includeMetadataChanges: true) { recorder.record($0) })
             }
         }
 
@@ -90,21 +93,68 @@ struct ConvergenceTests {
         }
     }
 
+    /// A query every device listens to, and what each of its snapshots must show whatever the
+    /// moment: at most `limit` documents, each matching, in the query's order.
+    struct Watched {
+        let query: DocumentQuery
+        let limit: Int
+        let matches: (DocumentSnapshot) -> Bool
+        /// Whether two neighbours are in the query's order.
+        let inOrder: (DocumentSnapshot, DocumentSnapshot) -> Bool
+        /// Whether the device's cache alone answers it as the server does once synced: every
+        /// document it could match is in a target that holds them all (the whole `items`
+        /// collection is listened to); the first 20 comments are not.
+        let cacheAnswers: Bool
+
+        /// What is wrong with a snapshot, or nil.
+        func violation(_ snapshot: QuerySnapshot) -> String? {
+            let documents = snapshot.documents
+            if documents.count > limit { return "\(documents.count) documents, limit \(limit)" }
+            if let stray = documents.first(where: { !matches($0) }) { return "\(stray.path) does not match" }
+            for (a, b) in zip(documents, documents.dropFirst()) where !inOrder(a, b) {
+                return "\(a.path) before \(b.path)"
+            }
+            return nil
+        }
+    }
+
     /// The bounded queries every device listens to: the whole collection, a filtered top 5, the
     /// last 4 in ascending order, an equality in document-id order, the whole collection with
-    /// its soft-deleted documents, and the first 20 comments of any item (a collection group).
-    static func watchedQueries(_ store: DocumentStore) throws -> [DocumentQuery] {
+    /// its soft-deleted documents, the first 20 comments of any item (a collection group), an
+    /// `array-contains`, and an `in` with a cursor.
+    static func watchedQueries(_ store: DocumentStore) throws -> [Watched] {
         let items = try store.collection("items")
+        func n(_ document: DocumentSnapshot) -> Int64? {
+            if case .integer(let n)? = document.get("n") { return n } else { return nil }
+        }
+        func byID(_ a: DocumentSnapshot, _ b: DocumentSnapshot) -> Bool { a.path < b.path }
+        func byN(_ a: DocumentSnapshot, _ b: DocumentSnapshot) -> Bool {
+            guard let x = n(a), let y = n(b) else { return false }
+            return x < y || (x == y && a.path < b.path)
+        }
+        let hasN = { (document: DocumentSnapshot) in n(document) != nil }
         return [
-            try items.limit(to: 100),
-            try items.whereField("group", isEqualTo: .integer(1)).order(by: "n", descending: true).limit(to: 5),
-            try items.order(by: "n").limit(toLast: 4),
-            try items.whereField("merged", isEqualTo: .boolean(true)).limit(to: 3),
-            try items.includeDeleted().limit(to: 100),
-            try store.collectionGroup("comments").order(by: "n").limit(to: 20),
+            Watched(query: try items.limit(to: 100), limit: 100, matches: { _ in true }, inOrder: byID, cacheAnswers: true),
+            Watched(query: try items.whereField("group", isEqualTo: .integer(1)).order(by: "n", descending: true).limit(to: 5),
+                    limit: 5, matches: { hasN($0) && $0.get("group") == .integer(1) }, inOrder: { byN($1, $0) }, cacheAnswers: true),
+            Watched(query: try items.order(by: "n").limit(toLast: 4), limit: 4, matches: hasN, inOrder: byN, cacheAnswers: true),
+            Watched(query: try items.whereField("merged", isEqualTo: .boolean(true)).limit(to: 3),
+                    limit: 3, matches: { $0.get("merged") == .boolean(true) }, inOrder: byID, cacheAnswers: true),
+            Watched(query: try items.includeDeleted().limit(to: 100), limit: 100, matches: { _ in true }, inOrder: byID, cacheAnswers: true),
+            Watched(query: try store.collectionGroup("comments").order(by: "n").limit(to: 20),
+                    limit: 20, matches: hasN, inOrder: byN, cacheAnswers: false),
+            Watched(query: try items.whereField("tags", .arrayContains, .string("d1")).limit(to: 10), limit: 10, matches: { document in
+                if case .array(let tags)? = document.get("tags") { return tags.contains(.string("d1")) } else { return false }
+            }, inOrder: byID, cacheAnswers: true),
+            Watched(query: try items.whereField("group", .in, .array([.integer(0), .integer(2)])).order(by: "n")
+                        .start(after: [.integer(30)]).limit(to: 6),
+                    limit: 6, matches: { document in
+                        guard let n = n(document) else { return false }
+                        return n > 30 && (document.get("group") == .integer(0) || document.get("group") == .integer(2))
+                    }, inOrder: byN, cacheAnswers: true),
         ]
     }
-    static let watchedQueryCount = 6
+    static let watchedQueryCount = 8
 
     static let itemCount = 24
     static let accountCount = 4
@@ -170,10 +220,15 @@ struct ConvergenceTests {
                 _ = try await item.setData(["n": .value(.integer(n)), "merged": .value(.boolean(true))], merge: true)
             case 28..<32:
                 // A server timestamp: the acknowledged document differs from the local one.
-                _ = try await item.setData(["at": .serverTimestamp(), "tags": .arrayUnion([.string(device.name)])], merge: true)
-            case 32..<40:
+                let tags: FieldValue = Int.random(in: 0..<3, using: &random) > 0
+                    ? .arrayUnion([.string(device.name)]) : .arrayRemove([.string("d\(Int.random(in: 0..<3, using: &random))")])
+                _ = try await item.setData(["at": .serverTimestamp(), "tags": tags], merge: true)
+            case 32..<37:
                 // Rejected (kept as a failed write) when the document is not on the server then.
                 _ = try await item.updateData(["n": .increment(1), "touched": .value(.string(device.name))])
+            case 37..<40:
+                // A field removed, and a field of a map set by its dotted path.
+                _ = try await item.updateData(["tags": .delete(), "meta.by": .value(.string(device.name))])
             case 40..<44:
                 // Compare before commit, on the version this device last saw: rejected when it
                 // changed meanwhile (or is not on the server).
@@ -258,8 +313,9 @@ struct ConvergenceTests {
         try await auditor.open()
         defer { Task { await auditor.close() } }
         var answers: [[String]] = []
-        for query in try Self.watchedQueries(auditor.store) {
-            answers.append(Self.contents(try await query.getDocuments(source: .server)))
+        let watched = try Self.watchedQueries(auditor.store)
+        for query in watched {
+            answers.append(Self.contents(try await query.query.getDocuments(source: .server)))
         }
         let counter = try await auditor.store.document("counters/c").getDocument(source: .server)
         let logs = try await auditor.store.collection("logs").limit(to: 1_000).getDocuments(source: .server)
@@ -284,6 +340,16 @@ struct ConvergenceTests {
                 seed \(seed), \(device.name): listeners \(device.seen.map { $0.last.map { (Self.contents($0), $0.metadata) } as Any }) \
                 against the server's \(answers)
                 """)
+            // Whatever the moment, a snapshot kept to its query's limit, filters and order.
+            for (recorder, query) in zip(device.seen, watched) {
+                let wrong = recorder.values.compactMap { query.violation($0) }
+                #expect(wrong.count == 0, "seed \(seed), \(device.name), \(query.query): the first of them: \(wrong.first ?? "")")
+            }
+            // The cache alone answers as the server did.
+            for (index, query) in try Self.watchedQueries(device.store).enumerated() where query.cacheAnswers {
+                let cached = Self.contents(try await query.query.getDocuments(source: .cache))
+                #expect(cached == answers[index], "seed \(seed), \(device.name), \(query.query) from the cache: \(cached) against \(answers[index])")
+            }
             let errors = device.seen.flatMap(\.errors)
             #expect(errors.isEmpty, "seed \(seed), \(device.name): \(errors)")
             let failed = try await device.store.failedWrites()
