@@ -19,7 +19,9 @@ import Testing
 ///   equality in document-id order, the collection with its soft-deleted documents, a
 ///   collection group, an `array-contains`, an `in` with a cursor) show what the server
 ///   answers, without pending writes, and the device's cache alone answers the same;
-/// - no snapshot any listener saw on the way broke its query's limit, filters or order;
+/// - so do the listeners of random bounded queries that devices add and remove along the
+///   way (``RandomItemsQuery``), and no snapshot any listener saw broke its query's limit,
+///   filters or order;
 /// - no write was lost or applied twice: the increments add up, and every uniquely named
 ///   document a device wrote is on the server;
 /// - every photo a device attached is uploaded, and downloads from another device intact;
@@ -56,6 +58,10 @@ struct ConvergenceTests {
         /// What each of ``ConvergenceTests/watchedQueries(_:)`` delivered.
         let seen = (0..<ConvergenceTests.watchedQueryCount).map { _ in Recorder<QuerySnapshot>() }
         var seq: Int64 = 0
+        /// Listeners of random queries the device holds for a while (dropped when it closes).
+        var passing: [(spec: RandomItemsQuery, watched: Watched, seen: Recorder<QuerySnapshot>, registration: ListenerRegistration)] = []
+        /// Every random query it listened to, with what it delivered.
+        var passed: [(spec: RandomItemsQuery, watched: Watched, seen: Recorder<QuerySnapshot>)] = []
 
         /// The token's extra claims (`admin: true` writes money documents directly).
         let claims: [String: Value]
@@ -86,35 +92,24 @@ struct ConvergenceTests {
             }
         }
 
+        /// Listens to `spec` (a query it may have listened to before).
+        func listen(_ spec: RandomItemsQuery) async throws {
+            let watched = try spec.watched(on: store)
+            let seen = Recorder<QuerySnapshot>()
+            let registration = try await watched.query.addSnapshotListener(includeMetadataChanges: true) { seen.record($0) }
+            passing.append((spec, watched, seen, registration))
+            passed.append((spec, watched, seen))
+        }
+
+        func stopListening(_ index: Int) {
+            passing.remove(at: index).registration.remove()
+        }
+
         func close() async {
             for registration in registrations { registration.remove() }
             registrations = []
+            while !passing.isEmpty { stopListening(0) }
             await store.close()
-        }
-    }
-
-    /// A query every device listens to, and what each of its snapshots must show whatever the
-    /// moment: at most `limit` documents, each matching, in the query's order.
-    struct Watched {
-        let query: DocumentQuery
-        let limit: Int
-        let matches: (DocumentSnapshot) -> Bool
-        /// Whether two neighbours are in the query's order.
-        let inOrder: (DocumentSnapshot, DocumentSnapshot) -> Bool
-        /// Whether the device's cache alone answers it as the server does once synced: every
-        /// document it could match is in a target that holds them all (the whole `items`
-        /// collection is listened to); the first 20 comments are not.
-        let cacheAnswers: Bool
-
-        /// What is wrong with a snapshot, or nil.
-        func violation(_ snapshot: QuerySnapshot) -> String? {
-            let documents = snapshot.documents
-            if documents.count > limit { return "\(documents.count) documents, limit \(limit)" }
-            if let stray = documents.first(where: { !matches($0) }) { return "\(stray.path) does not match" }
-            for (a, b) in zip(documents, documents.dropFirst()) where !inOrder(a, b) {
-                return "\(a.path) before \(b.path)"
-            }
-            return nil
         }
     }
 
@@ -206,6 +201,9 @@ struct ConvergenceTests {
         }
         await bank.close()
         var expected = Expectations()
+        // The queries devices listen to for a while: few, so that a device often listens to
+        // one again (resuming its target) or to one another device holds.
+        let passingQueries = (0..<10).map { _ in RandomItemsQuery(&random) }
 
         for step in 0..<240 {
             let device = devices[Int.random(in: 0..<devices.count, using: &random)]
@@ -287,10 +285,16 @@ struct ConvergenceTests {
                 expected.incrementTotal += k
                 try batch.updateData(["total": .increment(k)], for: try store.document("counters/c"))
                 _ = try await batch.commit()
-            case 84..<92:
+            case 84..<89:
+                if device.passing.count < 4 && Int.random(in: 0..<3, using: &random) > 0 || device.passing.isEmpty {
+                    try await device.listen(passingQueries[Int.random(in: 0..<passingQueries.count, using: &random)])
+                } else {
+                    device.stopListening(Int.random(in: 0..<device.passing.count, using: &random))
+                }
+            case 89..<93:
                 if device.online { try await store.disableNetwork() } else { try await store.enableNetwork() }
                 device.online.toggle()
-            case 92..<96:
+            case 93..<96:
                 // Closed with whatever is pending, and opened again (online).
                 await device.close()
                 try await device.open()
@@ -344,6 +348,22 @@ struct ConvergenceTests {
             for (recorder, query) in zip(device.seen, watched) {
                 let wrong = recorder.values.compactMap { query.violation($0) }
                 #expect(wrong.count == 0, "seed \(seed), \(device.name), \(query.query): the first of them: \(wrong.first ?? "")")
+            }
+            for (spec, watched, seen) in device.passed {
+                let wrong = seen.values.compactMap { watched.violation($0) }
+                #expect(wrong.count == 0, "seed \(seed), \(device.name), \(spec): the first of them: \(wrong.first ?? "")")
+                #expect(seen.errors.isEmpty, "seed \(seed), \(device.name), \(spec): \(seen.errors)")
+            }
+            // The random queries it still listens to show the server's answer too.
+            for (spec, _, seen, _) in device.passing {
+                let answer = Self.contents(try await spec.watched(on: auditor.store).query.getDocuments(source: .server))
+                let synced = await eventually {
+                    guard let last = seen.last else { return false }
+                    return !last.metadata.hasPendingWrites && !last.metadata.isFromCache && Self.contents(last) == answer
+                }
+                #expect(synced, "seed \(seed), \(device.name), \(spec): \(seen.last.map { (Self.contents($0), $0.metadata) } as Any) against \(answer)")
+                let cached = Self.contents(try await spec.watched(on: device.store).query.getDocuments(source: .cache))
+                #expect(cached == answer, "seed \(seed), \(device.name), \(spec) from the cache: \(cached) against \(answer)")
             }
             // The cache alone answers as the server did.
             for (index, query) in try Self.watchedQueries(device.store).enumerated() where query.cacheAnswers {
