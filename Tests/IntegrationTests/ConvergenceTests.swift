@@ -8,7 +8,8 @@ import Testing
 
 /// Several devices against the real server on 127.0.0.1 under the default rules
 /// (Rules/firestore.rules): the embedded store, or two instances on one PostgreSQL database
-/// (each device on one of them, or every connection through a balancer). Each device does a
+/// (each device on one of them, or every connection through a balancer; or a database that
+/// crashes now and then). Each device does a
 /// seeded random mix of writes (sets, merges, server timestamps, array unions and removals,
 /// field deletes, dotted-path updates, updates that may find no
 /// document or a changed version, soft and hard deletes, batches, increments, comments,
@@ -164,6 +165,30 @@ struct ConvergenceTests {
         try await Self.run(seed: seed, servers: [server])
     }
 
+    /// Two instances on a database that crashes now and then (PostgreSQL stopped at once, as
+    /// a crash would, for up to 300 ms, then started again): commits in flight fail or are
+    /// lost, the instances answer `unavailable` until it is back, and the batches sent again
+    /// must still be applied once.
+    @Test(arguments: [UInt64(1), 2])
+    func devicesConvergeThroughDatabaseCrashes(seed: UInt64) async throws {
+        // A cluster of its own: this test stops it.
+        let cluster = try await PostgresCluster.start()
+        defer { cluster.stop() }
+        let url = try await cluster.createUniqueDatabase(prefix: "crashing")
+        let rules = try LiveServer.defaultRules()
+        let a = try await LiveServer(rules: rules, examples: true, ownEventLoops: true, postgresURL: url)
+        let b = try await LiveServer(dataDirectory: a.dataDirectory, rules: rules, examples: true, ownEventLoops: true, postgresURL: url)
+        defer {
+            a.removeData()
+            b.removeData()
+        }
+        try await Self.run(seed: seed, servers: [a, b]) { random in
+            try await cluster.kill()
+            try await Task.sleep(for: .milliseconds(Int(random % 300)))
+            try await cluster.restart()
+        }
+    }
+
     /// Each device on one of the two instances, or (`balanced`) every connection through a
     /// balancer that sends each new one to the next instance: a device's two streams, and each
     /// reconnection, land on either.
@@ -185,7 +210,11 @@ struct ConvergenceTests {
 
     /// The run: three devices, device `i` on `servers[i % count]` (or all on `url`); the
     /// auditor on the first server.
-    static func run(seed: UInt64, servers: [LiveServer], url: String? = nil) async throws {
+    ///
+    /// `outage`, when given, takes the database away and brings it back: half the restart
+    /// steps do that instead.
+    static func run(seed: UInt64, servers: [LiveServer], url: String? = nil,
+                    outage: (@Sendable (_ random: UInt64) async throws -> Void)? = nil) async throws {
         var random = SplitMix64(seed: seed)
         let root = NSTemporaryDirectory() + "doccache-convergence-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -299,7 +328,11 @@ struct ConvergenceTests {
                 await device.close()
                 try await device.open()
             case 96..<98:
-                try await servers[Int.random(in: 0..<servers.count, using: &random)].restart()
+                if let outage, Bool.random(using: &random) {
+                    try await outage(random.next())
+                } else {
+                    try await servers[Int.random(in: 0..<servers.count, using: &random)].restart()
+                }
             default:
                 try await Task.sleep(for: .milliseconds(Int.random(in: 1...30, using: &random)))
             }
