@@ -19,9 +19,13 @@ struct ClientSyncTests {
 
         init(_ server: LiveServer) { self.server = server }
 
-        func open(_ uid: String, tenant: String = "acme", claims: [String: Value] = [:], device: String? = nil) async throws -> DocumentStore {
+        func open(_ uid: String, tenant: String = "acme", claims: [String: Value] = [:], device: String? = nil,
+                  tokenLifetime: Duration = .seconds(3_600), tokens: Recorder<String>? = nil) async throws -> DocumentStore {
             let server = self.server
-            let endpoint = try ServerEndpoint(url: server.url) { try await server.token(tenant: tenant, uid: uid, claims: claims) }
+            let endpoint = try ServerEndpoint(url: server.url) {
+                tokens?.record(.success(""))
+                return try await server.token(tenant: tenant, uid: uid, claims: claims, ttl: tokenLifetime)
+            }
             let store = try await DocumentStore.open(directory: root + "/" + (device ?? uid), tenant: tenant, user: uid, server: endpoint)
             stores.append(store)
             return store
@@ -141,6 +145,53 @@ struct ClientSyncTests {
         #expect(stored.count == 10_000)
         let versions = stored.sorted { $0.key < $1.key }.map(\.version)
         #expect(zip(versions, versions.dropFirst()).allSatisfy { $0 < $1 }, "commit versions follow the write order")
+        await devices.close()
+        await server.stop()
+        server.removeData()
+    }
+
+    /// Tokens expire (every hour in an app; every 2 s here) and the server ends each
+    /// connection when its token does. The device connects again with a fresh token at once:
+    /// its listener stays live (never `isFromCache`), its writes sync, and its sync status never
+    /// says `error`, neither while the streams are busy nor later while they are idle. Before,
+    /// an idle stream ended by the expiry left `error: unauthenticated: token expired` in the
+    /// status (and `lastSyncError`) until the next write, though everything was synced.
+    @Test func aDeviceWhoseTokensExpireKeepsSyncingWithoutReportingAnError() async throws {
+        let server = try await LiveServer()
+        let devices = Devices(server)
+        let tokens = Recorder<String>()
+        let alice = try await devices.open("alice", tokenLifetime: .seconds(2), tokens: tokens)
+        let bob = try await devices.open("bob")
+        let statuses = Recorder<SyncStatus>()
+        let following = Task { for await status in alice.syncStatusUpdates() { statuses.record(.success(status)) } }
+        let seen = Recorder<QuerySnapshot>()
+        let listener = try await alice.collection("rooms").limit(to: 100).addSnapshotListener(includeMetadataChanges: true) {
+            seen.record($0)
+        }
+        #expect(await eventually { seen.last?.metadata.isFromCache == false })
+        let live = seen.count
+        // About 7 s of writes from both sides: at least two expiries of each token.
+        for i in 0..<20 {
+            _ = try await bob.document("rooms/b\(i)").setData(["i": .value(.integer(Int64(i)))]).committed
+            if i % 2 == 0 { _ = try await alice.document("rooms/a\(i)").setData(["i": .value(.integer(Int64(i)))]) }
+            #expect(await eventually { seen.last?.documents.contains { $0.documentID == "b\(i)" } == true }, "b\(i)")
+            try await Task.sleep(for: .milliseconds(350))
+        }
+        try await alice.waitForPendingWrites()
+        // Idle past another expiry of both streams' tokens.
+        try await Task.sleep(for: .seconds(3.5))
+        #expect(tokens.count >= 4, "only \(tokens.count) tokens were asked for: no token expired")
+        let errors = statuses.values.filter { $0.phase == .error }
+        #expect(errors.count == 0, "\(errors.count) error statuses, the first: \(errors.first.map(String.init(describing:)) ?? "")")
+        let status = await alice.syncStatus
+        #expect(status.phase == .synced, "\(status)")
+        let lastError = await alice.lastSyncError
+        #expect(lastError == nil, "\(String(describing: lastError))")
+        let fromCache = seen.values.dropFirst(live).filter(\.metadata.isFromCache)
+        #expect(fromCache.count == 0, "\(fromCache.count) snapshots from the cache after the listener was live")
+        #expect(seen.last?.count == 30 && seen.last?.metadata.hasPendingWrites == false)
+        following.cancel()
+        listener.remove()
         await devices.close()
         await server.stop()
         server.removeData()

@@ -16,7 +16,9 @@ extension DocumentStore {
 
     /// The error that most recently interrupted syncing — the connection could not be opened
     /// (`unavailable`), the server refused the token (`unauthenticated`), the server closed the
-    /// connection (its error) — or `nil` once the failing connection works again. Rejected
+    /// connection (its error) — or `nil` once the failing connection works again. A connection
+    /// the server ends because its token expired is made again at once with a fresh token and
+    /// is not an error here, nor is the end of a connection that had nothing to do. Rejected
     /// writes are not sync errors: they are reported on ``writeErrors()`` and by the write's
     /// ``WriteHandle/committed``.
     public var lastSyncError: DocError? { get async { await core.lastSyncError } }

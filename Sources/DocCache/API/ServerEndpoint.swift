@@ -13,7 +13,8 @@ public import DocModel
 /// for the URL above; `ws://` for `http://`) and asks ``token`` for a token before every
 /// connection, so a refreshed token is picked up at the next reconnect. A token the server
 /// refuses closes the connection with `unauthenticated` (see ``DocumentStore/lastSyncError``);
-/// the store keeps retrying with backoff.
+/// the store keeps retrying with backoff. When a token expires, the server ends the connections
+/// that use it, and the store connects again at once with a new token from ``token``.
 public struct ServerEndpoint: Sendable {
     /// The server's base URL, `http(s)://host[:port]` (the URL of its `/health` endpoint
     /// without the path).

@@ -35,6 +35,9 @@ final class NetworkStreamLink {
     private(set) var isStarted = false
     /// The server answered `hello`: frames may be sent.
     private(set) var isOpen = false
+    /// How the last connection was when it closed: open (its `hello` answered), and idle
+    /// (``markIdle()`` waiting, nothing sent since).
+    private(set) var lastClose = (wasOpen: false, wasIdle: false)
 
     init(configuration: NetworkConfiguration, clientID: String, router: StreamEventRouter, scheduler: any Scheduler, idleTimerID: TimerID) {
         self.configuration = configuration
@@ -114,6 +117,7 @@ final class NetworkStreamLink {
             isOpen = true
         case .closed:
             // The session has ended; forget it without cancelling anything.
+            lastClose = (isOpen, idleTimer != nil)
             generation += 1
             cancelIdle()
             outgoing?.finish()

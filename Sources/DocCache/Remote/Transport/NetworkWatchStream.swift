@@ -55,7 +55,7 @@ package final class NetworkWatchStream: WatchStream {
             guard let (change, snapshotVersion) = message.watchChange else { return }
             delegate?.watchStreamDidChange(change, snapshotVersion: snapshotVersion)
         case .closed(let error):
-            activity.streamFailed(.watch, error)
+            activity.streamClosed(.watch, error, wasOpen: link.lastClose.wasOpen, wasIdle: link.lastClose.wasIdle)
             delegate?.watchStreamDidClose(error: error)
         }
     }

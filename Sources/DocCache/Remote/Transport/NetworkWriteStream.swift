@@ -201,7 +201,7 @@ package final class NetworkWriteStream: WriteStream {
             // Watch messages and non-fatal errors carry nothing for the write stream.
             break
         case .closed(let error):
-            activity.streamFailed(.write, error)
+            activity.streamClosed(.write, error, wasOpen: link.lastClose.wasOpen, wasIdle: link.lastClose.wasIdle)
             activity.batchesFailed(inFlight, error)
             reset()
             delegate?.writeStreamDidClose(error: error)

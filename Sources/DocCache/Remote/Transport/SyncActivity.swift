@@ -52,6 +52,24 @@ final class SyncActivity {
         onChange?()
     }
 
+    /// The stream's connection ended with `error`, and was open (`wasOpen`: its `hello`
+    /// answered) and idle (`wasIdle`: nothing to send or listen to) when it did. Two ends
+    /// interrupt no syncing and are not reported (``lastSyncError``, the sync status):
+    /// - an idle stream's: nothing was being synced, and the stream connects again when
+    ///   there is something to do (an error of that connection is reported then);
+    /// - the end of a working connection by `unauthenticated`: its token expired (the
+    ///   server ends a connection then), and the stream connects again at once with a fresh
+    ///   one; a token the server refuses at that `hello` is reported.
+    /// Any other end is a failure (``streamFailed(_:_:)``).
+    func streamClosed(_ stream: Stream, _ error: DocError, wasOpen: Bool, wasIdle: Bool) {
+        guard wasIdle || (wasOpen && error.code == .unauthenticated) else {
+            streamFailed(stream, error)
+            return
+        }
+        onStreamFailed?(stream, error)
+        streamOpened(stream)
+    }
+
     /// The stream failed with `error`.
     func streamFailed(_ stream: Stream, _ error: DocError) {
         streamErrors[stream] = error
