@@ -132,6 +132,10 @@ import Testing
         server.clock.advance(by: 2 * 3_600 * 1_000_000)
         #expect(await server.core.runMaintenance().outcomesPruned == 1)
         #expect(try await server.tenantStore("acme").outcome(of: BatchKey(clientID: "client-1", batchID: 1)) == nil)
+        // Past the retention the batch is new to the server: sent again, it is applied again
+        // (the limit docs/operations.md, "Devices offline for days", describes).
+        await server.write(c, batch: 1, [T.increment("k/1")])
+        #expect(try await server.tenantStore("acme").documents([T.key("k/1")]).documents[T.key("k/1")]?.data["n"]?.isIdentical(to: 2) == true)
     }
 
     @Test func oneCommitReachesAThousandDocumentListeners() async throws {

@@ -493,6 +493,28 @@ struct DocctlEndToEndTests {
 
     // MARK: help
 
+    /// `serve --outcome-retention` sets how long batch outcomes are kept for answering a batch
+    /// sent again: a day or more (the protocol promises a day). Less, or not a duration, stops
+    /// the start before anything is created.
+    @Test func theOutcomeRetentionIsADayOrMore() async throws {
+        let docctl = try DocctlRunner(server: "", secret: "")
+        defer { docctl.removeHome() }
+        let data = docctl.home + "/data"
+        let short = try await docctl.run(["serve", "--port", "0", "--data", data, "--outcome-retention", "12h"])
+        #expect(short.status != 0, "\(short)")
+        #expect(short.stderr.contains("--outcome-retention (DOCCTL_OUTCOME_RETENTION) must be at least 24h"), "\(short)")
+        let vague = try await docctl.run(["serve", "--port", "0", "--data", data, "--outcome-retention", "a while"])
+        #expect(vague.status != 0 && vague.stderr.contains("--outcome-retention"), "\(vague)")
+        #expect(!FileManager.default.fileExists(atPath: data), "a refused start created the data directory")
+
+        let serve = try docctl.start(["serve", "--port", "0", "--data", data, "--secret", docctl.home + "/secret",
+                                      "--outcome-retention", "7d"])
+        defer { serve.kill() }
+        #expect(await serve.line(0)?.hasPrefix("listening on http://") == true, "\(serve.standardError)")
+        // The core was given a week (the start's log line reads it back from its configuration).
+        #expect(serve.standardError.contains("outcomeRetention=604800s"), "\(serve.standardError)")
+    }
+
     @Test func everyCommandHasHelpWithAnExample() async throws {
         let docctl = try DocctlRunner(server: "http://127.0.0.1:1", secret: "/nonexistent")
         defer { docctl.removeHome() }

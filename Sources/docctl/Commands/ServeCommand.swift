@@ -71,6 +71,9 @@ struct ServeCommand: AsyncParsableCommand {
     var maxAttachmentBytes: Int64?
     @Option(help: "How long an attachment no document refers to is kept after it was stored: 7d, 12h, 30m or seconds (env DOCCTL_ATTACHMENT_GRACE; default 7d); then maintenance deletes it.")
     var attachmentGrace: DurationArgument?
+    @Option(help: "How long the outcome of each client batch is kept, so that a batch sent again after its answer was lost is answered from it instead of being applied twice: 24h or more, e.g. 7d (env DOCCTL_OUTCOME_RETENTION; default 24h). Set it above the longest time a device may stay offline; instances sharing a --store should agree.")
+    var outcomeRetention: DurationArgument?
+
     @Option(help: "The largest limit a query listener may have (default 1000).")
     var maxListenLimit: Int = 1_000
     @Option(help: "Seconds between global snapshots to idle listeners (default 5).")
@@ -124,6 +127,21 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.message)
         }
+    }
+
+    /// A duration option `flag` (or its environment variable `name`) in microseconds,
+    /// `fallback` when neither is given; refused when it is not a duration or below `atLeast`
+    /// seconds.
+    static func durationMicros(_ option: DurationArgument?, _ flag: String, _ name: String, default fallback: Int64,
+                               atLeast minimum: (seconds: Int64, text: String)? = nil) throws -> Int64 {
+        guard let text = Environment.value(option.map(\.description), name) else { return fallback }
+        guard let duration = DurationArgument(argument: text), duration.seconds <= Int64.max / 1_000_000 else {
+            throw ValidationError("\(flag) (\(name)) must be a duration such as 7d, 12h, 30m or 45s, not \(text)")
+        }
+        if let minimum, duration.seconds < minimum.seconds {
+            throw ValidationError("\(flag) (\(name)) must be at least \(minimum.text), not \(text)")
+        }
+        return duration.seconds * 1_000_000
     }
 
     /// The composite indexes of the configuration file at `path` (none without one).
@@ -195,13 +213,11 @@ struct ServeCommand: AsyncParsableCommand {
             maxAttachmentSize = FileBlobStore.defaultMaxSize
         }
 
-        var attachmentGraceMicros = AttachmentSettings.defaultUnreferencedGraceMicros
-        if let graceText = Environment.value(attachmentGrace.map { String($0.seconds) }, "DOCCTL_ATTACHMENT_GRACE") {
-            guard let grace = DurationArgument(argument: graceText), grace.seconds <= Int64.max / 1_000_000 else {
-                throw ValidationError("DOCCTL_ATTACHMENT_GRACE must be a duration such as 7d, 12h, 30m or 45s, not \(graceText)")
-            }
-            attachmentGraceMicros = grace.seconds * 1_000_000
-        }
+        let attachmentGraceMicros = try Self.durationMicros(
+            attachmentGrace, "--attachment-grace", "DOCCTL_ATTACHMENT_GRACE", default: AttachmentSettings.defaultUnreferencedGraceMicros)
+        let outcomeRetentionMicros = try Self.durationMicros(
+            outcomeRetention, "--outcome-retention", "DOCCTL_OUTCOME_RETENTION", default: ServerConfiguration().outcomeRetentionMicros,
+            atLeast: (24 * 3_600, "24h: the protocol promises a day"))
 
         let compositeIndexes = try Self.compositeIndexes(at: Environment.value(indexes, "DOCCTL_INDEXES"))
         let identityProvider = try identityProviderSettings()
@@ -264,6 +280,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var configuration = ServerConfiguration()
         configuration.maxListenLimit = maxListenLimit
+        configuration.outcomeRetentionMicros = outcomeRetentionMicros
         configuration.rules = ruleSet
         configuration.explainDenials = explainDenials
         configuration.attachments = AttachmentSettings(store: blobs, unreferencedGraceMicros: attachmentGraceMicros)
@@ -292,7 +309,8 @@ struct ServeCommand: AsyncParsableCommand {
             settings: HTTPServerSettings(host: host, port: port, tickInterval: .seconds(tickSeconds), metricsPort: metricsPort),
             logger: logger)
         logger.info("starting", metadata: ["store": "\(storeDescription)", "secret": "\(secret?.path ?? "none (identity provider only)")", "rules": "\(rulesPath)",
-                                           "attachments": "\(attachmentsDescription)"])
+                                           "attachments": "\(attachmentsDescription)",
+                                           "outcomeRetention": "\(configuration.outcomeRetentionMicros / 1_000_000)s"])
         let watcher = RulesFileWatcher(path: rulesPath, core: core, logger: logger)
         let watching = Task { await watcher.run() }
         defer { watching.cancel() }
