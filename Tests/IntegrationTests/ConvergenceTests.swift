@@ -120,14 +120,7 @@ struct ConvergenceTests {
     /// `array-contains`, and an `in` with a cursor.
     static func watchedQueries(_ store: DocumentStore) throws -> [Watched] {
         let items = try store.collection("items")
-        func n(_ document: DocumentSnapshot) -> Int64? {
-            if case .integer(let n)? = document.get("n") { return n } else { return nil }
-        }
-        func byID(_ a: DocumentSnapshot, _ b: DocumentSnapshot) -> Bool { a.path < b.path }
-        func byN(_ a: DocumentSnapshot, _ b: DocumentSnapshot) -> Bool {
-            guard let x = n(a), let y = n(b) else { return false }
-            return x < y || (x == y && a.path < b.path)
-        }
+        let n = Watched.n, byID = Watched.byID, byN = Watched.byN
         let hasN = { (document: DocumentSnapshot) in n(document) != nil }
         return [
             Watched(query: try items.limit(to: 100), limit: 100, matches: { _ in true }, inOrder: byID, cacheAnswers: true),

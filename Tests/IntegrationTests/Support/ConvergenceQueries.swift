@@ -82,7 +82,8 @@ struct RandomItemsQuery: CustomStringConvertible {
     }
 
     var description: String {
-        "items \(filter) \(descending.map { $0 ? "order by n desc" : "order by n" } ?? "") \(last ? "limitToLast" : "limit") \(limit)"
+        let order = descending.map { $0 ? " order by n desc" : " order by n" } ?? ""
+        return "items \(filter)\(order) \(last ? "limitToLast" : "limit") \(limit)"
     }
 
     /// The query on `store`, with what its snapshots must show.
