@@ -44,6 +44,23 @@ struct ServerWebSocketTests {
         await server.stop()
     }
 
+    /// A plain GET of the WebSocket endpoint (no upgrade asked for) is answered 426 with what
+    /// the path is, not an empty 200 that a misconfigured health check would take for one.
+    @Test func aPlainGetOfTheListenPathIsToldToUpgrade() async throws {
+        let server = try await LiveServer()
+        defer { server.removeData() }
+        let (data, response) = try await URLSession.shared.data(from: URL(string: server.url + "/listen")!)
+        let http = response as! HTTPURLResponse
+        #expect(http.statusCode == 426)
+        #expect((http.value(forHTTPHeaderField: "Upgrade") ?? "").lowercased() == "websocket")
+        #expect(String(decoding: data, as: UTF8.self).contains("is the WebSocket endpoint"), "\(String(decoding: data, as: UTF8.self))")
+        // The endpoint still upgrades.
+        let socket = RawSocket(url: server.url)
+        #expect(await socket.hello(token: try await server.token()).map { if case .welcome = $0 { true } else { false } } == true)
+        await socket.close()
+        await server.stop()
+    }
+
     @Test func badTokensAreRefusedWithAFatalUnauthenticatedFrame() async throws {
         let server = try await LiveServer()
         defer { server.removeData() }

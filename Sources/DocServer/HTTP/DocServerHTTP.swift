@@ -95,7 +95,15 @@ public final class DocServerHTTP: Sendable {
         let maxMessage = core.configuration.frameLimits.maxFrameBytes
         let session = ListenSession(
             core: core, verifier: verifier, maxFrameBytes: maxMessage, logger: logger, pumps: PumpQueues())
-        router.ws(RouterPath(stringLiteral: HTTPServerSettings.listenPath)) { inbound, outbound, context in
+        router.ws(RouterPath(stringLiteral: HTTPServerSettings.listenPath), shouldUpgrade: { request, _ in
+            // A plain GET (a browser, a misconfigured health check) is told what the path is for,
+            // instead of an empty 200.
+            guard request.headers[.upgrade]?.lowercased() == "websocket" else {
+                throw HTTPError(.upgradeRequired, headers: [.upgrade: "websocket"],
+                                message: "\(HTTPServerSettings.listenPath) is the WebSocket endpoint of the sync protocol (docs/protocol.md): connect with a WebSocket client")
+            }
+            return .upgrade([:])
+        }) { inbound, outbound, context in
             await session.run(inbound: inbound, outbound: outbound, channel: context.requestContext.channel)
         }
         // Upload bodies are streamed to the blob store chunk by chunk: Hummingbird's
