@@ -204,6 +204,8 @@ struct ClientSyncTests {
         let reader = try await devices.open("bob")
         for i in 0..<50 { _ = try await writer.document("rooms/r\(i)").setData(["i": .value(.integer(Int64(i)))]) }
         try await writer.waitForPendingWrites()
+        // The reader writes once too: its write stream is open, and idle, when the server goes.
+        _ = try await reader.document("notes/n1").setData(["i": 1]).committed
         let seen = Recorder<QuerySnapshot>()
         let listener = try await reader.collection("rooms").limit(to: 100).addSnapshotListener { seen.record($0) }
         #expect(await eventually { seen.last?.count == 50 && seen.last?.metadata.isFromCache == false })
@@ -213,6 +215,14 @@ struct ClientSyncTests {
         try await writer.waitForPendingWrites()
         #expect(await eventually { seen.last?.count == 51 && seen.last?.metadata.isFromCache == false })
         #expect(await eventually { await server.core.health().targets >= 1 })
+        // Listening again, and nothing to write: synced, with no error left over from the idle
+        // write stream the restart ended (before, it said `offline` until the next write).
+        let settled = await eventually {
+            let error = await reader.lastSyncError
+            return await reader.syncStatus.phase == .synced && error == nil
+        }
+        let status = await reader.syncStatus
+        #expect(settled, "\(status)")
         listener.remove()
         await devices.close()
         await server.stop()
