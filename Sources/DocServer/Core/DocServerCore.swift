@@ -406,6 +406,7 @@ public final class DocServerCore: Sendable {
             for _ in answers { metrics.rejected(error.code) }
         } else {
             (answers, token) = await commitGroup(frame.batches, requestKeys: requestKeys, on: connection)
+            for case .failed(let batchID, let error) in answers { connection.batchFailed(batchID, error) }
         }
         for (keys, answer) in zip(requestKeys, answers) {
             var code: DocError.Code?
@@ -432,6 +433,7 @@ public final class DocServerCore: Sendable {
             return (batches.map { .failed(batchID: $0.batchID, error: error) }, nil)
         }
         guard !closing.load(ordering: .relaxed) else { return refuseAll(DocError(.unavailable, "the server is shutting down")) }
+        if let first = batches.first, let halted = connection.haltedWrites(before: first.batchID) { return refuseAll(halted) }
         let hub: TenantHub
         do {
             hub = try await self.hub(for: connection.tenant)
@@ -534,6 +536,19 @@ public final class DocServerCore: Sendable {
             metrics.rejected(.unavailable)
             return .writeError(.init(clientID: clientID, batchID: batchID, error: DocError(.unavailable, "the server is shutting down")))
         }
+        if let halted = connection?.haltedWrites(before: batchID) {
+            metrics.rejected(halted.code)
+            return .writeError(.init(clientID: clientID, batchID: batchID, error: halted))
+        }
+        let answer = await hubAnswer(tenant: tenant, auth: auth, clientID: clientID, batchID: batchID, mutations: mutations,
+                                     connectionID: connection?.id, requestKeys: requestKeys, requestID: requestID)
+        if case .writeError(let failure) = answer { connection?.batchFailed(batchID, failure.error) }
+        return answer
+    }
+
+    /// The tenant hub's commit of the batch, as a `writeResult` or `writeError`.
+    private func hubAnswer(tenant: TenantID, auth: RulesAuth, clientID: String, batchID: Int, mutations: [Mutation],
+                           connectionID: String?, requestKeys: [DocumentKey], requestID: String?) async -> ServerMessage {
         let key = BatchKey(clientID: clientID, batchID: batchID)
         let hub: TenantHub
         do {
@@ -542,7 +557,7 @@ public final class DocServerCore: Sendable {
             metrics.rejected(error.code)
             return .writeError(.init(clientID: clientID, batchID: batchID, error: error))
         }
-        let result = await hub.commit(key, mutations: mutations, auth: auth, connection: connection?.id, requestID: requestID)
+        let result = await hub.commit(key, mutations: mutations, auth: auth, connection: connectionID, requestID: requestID)
         let token = await hub.streamToken()
         switch answer(result, for: key, requestKeys: requestKeys, tenant: tenant, hub: hub) {
         case .committed(_, let version, let results):

@@ -1,6 +1,7 @@
 public import DocModel
 internal import DocRules
 internal import Logging
+internal import Synchronization
 
 /// One client connection after a successful handshake: who it is (tenant, user, token claims,
 /// client id) and its ``outbound`` frames.
@@ -25,6 +26,8 @@ public final class ServerConnection: Sendable, Hashable, CustomStringConvertible
     public let outbound: ConnectionOutbox
     /// The access log with the connection's `tenant`, `uid`, `client` and `connection` set.
     let accessLogger: Logger
+    /// The first batch of the connection that failed for a transient reason, if one did.
+    private let writeHalt = Mutex<(batchID: Int, code: DocError.Code)?>(nil)
 
     init(id: String, tenant: TenantID, uid: String, authToken: [String: Value], clientID: String, outboxCapacity: Int,
          accessLogger: Logger = .discarding) {
@@ -35,6 +38,33 @@ public final class ServerConnection: Sendable, Hashable, CustomStringConvertible
         self.clientID = clientID
         self.outbound = ConnectionOutbox(capacity: outboxCapacity)
         self.accessLogger = accessLogger
+    }
+
+    /// Records that batch `batchID` failed with `error`. After a transient failure the next
+    /// batch attempted on the connection must be that one, sent again (``haltedWrites(before:)``):
+    /// the batches after it, already on their way, are not committed ahead of it. (The DocCache
+    /// client closes its write stream on a failure and sends them all again, in order, on a new
+    /// connection.) A rejection halts nothing: the client drops that batch and goes on.
+    func batchFailed(_ batchID: Int, _ error: DocError) {
+        guard error.code.isTransient else { return }
+        writeHalt.withLock { halt in
+            if halt == nil { halt = (batchID, error.code) }
+        }
+    }
+
+    /// Whether batch `batchID` (the first of a frame) may be attempted: `nil` when it may (no
+    /// batch failed for a transient reason, or this is the one that did, sent again: the halt
+    /// ends), else the error to answer it and the rest of its frame with.
+    func haltedWrites(before batchID: Int) -> DocError? {
+        writeHalt.withLock { halt -> DocError? in
+            guard let failed = halt else { return nil }
+            if failed.batchID == batchID {
+                halt = nil
+                return nil
+            }
+            return DocError(.unavailable, "not attempted: batch \(failed.batchID) of this connection failed (\(failed.code)) and "
+                + "must be committed first; send it again, then this one")
+        }
     }
 
     /// `request.auth` for the connection's requests.
