@@ -25,6 +25,7 @@ import Testing
 ///   filters or order;
 /// - no write was lost or applied twice: the increments add up, and every uniquely named
 ///   document a device wrote is on the server;
+/// - none was applied out of order: a document only one device writes holds its last write;
 /// - every photo a device attached is uploaded, and downloads from another device intact;
 /// - every `transfer` request settled, applied once (its ledger entry, its amount moved) or
 ///   rejected (nothing moved), and the money adds up;
@@ -42,6 +43,9 @@ struct ConvergenceTests {
         var requests: [String] = []
         /// The `photos/…` documents written, each with the bytes of the attachment it holds.
         var photos: [String: [UInt8]] = [:]
+        /// The `mine/…` documents, each written by one device only: the `seq` of its last write
+        /// (the server must hold that one, not an earlier write applied after it).
+        var mine: [String: Int64] = [:]
     }
 
     /// One device: its store (reopened now and then) and its listeners.
@@ -295,9 +299,16 @@ struct ConvergenceTests {
                 }
             case 73..<76:
                 device.seq += 1
-                let id = "\(device.name)-\(device.seq)"
-                expected.logs[id] = device.seq
-                _ = try await store.document("logs/\(id)").setData(["seq": .value(.integer(device.seq))])
+                if Bool.random(using: &random) {
+                    let id = "\(device.name)-\(device.seq)"
+                    expected.logs[id] = device.seq
+                    _ = try await store.document("logs/\(id)").setData(["seq": .value(.integer(device.seq))])
+                } else {
+                    // A document only this device writes: its last write must be the one that stays.
+                    let id = "\(device.name)-\(Int.random(in: 0..<3, using: &random))"
+                    expected.mine[id] = device.seq
+                    _ = try await store.document("mine/\(id)").setData(["seq": .value(.integer(device.seq))])
+                }
             case 76..<84:
                 var batch = store.batch()
                 let other = try store.document("items/i\(Int.random(in: 0..<Self.itemCount, using: &random))")
@@ -356,6 +367,12 @@ struct ConvergenceTests {
             return (doc.documentID, seq)
         })
         #expect(written == expected.logs, "seed \(seed)")
+        let mine = try await auditor.store.collection("mine").limit(to: 100).getDocuments(source: .server)
+        let last = Dictionary(uniqueKeysWithValues: mine.documents.compactMap { doc -> (String, Int64)? in
+            guard case .integer(let seq)? = doc.get("seq") else { return nil }
+            return (doc.documentID, seq)
+        })
+        #expect(last == expected.mine, "seed \(seed): each device's own documents hold its last write")
         try await Self.checkTransfers(expected.requests, auditor: auditor.store, seed: seed)
         try await Self.checkPhotos(expected.photos, auditor: auditor.store, seed: seed)
 
