@@ -93,4 +93,35 @@ import Testing
         let stored = try await server.tenantStore("acme").documents([T.key("notes/n")]).documents[T.key("notes/n")]
         #expect(stored?.data["text"] == .string("newer"), "the older batch was applied last: \(String(describing: stored?.data))")
     }
+
+    /// On the same connection, after batch 2 failed for now: a frame that leaves it out but
+    /// holds a later one is refused whole; one that sends it again before the later ones (an
+    /// earlier batch in front, answered from its outcome) goes through, in order.
+    @Test func onlyAFrameThatSendsTheFailedBatchBeforeLaterOnesIsAttempted() async throws {
+        let server = TestServer()
+        let store = OnceFailingStore(base: server.store)
+        var configuration = ServerConfiguration()
+        configuration.clock = server.clock.serverClock
+        let core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
+        let connection = try await core.handshake(tenant: "acme", uid: "u", clientID: "c")
+        func frame(_ batches: [(Int, String)]) async -> [ServerMessage.WriteResults.Answer] {
+            server.clock.advance(by: 10)
+            let answer = await core.write(.init(clientID: "c", batches: batches.map { .init(batchID: $0.0, mutations: Self.note($0.1)) }),
+                                          on: connection)
+            guard case .writeResults(let results) = answer else { return [] }
+            return results.answers
+        }
+        func committed(_ answers: [ServerMessage.WriteResults.Answer]) -> [Int] {
+            answers.compactMap { if case .committed(let id, _, _) = $0 { id } else { nil } }
+        }
+
+        #expect(committed(await frame([(1, "one")])) == [1])
+        store.armed.withLock { $0 = true }
+        #expect(committed(await frame([(2, "two")])) == [])
+        // Batch 3 without batch 2 in front of it: nothing of the frame is attempted.
+        #expect(committed(await frame([(1, "one"), (3, "three")])) == [])
+        #expect(committed(await frame([(1, "one"), (2, "two"), (3, "three")])) == [1, 2, 3])
+        let stored = try await server.tenantStore("acme").documents([T.key("notes/n")]).documents[T.key("notes/n")]
+        #expect(stored?.data["text"] == .string("three"))
+    }
 }

@@ -433,7 +433,7 @@ public final class DocServerCore: Sendable {
             return (batches.map { .failed(batchID: $0.batchID, error: error) }, nil)
         }
         guard !closing.load(ordering: .relaxed) else { return refuseAll(DocError(.unavailable, "the server is shutting down")) }
-        if let first = batches.first, let halted = connection.haltedWrites(before: first.batchID) { return refuseAll(halted) }
+        if let halted = connection.haltedWrites(for: batches.map(\.batchID)) { return refuseAll(halted) }
         let hub: TenantHub
         do {
             hub = try await self.hub(for: connection.tenant)
@@ -536,7 +536,7 @@ public final class DocServerCore: Sendable {
             metrics.rejected(.unavailable)
             return .writeError(.init(clientID: clientID, batchID: batchID, error: DocError(.unavailable, "the server is shutting down")))
         }
-        if let halted = connection?.haltedWrites(before: batchID) {
+        if let halted = connection?.haltedWrites(for: [batchID]) {
             metrics.rejected(halted.code)
             return .writeError(.init(clientID: clientID, batchID: batchID, error: halted))
         }

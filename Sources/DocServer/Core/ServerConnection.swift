@@ -40,11 +40,12 @@ public final class ServerConnection: Sendable, Hashable, CustomStringConvertible
         self.accessLogger = accessLogger
     }
 
-    /// Records that batch `batchID` failed with `error`. After a transient failure the next
-    /// batch attempted on the connection must be that one, sent again (``haltedWrites(before:)``):
-    /// the batches after it, already on their way, are not committed ahead of it. (The DocCache
-    /// client closes its write stream on a failure and sends them all again, in order, on a new
-    /// connection.) A rejection halts nothing: the client drops that batch and goes on.
+    /// Records that batch `batchID` failed with `error`. After a transient failure no later
+    /// batch (a higher id: a client numbers its batches in queue order) is attempted on the
+    /// connection before that one is sent again (``haltedWrites(for:)``): the batches after
+    /// it, already on their way, must not be committed ahead of it. (The DocCache client closes
+    /// its write stream on a failure and sends them all again, in order, on a new connection.)
+    /// A rejection halts nothing: the client drops that batch and goes on.
     func batchFailed(_ batchID: Int, _ error: DocError) {
         guard error.code.isTransient else { return }
         writeHalt.withLock { halt in
@@ -52,18 +53,24 @@ public final class ServerConnection: Sendable, Hashable, CustomStringConvertible
         }
     }
 
-    /// Whether batch `batchID` (the first of a frame) may be attempted: `nil` when it may (no
-    /// batch failed for a transient reason, or this is the one that did, sent again: the halt
-    /// ends), else the error to answer it and the rest of its frame with.
-    func haltedWrites(before batchID: Int) -> DocError? {
+    /// Whether the batches of a frame (`batchIDs`, in order) may be attempted: `nil` when they
+    /// may — no batch failed for a transient reason; or the frame sends the failed one again
+    /// before any later one (which ends the halt); or it holds only earlier ones — else the
+    /// error to answer the whole frame with.
+    func haltedWrites(for batchIDs: [Int]) -> DocError? {
         writeHalt.withLock { halt -> DocError? in
             guard let failed = halt else { return nil }
-            if failed.batchID == batchID {
-                halt = nil
-                return nil
+            for batchID in batchIDs {
+                if batchID == failed.batchID {
+                    halt = nil
+                    return nil
+                }
+                if batchID > failed.batchID {
+                    return DocError(.unavailable, "not attempted: batch \(failed.batchID) of this connection failed "
+                        + "(\(failed.code)) and must be committed first; send it again, then the batches after it")
+                }
             }
-            return DocError(.unavailable, "not attempted: batch \(failed.batchID) of this connection failed (\(failed.code)) and "
-                + "must be committed first; send it again, then this one")
+            return nil
         }
     }
 
