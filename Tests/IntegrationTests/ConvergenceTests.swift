@@ -19,7 +19,8 @@ import Testing
 /// - every device's listeners (the whole collection, a filtered top 5, `limit(toLast:)`, an
 ///   equality in document-id order, the collection with its soft-deleted documents, a
 ///   collection group, an `array-contains`, an `in` with a cursor) show what the server
-///   answers, without pending writes, and the device's cache alone answers the same;
+///   answers, without pending writes, and the device's cache alone answers the same (and
+///   aggregates the same: `count`, `sum`, `average`);
 /// - so do the listeners of random bounded queries that devices add and remove along the
 ///   way (``RandomItemsQuery``), and no snapshot any listener saw broke its query's limit,
 ///   filters or order;
@@ -148,6 +149,17 @@ struct ConvergenceTests {
         ]
     }
     static let watchedQueryCount = 8
+
+    /// Queries aggregated at the end, on the server and from each device's cache (every
+    /// `items` document is in a device's whole-collection target).
+    static func aggregatedQueries(_ store: DocumentStore) throws -> [DocumentQuery] {
+        let items = try store.collection("items")
+        return [items.query, try items.whereField("group", isEqualTo: .integer(1)), try items.whereField("n", .greaterThanOrEqual, .integer(50))]
+    }
+
+    static var aggregations: [AggregateField] {
+        get throws { [try .count(), try .sum("n", alias: "total"), try .average("n", alias: "mean")] }
+    }
 
     static let itemCount = 24
     static let accountCount = 4
@@ -358,6 +370,11 @@ struct ConvergenceTests {
         for query in watched {
             answers.append(Self.contents(try await query.query.getDocuments(source: .server)))
         }
+        // Aggregations, as the server computes them through its indexes.
+        var aggregates: [[String: Value]] = []
+        for query in try Self.aggregatedQueries(auditor.store) {
+            aggregates.append(try await query.aggregate(Self.aggregations, source: .server).values)
+        }
         let counter = try await auditor.store.document("counters/c").getDocument(source: .server)
         let logs = try await auditor.store.collection("logs").limit(to: 1_000).getDocuments(source: .server)
 
@@ -408,10 +425,14 @@ struct ConvergenceTests {
                 let cached = Self.contents(try await spec.watched(on: device.store).query.getDocuments(source: .cache))
                 #expect(cached == answer, "seed \(seed), \(device.name), \(spec) from the cache: \(cached) against \(answer)")
             }
-            // The cache alone answers as the server did.
+            // The cache alone answers as the server did, aggregations included.
             for (index, query) in try Self.watchedQueries(device.store).enumerated() where query.cacheAnswers {
                 let cached = Self.contents(try await query.query.getDocuments(source: .cache))
                 #expect(cached == answers[index], "seed \(seed), \(device.name), \(query.query) from the cache: \(cached) against \(answers[index])")
+            }
+            for (index, query) in try Self.aggregatedQueries(device.store).enumerated() {
+                let cached = try await query.aggregate(Self.aggregations, source: .cache).values
+                #expect(cached == aggregates[index], "seed \(seed), \(device.name), \(query) aggregated from the cache: \(cached) against \(aggregates[index])")
             }
             let errors = device.seen.flatMap(\.errors)
             #expect(errors.isEmpty, "seed \(seed), \(device.name): \(errors)")
