@@ -9,7 +9,7 @@ import Testing
 @Suite struct ChoreClaimTests {
     /// Tenant stores whose pruning (maintenance) or queries (the request sweep's listing of
     /// pending requests) fail while ``failing`` is set.
-    final class FailingChoreStore: ServerStore {
+    final class FailingChoreStore: ForwardingServerStore {
         final class Tenant: ForwardingTenantStore {
             let base: any TenantStore
             let owner: FailingChoreStore
@@ -33,22 +33,15 @@ import Testing
         func failIfFailing() throws(DocError) {
             if failing.withLock({ $0 }) { throw DocError(.unavailable, "the disk is gone (test)") }
         }
-        func tenant(_ tenant: TenantID) async throws(DocError) -> any TenantStore {
-            Tenant(base: try await base.tenant(tenant), owner: self)
-        }
-        func tenantIDs() async throws(DocError) -> [TenantID] { try await base.tenantIDs() }
-        func checkHealth() async throws(DocError) { try await base.checkHealth() }
-        func close() async {}
+        func wrap(_ tenant: any TenantStore) -> any TenantStore { Tenant(base: tenant, owner: self) }
     }
 
     /// Two server cores (instances) on one failing store, each with the tenant `acme` open
     /// when `opening` (an opened tenant is swept at once).
     static func instances(_ server: TestServer, opening: Bool = true) async throws -> (a: DocServerCore, b: DocServerCore, store: FailingChoreStore) {
         let store = FailingChoreStore(base: server.store)
-        var configuration = ServerConfiguration()
-        configuration.clock = server.clock.serverClock
-        let a = DocServerCore(store: store, configuration: configuration, logger: .discarding)
-        let b = DocServerCore(store: store, configuration: configuration, logger: .discarding)
+        let a = server.core(over: store)
+        let b = server.core(over: store)
         if opening {
             for core in [a, b] { _ = try await core.handshake(tenant: "acme", uid: "u", clientID: "c") }
         }

@@ -38,24 +38,17 @@ import Testing
         }
     }
 
-    final class CountingStore: ServerStore {
+    final class CountingStore: ForwardingServerStore {
         let base: LevelDBServerStore
         let reads = Reads()
         init(base: LevelDBServerStore) { self.base = base }
-        func tenant(_ tenant: TenantID) async throws(DocError) -> any TenantStore {
-            CountingTenantStore(base: try await base.tenant(tenant), reads: reads)
-        }
-        func tenantIDs() async throws(DocError) -> [TenantID] { try await base.tenantIDs() }
-        func checkHealth() async throws(DocError) { try await base.checkHealth() }
-        func close() async {}
+        func wrap(_ tenant: any TenantStore) -> any TenantStore { CountingTenantStore(base: tenant, reads: reads) }
     }
 
     @Test func aFrameOfBatchesReadsTheStoreOnce() async throws {
         let server = TestServer()
         let store = CountingStore(base: server.store)
-        var configuration = ServerConfiguration()
-        configuration.clock = server.clock.serverClock
-        let core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
+        let core = server.core(over: store)
         let connection = try await core.handshake(tenant: "acme", uid: "u1", clientID: "c1")
         _ = connection.outbound.drain()
         store.reads.reset()   // the handshake's reads

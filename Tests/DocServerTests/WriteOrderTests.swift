@@ -10,39 +10,27 @@ import Testing
 /// and sends that batch again, then every later one; a later batch already on its way on the
 /// same connection (the next frame of the client's pipeline) must not be committed ahead of it.
 @Suite struct WriteOrderTests {
-    /// A store whose next commit fails once (`unavailable`) when armed.
-    final class OnceFailingStore: ServerStore {
-        final class Tenant: ForwardingTenantStore {
+    /// A store whose next commit fails once (`unavailable`) when armed (a group commit too:
+    /// the tenant store's default commits a group's batches one by one through `commit`).
+    final class OnceFailingStore: ForwardingServerStore {
+        struct Tenant: ForwardingTenantStore {
             let base: any TenantStore
             let owner: OnceFailingStore
-            init(base: any TenantStore, owner: OnceFailingStore) {
-                self.base = base
-                self.owner = owner
-            }
             func commit(_ request: CommitRequest) async throws(DocError) -> CommitResult {
                 try owner.failIfArmed()
                 return try await base.commit(request)
-            }
-            func commitGroup(_ requests: [CommitRequest]) async throws(DocError) -> SnapshotVersion {
-                try owner.failIfArmed()
-                return try await base.commitGroup(requests)
             }
         }
 
         let base: LevelDBServerStore
         let armed = Mutex(false)
         init(base: LevelDBServerStore) { self.base = base }
+        func wrap(_ tenant: any TenantStore) -> any TenantStore { Tenant(base: tenant, owner: self) }
         func failIfArmed() throws(DocError) {
             if armed.withLock({ armed in defer { armed = false }; return armed }) {
                 throw DocError(.unavailable, "the store could not commit now (test)")
             }
         }
-        func tenant(_ tenant: TenantID) async throws(DocError) -> any TenantStore {
-            Tenant(base: try await base.tenant(tenant), owner: self)
-        }
-        func tenantIDs() async throws(DocError) -> [TenantID] { try await base.tenantIDs() }
-        func checkHealth() async throws(DocError) { try await base.checkHealth() }
-        func close() async {}
     }
 
     static func note(_ text: String) -> [Mutation] { [T.set("notes/n", ["text": .string(text)])] }
@@ -51,9 +39,7 @@ import Testing
     func aBatchAfterOneThatFailedForNowIsNotCommittedAheadOfIt(grouped: Bool, sameConnection: Bool) async throws {
         let server = TestServer()
         let store = OnceFailingStore(base: server.store)
-        var configuration = ServerConfiguration()
-        configuration.clock = server.clock.serverClock
-        let core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
+        let core = server.core(over: store)
         func send(_ batchID: Int, _ text: String, on connection: ServerConnection) async -> ServerMessage {
             server.clock.advance(by: 10)
             if grouped {
@@ -100,9 +86,7 @@ import Testing
     @Test func onlyAFrameThatSendsTheFailedBatchBeforeLaterOnesIsAttempted() async throws {
         let server = TestServer()
         let store = OnceFailingStore(base: server.store)
-        var configuration = ServerConfiguration()
-        configuration.clock = server.clock.serverClock
-        let core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
+        let core = server.core(over: store)
         let connection = try await core.handshake(tenant: "acme", uid: "u", clientID: "c")
         func frame(_ batches: [(Int, String)]) async -> [ServerMessage.WriteResults.Answer] {
             server.clock.advance(by: 10)

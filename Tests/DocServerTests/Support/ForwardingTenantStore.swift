@@ -40,3 +40,17 @@ extension ForwardingTenantStore {
         try await base.releaseClaim(chore, claimedAt: time)
     }
 }
+
+/// A test wrapper around the server's store: each tenant's store wrapped by ``wrap(_:)``,
+/// everything else from `base`.
+protocol ForwardingServerStore: ServerStore {
+    var base: LevelDBServerStore { get }
+    func wrap(_ tenant: any TenantStore) -> any TenantStore
+}
+
+extension ForwardingServerStore {
+    func tenant(_ tenant: TenantID) async throws(DocError) -> any TenantStore { wrap(try await base.tenant(tenant)) }
+    func tenantIDs() async throws(DocError) -> [TenantID] { try await base.tenantIDs() }
+    func checkHealth() async throws(DocError) { try await base.checkHealth() }
+    func close() async {}
+}

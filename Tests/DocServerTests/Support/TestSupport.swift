@@ -46,6 +46,14 @@ final class TestServer: Sendable {
         core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
     }
 
+    /// Another server core (another instance) on the test clock, over `store` (a wrapper
+    /// around ``store``).
+    func core(over store: any ServerStore) -> DocServerCore {
+        var configuration = ServerConfiguration()
+        configuration.clock = clock.serverClock
+        return DocServerCore(store: store, configuration: configuration, logger: .discarding)
+    }
+
     func tenantStore(_ name: String) throws -> LevelDBTenantStore {
         try store.tenantStore(TenantID(name))
     }
