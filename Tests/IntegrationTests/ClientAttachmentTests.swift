@@ -122,6 +122,56 @@ struct ClientAttachmentTests {
         await server.stop()
     }
 
+    /// Refuses uploads of one content type (the others: tenant isolation only).
+    struct RefusingPolicy: AttachmentAccessPolicy {
+        static let refusedType = "application/x-refused"
+        func decide(_ operation: AttachmentOperation, tenant: TenantID, auth: AuthContext,
+                    object: AttachmentObject) async -> AttachmentAccessDecision {
+            object.contentType == Self.refusedType ? .denied(DocError(.permissionDenied, "refused (test)")) : .allowed
+        }
+    }
+
+    /// An uploaded attachment that a queued write refers to stays in the cache over its limit:
+    /// the server deletes an attachment no document refers to after its grace period, so a
+    /// write that waits (here behind one whose attachment the server refused) may find it gone,
+    /// and this device's file is then the only copy. Attachments no write refers to go instead.
+    @Test func theCacheKeepsAnUploadedAttachmentAQueuedWriteRefersTo() async throws {
+        let server = try await LiveServer(rules: try LiveServer.defaultRules(), attachmentPolicy: RefusingPolicy())
+        defer { server.removeData() }
+        let root = NSTemporaryDirectory() + "doccache-attach-pin-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let endpoint = try ServerEndpoint(url: server.url) { try await server.token(tenant: "acme", uid: "alice") }
+        let store = try await DocumentStore.open(directory: root + "/phone", tenant: "acme", user: "alice",
+                                                 settings: StoreSettings(attachmentCacheSizeBytes: 1 << 20), server: endpoint)
+        // A write the queue cannot send: its attachment is refused for good.
+        let refused = try await store.attachments.add(bytes: Self.photo(30, bytes: 100_000), contentType: RefusingPolicy.refusedType).id
+        _ = try await store.document("notes/blocked").setData(["file": .attachment(refused)])
+        #expect(await eventually { if case .failed? = await store.attachments.attachment(refused)?.state { true } else { false } })
+        // A photo and its write, queued behind it: the photo is uploaded, the write waits.
+        let kept = try await store.attachments.add(bytes: Self.photo(31, bytes: 400_000), contentType: "image/jpeg").id
+        _ = try await store.document("notes/photo").setData(["photo": .attachment(kept)])
+        #expect(await eventually { await store.attachments.attachment(kept)?.state == .uploaded })
+        // Two more photos, no write: over the 1 MiB limit once they are up.
+        var others: [AttachmentID] = []
+        for seed in [32, 33] as [UInt8] {
+            others.append(try await store.attachments.add(bytes: Self.photo(seed, bytes: 400_000), contentType: "image/jpeg").id)
+        }
+        let trimmed = await eventually {
+            let all = await store.attachments.all()
+            return all.allSatisfy { $0.state != .localOnly } && all.count < 4
+        }
+        let states = await store.attachments.all().map(\.state)
+        #expect(trimmed, "\(states)")
+        // The least recently used is the kept photo; it stays, and one of the others went.
+        let left = await store.attachments.all().map(\.id)
+        #expect(left.contains(kept) && left.contains(refused), "\(left)")
+        #expect(!Set(others).isSubset(of: Set(left)), "\(left)")
+        #expect(try await store.attachments.bytes(kept) == Self.photo(31, bytes: 400_000))
+        #expect(try await store.pendingWrites().count == 2)
+        await store.close()
+        await server.stop()
+    }
+
     @Test func badInputIsRefusedAndNothingIsStored() async throws {
         let root = NSTemporaryDirectory() + "doccache-attach-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: root) }

@@ -3,7 +3,10 @@ package import DocModel
 /// The attachment cache's size limit (``StoreSettings/attachmentCacheSizeBytes``): the files
 /// of attachments the server holds are deleted least recently used first once all files
 /// together are over the limit. An attachment that is not uploaded (still to send, or failed)
-/// is never deleted: it exists nowhere else.
+/// is never deleted: it exists nowhere else. Nor is one a queued or failed write refers to:
+/// the server deletes an attachment no document refers to after its grace period, so when
+/// such a write reaches it late (behind a write that waits, or retried by the user) this
+/// device's file may be the only copy left.
 extension ClientCore {
     /// How stale a recorded use may get before a read records it again: the order needs no
     /// more precision, and a read then costs no disk write.
@@ -29,8 +32,9 @@ extension ClientCore {
         guard limit != StoreSettings.unlimited else { return [] }
         var total = attachmentRecords.values.reduce(Int64(0)) { $0 + $1.size }
         guard total > limit else { return [] }
+        let pinned = try attachmentsOfUnsyncedWrites()
         let candidates = attachmentRecords.values
-            .filter { $0.progress == .uploaded && $0.id != keeping }
+            .filter { $0.progress == .uploaded && $0.id != keeping && !pinned.contains($0.id) }
             .sorted { ($0.lastUsedAt, $0.id) < ($1.lastUsedAt, $1.id) }
         var deleted: [AttachmentID] = []
         for record in candidates where total > limit {
@@ -42,5 +46,13 @@ extension ClientCore {
         }
         if !deleted.isEmpty { attachmentChanges.yield(()) }
         return deleted
+    }
+
+    /// The attachments the queued and the failed writes refer to (read only when the cache
+    /// is over its limit).
+    private func attachmentsOfUnsyncedWrites() throws(DocError) -> Set<AttachmentID> {
+        let queued = try localStore.pendingBatches()
+        let failed = try localStore.failedWrites().map(\.batch)
+        return Set((queued + failed).flatMap(\.attachmentReferences))
     }
 }
