@@ -87,6 +87,14 @@ struct ClientAttachmentTests {
         await server.stop()
     }
 
+    /// Alice's store under `root/phone`, syncing with `server`, its attachment cache limited to
+    /// 1 MiB.
+    static func phoneWithASmallCache(_ server: LiveServer, root: String) async throws -> DocumentStore {
+        let endpoint = try ServerEndpoint(url: server.url) { try await server.token(tenant: "acme", uid: "alice") }
+        return try await DocumentStore.open(directory: root + "/phone", tenant: "acme", user: "alice",
+                                            settings: StoreSettings(attachmentCacheSizeBytes: 1 << 20), server: endpoint)
+    }
+
     /// The attachment cache's size limit: files the server holds go least recently used first
     /// once the total is over the limit; files not uploaded never go; a deleted one is
     /// downloaded again when read.
@@ -95,9 +103,7 @@ struct ClientAttachmentTests {
         defer { server.removeData() }
         let root = NSTemporaryDirectory() + "doccache-attach-lru-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let endpoint = try ServerEndpoint(url: server.url) { try await server.token(tenant: "acme", uid: "alice") }
-        let store = try await DocumentStore.open(directory: root + "/phone", tenant: "acme", user: "alice",
-                                                 settings: StoreSettings(attachmentCacheSizeBytes: 1 << 20), server: endpoint)
+        let store = try await Self.phoneWithASmallCache(server, root: root)
         try await store.disableNetwork()
         let photos = (1...3).map { Self.photo(UInt8(10 + $0), bytes: 400_000) }
         var ids: [AttachmentID] = []
@@ -140,9 +146,7 @@ struct ClientAttachmentTests {
         defer { server.removeData() }
         let root = NSTemporaryDirectory() + "doccache-attach-pin-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let endpoint = try ServerEndpoint(url: server.url) { try await server.token(tenant: "acme", uid: "alice") }
-        let store = try await DocumentStore.open(directory: root + "/phone", tenant: "acme", user: "alice",
-                                                 settings: StoreSettings(attachmentCacheSizeBytes: 1 << 20), server: endpoint)
+        let store = try await Self.phoneWithASmallCache(server, root: root)
         // A write the queue cannot send: its attachment is refused for good.
         let refused = try await store.attachments.add(bytes: Self.photo(30, bytes: 100_000), contentType: RefusingPolicy.refusedType).id
         _ = try await store.document("notes/blocked").setData(["file": .attachment(refused)])

@@ -51,8 +51,6 @@ extension ClientCore {
     /// The attachments the queued and the failed writes refer to (read only when the cache
     /// is over its limit).
     private func attachmentsOfUnsyncedWrites() throws(DocError) -> Set<AttachmentID> {
-        let queued = try localStore.pendingBatches()
-        let failed = try localStore.failedWrites().map(\.batch)
-        return Set((queued + failed).flatMap(\.attachmentReferences))
+        Set(try localStore.unsyncedBatches().flatMap(\.attachmentReferences))
     }
 }

@@ -298,6 +298,14 @@ package final class LocalStore {
         try persistence.run("Pending batches") { txn throws(DocError) in try queue.allBatches(in: txn) }
     }
 
+    /// The batches of the queued and the failed writes, in one read (failed writes as
+    /// stored, without refreshing their server documents).
+    package func unsyncedBatches() throws(DocError) -> [MutationBatch] {
+        try persistence.run("Unsynced batches") { txn throws(DocError) in
+            try queue.allBatches(in: txn) + failedWriteStore.all(in: txn).map(\.batch)
+        }
+    }
+
     package func pendingBatchCount() throws(DocError) -> Int {
         try persistence.run("Count pending batches") { txn throws(DocError) in try queue.count(in: txn) }
     }
