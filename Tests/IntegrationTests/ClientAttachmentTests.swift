@@ -90,9 +90,7 @@ struct ClientAttachmentTests {
     /// Alice's store under `root/phone`, syncing with `server`, its attachment cache limited to
     /// 1 MiB.
     static func phoneWithASmallCache(_ server: LiveServer, root: String) async throws -> DocumentStore {
-        let endpoint = try ServerEndpoint(url: server.url) { try await server.token(tenant: "acme", uid: "alice") }
-        return try await DocumentStore.open(directory: root + "/phone", tenant: "acme", user: "alice",
-                                            settings: StoreSettings(attachmentCacheSizeBytes: 1 << 20), server: endpoint)
+        try await open("phone", server, root: root, settings: StoreSettings(attachmentCacheSizeBytes: 1 << 20))
     }
 
     /// The attachment cache's size limit: files the server holds go least recently used first
@@ -173,6 +171,101 @@ struct ClientAttachmentTests {
         #expect(try await store.attachments.bytes(kept) == Self.photo(31, bytes: 400_000))
         #expect(try await store.pendingWrites().count == 2)
         await store.close()
+        await server.stop()
+    }
+
+    /// A server that collects every unreferenced attachment at once (grace 0).
+    static func collectingServer() async throws -> LiveServer {
+        try await LiveServer(rules: try LiveServer.defaultRules(), attachmentGraceMicros: 0)
+    }
+
+    /// Alice's store `device` under `root`, syncing with `server`.
+    static func open(_ device: String, _ server: LiveServer, root: String,
+                     settings: StoreSettings = StoreSettings()) async throws -> DocumentStore {
+        let endpoint = try ServerEndpoint(url: server.url) { try await server.token(tenant: "acme", uid: "alice") }
+        return try await DocumentStore.open(directory: root + "/" + device, tenant: "acme", user: "alice",
+                                            settings: settings, server: endpoint)
+    }
+
+    /// Runs the server's collector until it deleted `count` attachments (its grace is 0, but an
+    /// attachment stored in this microsecond is not older than that yet). It collects the
+    /// tenants the server serves: `online` writes through it first.
+    static func collect(_ count: Int, on server: LiveServer, online: DocumentStore) async throws {
+        _ = try await online.document("devices/online").setData(["online": true]).committed
+        var deleted = 0
+        for _ in 0..<50 where deleted < count {
+            try await Task.sleep(for: .milliseconds(2))
+            deleted += await server.core.runMaintenance().attachmentsDeleted
+        }
+        try #require(deleted == count, "the collector deleted \(deleted) attachments")
+    }
+
+    /// A photo uploaded, then its write queued while the phone is offline, longer than the
+    /// server keeps an attachment no document refers to: the server deletes the photo. When
+    /// the phone comes back (reopened, as after days), it asks the server about the photo
+    /// before it sends the write, uploads it again, and the write goes through: no failed
+    /// write, and another device downloads the photo.
+    @Test func aWriteQueuedPastTheServersGracePeriodUploadsItsPhotoAgainFirst() async throws {
+        let server = try await Self.collectingServer()
+        defer { server.removeData() }
+        let root = NSTemporaryDirectory() + "doccache-attach-again-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let settings = StoreSettings(attachmentConfirmationAge: .zero)
+        let phone = try await Self.open("phone", server, root: root, settings: settings)
+        let bytes = Self.photo(40, bytes: 300_000)
+        let id = try await phone.attachments.add(bytes: bytes, contentType: "image/jpeg").id
+        #expect(await eventually { await phone.attachments.attachment(id)?.state == .uploaded })
+        try await phone.disableNetwork()
+        _ = try await phone.document("forms/f1").setData(["photo": .attachment(id)])
+        await phone.close()
+        let office = try await Self.open("office", server, root: root)
+        try await Self.collect(1, on: server, online: office)
+
+        let again = try await Self.open("phone", server, root: root, settings: settings)
+        #expect(await eventually { (try? await again.pendingWrites().isEmpty) == true })
+        #expect(try await again.failedWrites().isEmpty)
+        #expect(await again.attachments.attachment(id)?.state == .uploaded)
+
+        // The server holds the form and the photo again (the collector had deleted it).
+        let form = try await office.document("forms/f1").getDocument(source: .server)
+        #expect(form.get("photo") == .attachment(id))
+        #expect(try await office.attachments.bytes(id) == bytes)
+        await office.close()
+        await again.close()
+        await server.stop()
+    }
+
+    /// The same deletion when the phone did not expect it (its photo was uploaded moments
+    /// ago): the server refuses the write, which is kept as a failed write; the phone then
+    /// finds the photo missing and uploads it again, so retrying the failed write succeeds.
+    @Test func aWriteRefusedForAPhotoTheServerDeletedSucceedsOnRetryOnceThePhotoIsUpAgain() async throws {
+        let server = try await Self.collectingServer()
+        defer { server.removeData() }
+        let root = NSTemporaryDirectory() + "doccache-attach-refused-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let phone = try await Self.open("phone", server, root: root)
+        let bytes = Self.photo(41, bytes: 300_000)
+        let id = try await phone.attachments.add(bytes: bytes, contentType: "image/jpeg").id
+        #expect(await eventually { await phone.attachments.attachment(id)?.state == .uploaded })
+        try await phone.disableNetwork()
+        let write = try await phone.document("forms/f2").setData(["photo": .attachment(id)])
+        let office = try await Self.open("office", server, root: root)
+        try await Self.collect(1, on: server, online: office)
+        try await phone.enableNetwork()
+        await #expect(throws: DocError.self) { _ = try await write.committed }
+        let failed = try await phone.failedWrites()
+        try #require(failed.count == 1)
+        #expect(failed[0].error.code == .failedPrecondition, "\(failed[0].error)")
+
+        // Uploaded again by itself: the office can download it.
+        #expect(await eventually { (try? await office.attachments.bytes(id)) == bytes })
+        let retried = try await phone.retryFailedWrite(failed[0].id)
+        _ = try await retried.committed
+        let form = try await office.document("forms/f2").getDocument(source: .server)
+        #expect(form.get("photo") == .attachment(id))
+        #expect(try await phone.failedWrites().isEmpty)
+        await office.close()
+        await phone.close()
         await server.stop()
     }
 

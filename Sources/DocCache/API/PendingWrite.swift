@@ -57,6 +57,10 @@ public struct PendingWrite: Sendable, Hashable {
         case attachmentNotUploaded(AttachmentID)
         /// It refers to an attachment whose upload failed for good: retry or remove it.
         case attachmentFailed(AttachmentID, DocError)
+        /// It refers to an attachment uploaded from this device a while ago
+        /// (``StoreSettings/attachmentConfirmationAge``), and the store is asking the server
+        /// whether it still holds it; if not, it is uploaded again first.
+        case attachmentBeingChecked(AttachmentID)
         /// An earlier batch is held back (queue order is kept).
         case earlierBatch(Int)
 
@@ -67,6 +71,7 @@ public struct PendingWrite: Sendable, Hashable {
             case .connectionFailed(let error): return "connection failed: \(error)"
             case .attachmentNotUploaded(let id): return "attachment \(id) is not uploaded yet"
             case .attachmentFailed(let id, let error): return "attachment \(id) failed: \(error)"
+            case .attachmentBeingChecked(let id): return "attachment \(id) is being checked with the server"
             case .earlierBatch(let id): return "batch \(id) is held back"
             }
         }

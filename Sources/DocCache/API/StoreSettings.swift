@@ -17,6 +17,12 @@ public struct StoreSettings: Sendable, Hashable {
     /// Default 100 MiB, the server's default limit; a server with a lower limit refuses larger
     /// uploads (the attachment then fails with `invalidArgument`).
     public var maxAttachmentBytes: Int64
+    /// Before a write that refers to an attachment uploaded from this device longer ago than
+    /// this is sent, the store asks the server whether it still holds the attachment, and
+    /// uploads it again if not (the server deletes attachments no document refers to after its
+    /// grace period, 7 days by default: keep this well below it). A confirmation stands this
+    /// long too, and at least a minute. Default 1 hour; not negative.
+    public var attachmentConfirmationAge: Duration
 
     /// A size limit meaning "no limit".
     public static let unlimited: Int64 = Persistence.unlimited
@@ -25,14 +31,17 @@ public struct StoreSettings: Sendable, Hashable {
     public static let minimumCacheSizeBytes: Int64 = LRUGarbageCollector.minimumCacheSizeBytes
     public static let defaultAttachmentCacheSizeBytes: Int64 = 256 * 1024 * 1024
     public static let defaultMaxAttachmentBytes: Int64 = 100 * 1024 * 1024
+    public static let defaultAttachmentConfirmationAge: Duration = .seconds(3_600)
 
     public init(cacheSizeBytes: Int64 = StoreSettings.defaultCacheSizeBytes, maxListenLimit: Int = 1_000,
                 attachmentCacheSizeBytes: Int64 = StoreSettings.defaultAttachmentCacheSizeBytes,
-                maxAttachmentBytes: Int64 = StoreSettings.defaultMaxAttachmentBytes) {
+                maxAttachmentBytes: Int64 = StoreSettings.defaultMaxAttachmentBytes,
+                attachmentConfirmationAge: Duration = StoreSettings.defaultAttachmentConfirmationAge) {
         self.cacheSizeBytes = cacheSizeBytes
         self.maxListenLimit = maxListenLimit
         self.attachmentCacheSizeBytes = attachmentCacheSizeBytes
         self.maxAttachmentBytes = maxAttachmentBytes
+        self.attachmentConfirmationAge = attachmentConfirmationAge
     }
 
     func validate() throws(DocError) {
@@ -40,6 +49,9 @@ public struct StoreSettings: Sendable, Hashable {
         try LRUGarbageCollector.validate(cacheSizeLimit: attachmentCacheSizeBytes, name: "attachmentCacheSizeBytes")
         if maxAttachmentBytes < 1 {
             throw DocError(.invalidArgument, "maxAttachmentBytes must be at least 1, got \(maxAttachmentBytes)")
+        }
+        if attachmentConfirmationAge < .zero {
+            throw DocError(.invalidArgument, "attachmentConfirmationAge must not be negative, got \(attachmentConfirmationAge)")
         }
         if maxListenLimit < 1 {
             throw DocError(.invalidArgument, "maxListenLimit must be at least 1, got \(maxListenLimit)")

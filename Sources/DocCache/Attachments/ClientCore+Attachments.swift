@@ -1,28 +1,5 @@
 package import DocModel
 
-/// Answers the write queue's question "may this batch be sent?" for the remote store: not
-/// while it refers to an attachment of this device that is not uploaded. It keeps its own copy
-/// of those attachments' ids (the client core refreshes it after every change), so it needs no
-/// hop to the core: the remote store asks while the core is still being created.
-final class BatchBlocker {
-    /// This device's attachments that the server does not have yet.
-    private(set) var waiting: Set<AttachmentID> = []
-
-    /// Takes the waiting attachments from the store's records.
-    func update(_ records: some Sequence<AttachmentRecord>) {
-        waiting = Set(records.lazy.filter(\.isWaitingForUpload).map(\.id))
-    }
-
-    func isBlocked(_ batch: MutationBatch) -> Bool { blockingAttachment(of: batch) != nil }
-
-    /// An attachment `batch` refers to that holds it back, if any (the smallest id, so the
-    /// answer does not vary between runs).
-    func blockingAttachment(of batch: MutationBatch) -> AttachmentID? {
-        guard !waiting.isEmpty else { return nil }
-        return batch.attachmentReferences.filter(waiting.contains).min()
-    }
-}
-
 extension ClientCore {
     // MARK: - Adding and reading
 
@@ -137,20 +114,30 @@ extension ClientCore {
 
     // MARK: - Ordering
 
-    /// The attachment that holds `batch` back: one of this device's that is not uploaded.
-    func blockingAttachment(of batch: MutationBatch) -> (AttachmentID, DocError?)? {
-        guard let id = blocker.blockingAttachment(of: batch) else { return nil }
-        if case .failed(let error)? = attachmentRecords[id]?.progress { return (id, error) }
-        return (id, nil)
+    /// Why an attachment holds `batch` back: one of this device's that is not uploaded (or
+    /// failed), or one the server is asked about (BatchBlocker). `nil`: none does.
+    func attachmentWait(of batch: MutationBatch) -> PendingWrite.WaitReason? {
+        guard let (id, hold) = blocker.blockingAttachment(of: batch) else { return nil }
+        switch hold {
+        case .beingChecked: return .attachmentBeingChecked(id)
+        case .notUploaded:
+            if case .failed(let error)? = attachmentRecords[id]?.progress { return .attachmentFailed(id, error) }
+            return .attachmentNotUploaded(id)
+        }
     }
 
     // MARK: - Uploads
 
-    /// Starts uploading the oldest attachment that is not on the server, unless an upload
-    /// runs, a retry is scheduled, or the server cannot be reached.
+    /// Starts the next transfer to the server, unless one runs, a retry is scheduled, or the
+    /// server cannot be reached: first the checks of attachments that queued batches wait for
+    /// (``BatchBlocker``), then the upload of the oldest attachment that is not on the server.
     package func startNextUpload() {
         guard !isClosed, storageFailure == nil, uploadTask == nil, !uploadBackoff.isPending, canUseNetwork,
               let network, let transport = network.attachments else { return }
+        if !blocker.toCheck.isEmpty {
+            startChecks(blocker.toCheck.sorted(), transport: transport, token: network.token)
+            return
+        }
         let next = attachmentRecords.values
             .filter { if case .localOnly = $0.progress { return true } else { return false } }
             .min { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
@@ -185,6 +172,7 @@ extension ClientCore {
         case .success:
             interruptedUploads.remove(id)
             record.progress = .uploaded
+            blocker.confirmed(id)
             uploadBackoff.reset()
         case .failure(let error) where !error.code.isTransient:
             logger.warning("an attachment upload failed for good", metadata: [
@@ -217,7 +205,8 @@ extension ClientCore {
 }
 
 extension AttachmentRecord {
-    /// A local attachment the server does not have yet (still to upload, or failed).
+    /// An attachment this device must upload that the server does not have yet (still to
+    /// upload, or failed).
     var isWaitingForUpload: Bool {
         guard origin == .local else { return false }
         if case .uploaded = progress { return false }

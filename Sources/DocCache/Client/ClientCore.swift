@@ -131,7 +131,7 @@ package actor ClientCore {
         let datastore: any Datastore = network.map {
             NetworkDatastore(configuration: $0, clientID: persistence.clientID, router: router, scheduler: scheduler, activity: activity)
         } ?? OfflineDatastore()
-        let blocker = BatchBlocker()
+        let blocker = BatchBlocker(confirmationAge: settings.attachmentConfirmationAge)
         blocker.update(attachmentRecords)
         let adapter = LocalStoreRemoteAdapter(localStore: localStore, isBlocked: { blocker.isBlocked($0) })
         let remoteLogger = RemoteLogger { [logger] level, message in
@@ -170,8 +170,12 @@ package actor ClientCore {
                 ])
                 core.publishWriteError(batch, error)
                 core.failedWriteChanges.yield(())
+                if let batch { core.checkAttachments(ofRejected: batch, error) }
             }
         }
+        // A hop, not `assumeIsolated`: the remote store reads the queue while the core is
+        // still being created.
+        blocker.onCheckNeeded = { [weak self] in Task { await self?.startNextUpload() } }
         syncEngine.onStorageFailure = { [unowned self] error, operation in
             self.assumeIsolated { $0.storageFailed(error, while: operation) }
         }
@@ -366,8 +370,8 @@ package actor ClientCore {
             let state: PendingWrite.State
             if activity.sending.contains(batch.batchID) {
                 state = .sending
-            } else if let (id, error) = blockingAttachment(of: batch) {
-                state = .waiting(error.map { .attachmentFailed(id, $0) } ?? .attachmentNotUploaded(id))
+            } else if let reason = attachmentWait(of: batch) {
+                state = .waiting(reason)
                 blockedBy = blockedBy ?? batch.batchID
             } else if let blockedBy {
                 state = .waiting(.earlierBatch(blockedBy))

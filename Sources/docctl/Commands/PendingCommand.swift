@@ -103,6 +103,7 @@ enum PendingRendering {
         case .connectionFailed: return "connectionFailed"
         case .attachmentNotUploaded: return "attachmentNotUploaded"
         case .attachmentFailed: return "attachmentFailed"
+        case .attachmentBeingChecked: return "attachmentBeingChecked"
         case .earlierBatch: return "earlierBatch"
         }
     }

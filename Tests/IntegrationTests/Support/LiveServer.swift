@@ -31,11 +31,12 @@ final class LiveServer: Sendable {
     ///   process exits. (On SwiftNIO's shared loops, a connection the stopping server accepted
     ///   but never served stays open after ``stop()``: its client waits for its own timeouts.)
     init(dataDirectory: String? = nil, rules: RuleSet? = nil, examples: Bool = false,
-         attachmentPolicy: (any AttachmentAccessPolicy)? = nil, ownEventLoops: Bool = false,
-         postgresURL: String? = nil) async throws {
+         attachmentPolicy: (any AttachmentAccessPolicy)? = nil, attachmentGraceMicros: Int64? = nil,
+         ownEventLoops: Bool = false, postgresURL: String? = nil) async throws {
         self.ownEventLoops = ownEventLoops
         self.postgresURL = postgresURL
         self.attachmentPolicy = attachmentPolicy
+        self.attachmentGraceMicros = attachmentGraceMicros
         self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("doccache-live-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: self.dataDirectory, withIntermediateDirectories: true)
@@ -53,6 +54,8 @@ final class LiveServer: Sendable {
     let postgresURL: String?
     /// Who may upload and download attachments (`nil`: the rules).
     let attachmentPolicy: (any AttachmentAccessPolicy)?
+    /// How long the collector keeps unreferenced attachments (`nil`: the default, 7 days).
+    let attachmentGraceMicros: Int64?
 
     /// The repository's default rules (Rules/firestore.rules).
     static func defaultRules() throws -> RuleSet {
@@ -73,6 +76,7 @@ final class LiveServer: Sendable {
         configuration.rules = rules
         configuration.attachments = AttachmentSettings(
             store: try FileBlobStore(root: dataDirectory + "/attachments"), policy: attachmentPolicy)
+        if let attachmentGraceMicros { configuration.attachments?.unreferencedGraceMicros = attachmentGraceMicros }
         let core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
         if examples { core.requests.registerExamples() }
         let eventLoops = ownEventLoops ? MultiThreadedEventLoopGroup(numberOfThreads: 1) : nil

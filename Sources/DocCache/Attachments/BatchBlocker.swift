@@ -1,0 +1,106 @@
+import DocModel
+
+/// Answers the write queue's question "may this batch be sent?" for the remote store: not
+/// while it refers to an attachment of this device that is not uploaded, nor to one whose
+/// presence on the server must be confirmed first. It keeps its own copy of what it needs
+/// from the attachments' records (the client core refreshes it after every change), so it
+/// needs no hop to the core: the remote store asks while the core is still being created.
+///
+/// Why confirm: the server deletes an attachment no live document refers to once its grace
+/// period has passed (docs/attachments.md, "References and collection"). A write that waited
+/// longer than that after its attachment was uploaded (the device went offline, or an earlier
+/// write of the queue waits for the user) would be refused. So before a batch that refers to
+/// an attachment uploaded from here long ago is sent, the store asks the server whether it
+/// still holds it, and uploads it again if not.
+final class BatchBlocker {
+    /// Why a batch is held back.
+    enum Hold: Equatable {
+        /// The attachment is not uploaded (still to upload, or failed).
+        case notUploaded
+        /// The server is asked whether it still holds the attachment.
+        case beingChecked
+    }
+
+    /// This device's attachments that the server does not have yet.
+    private(set) var waiting: Set<AttachmentID> = []
+    /// When each attachment uploaded from this device was added to it.
+    private var uploadedHere: [AttachmentID: Timestamp] = [:]
+    /// When the server last said it holds an attachment (in this process).
+    private var confirmedAt: [AttachmentID: ContinuousClock.Instant] = [:]
+    /// Attachments to ask the server about before the batches that refer to them are sent.
+    private(set) var toCheck: Set<AttachmentID> = []
+    /// An attachment uploaded from here longer ago than this is confirmed before a batch that
+    /// refers to it is sent (``StoreSettings/attachmentConfirmationAge``).
+    private let confirmationAge: Duration
+    /// How long a confirmation stands: the age, and at least a minute (so a confirmation is
+    /// not stale by the time the batch is read again).
+    private var confirmationLifetime: Duration { max(confirmationAge, .seconds(60)) }
+    /// Called when an attachment joins ``toCheck``.
+    var onCheckNeeded: (() -> Void)?
+
+    init(confirmationAge: Duration) {
+        self.confirmationAge = confirmationAge
+    }
+
+    /// Takes the attachments' states from the store's records.
+    func update(_ records: some Sequence<AttachmentRecord>) {
+        waiting = []
+        uploadedHere = [:]
+        for record in records {
+            if record.isWaitingForUpload {
+                waiting.insert(record.id)
+            } else if record.origin == .local {
+                uploadedHere[record.id] = record.createdAt
+            }
+        }
+    }
+
+    func isBlocked(_ batch: MutationBatch) -> Bool { blockingAttachment(of: batch) != nil }
+
+    /// An attachment `batch` refers to that holds it back, and why, if any (the smallest id,
+    /// so the answer does not vary between runs). Notes the attachments to check.
+    func blockingAttachment(of batch: MutationBatch) -> (AttachmentID, Hold)? {
+        guard !waiting.isEmpty || !uploadedHere.isEmpty || !toCheck.isEmpty else { return nil }
+        var held: (AttachmentID, Hold)?
+        for id in batch.attachmentReferences {
+            let hold: Hold
+            if waiting.contains(id) {
+                hold = .notUploaded
+            } else if toCheck.contains(id) || needsConfirmation(id) {
+                hold = .beingChecked
+            } else {
+                continue
+            }
+            if hold == .beingChecked { check(id) }
+            if held == nil || id < held!.0 { held = (id, hold) }
+        }
+        return held
+    }
+
+    /// Whether the server must confirm `id` before a batch that refers to it is sent.
+    private func needsConfirmation(_ id: AttachmentID) -> Bool {
+        guard let added = uploadedHere[id] else { return false }
+        let age = Timestamp.now.microseconds - added.microseconds
+        guard age > confirmationAge.wholeMicroseconds else { return false }
+        if let confirmed = confirmedAt[id], confirmed.duration(to: .now) < confirmationLifetime { return false }
+        return true
+    }
+
+    /// Asks for `id` to be checked with the server before any batch that refers to it is sent
+    /// (also after the server refused a batch for missing attachments).
+    func check(_ id: AttachmentID) {
+        confirmedAt[id] = nil
+        if toCheck.insert(id).inserted { onCheckNeeded?() }
+    }
+
+    /// The server holds `id` (it said so, or an upload just completed).
+    func confirmed(_ id: AttachmentID) {
+        confirmedAt[id] = .now
+        toCheck.remove(id)
+    }
+
+    /// `id` was checked and found missing: it is to be uploaded again (the records say so).
+    func checkedMissing(_ id: AttachmentID) {
+        toCheck.remove(id)
+    }
+}
