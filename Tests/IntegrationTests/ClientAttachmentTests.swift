@@ -269,6 +269,37 @@ struct ClientAttachmentTests {
         await server.stop()
     }
 
+    /// A failed write keeps its attachments in the cache too: retrying it must find them on
+    /// the device, since the server may have deleted them meanwhile.
+    @Test func theCacheKeepsAnUploadedAttachmentAFailedWriteRefersTo() async throws {
+        let server = try await LiveServer(rules: try LiveServer.defaultRules())
+        defer { server.removeData() }
+        let root = NSTemporaryDirectory() + "doccache-attach-failed-pin-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let store = try await Self.phoneWithASmallCache(server, root: root)
+        let kept = try await store.attachments.add(bytes: Self.photo(50, bytes: 400_000), contentType: "image/jpeg").id
+        #expect(await eventually { await store.attachments.attachment(kept)?.state == .uploaded })
+        // Only admins write accounts (Rules/firestore.rules): refused, kept as a failed write.
+        let refused = try await store.document("accounts/a1").setData(["receipt": .attachment(kept)])
+        await #expect(throws: DocError.self) { _ = try await refused.committed }
+        #expect(try await store.failedWrites().count == 1)
+        // Two more photos, no write: over the 1 MiB limit once they are up.
+        var others: [AttachmentID] = []
+        for seed in [51, 52] as [UInt8] {
+            others.append(try await store.attachments.add(bytes: Self.photo(seed, bytes: 400_000), contentType: "image/jpeg").id)
+        }
+        let trimmed = await eventually {
+            let all = await store.attachments.all()
+            return all.allSatisfy { $0.state == .uploaded } && all.count < 3
+        }
+        let left = await store.attachments.all().map(\.id)
+        #expect(trimmed, "\(left)")
+        // The least recently used is the failed write's photo; it stays, and one of the others went.
+        #expect(left.contains(kept) && left.count == 2, "\(left)")
+        await store.close()
+        await server.stop()
+    }
+
     @Test func badInputIsRefusedAndNothingIsStored() async throws {
         let root = NSTemporaryDirectory() + "doccache-attach-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: root) }
