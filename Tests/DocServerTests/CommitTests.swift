@@ -171,10 +171,13 @@ import Testing
         let server = TestServer()
         let alice = try await server.connect(uid: "alice", client: "shared")
         await server.write(alice, batch: 1, [T.increment("k/1")])
-        // Same ids, other mutations: refused, nothing applied.
+        // Same ids, other mutations: refused as a batch id collision (another store writes under
+        // the client id), nothing applied, and nothing more of the connection is attempted.
         let reused = try #require(await server.write(alice, batch: 1, [T.increment("k/1", by: 5)]).writeError)
-        #expect(reused.error.code == .failedPrecondition)
+        #expect(reused.error.code == .failedPrecondition && reused.error.isBatchIDCollision)
         #expect(reused.error.message.contains("other mutations"))
+        let after = try #require(await server.write(alice, batch: 2, [T.increment("k/1")]).writeError)
+        #expect(after.error.code == .unavailable, "\(after.error)")
         // Same ids from another user: refused.
         let mallory = try await server.connect(uid: "mallory", client: "shared")
         let foreign = try #require(await server.write(mallory, batch: 1, [T.increment("k/1")]).writeError)

@@ -121,10 +121,14 @@ import Testing
 
         // Single `write` frames and groups share the outcomes.
         #expect(await server.write(c, batch: 2, group[0].1).writeResult?.commitVersion == Self.version(first[0]))
-        // A batch id re-sent with other mutations is refused, in a group as alone.
-        let reused = try await writeBatches(server, c, [(4, [T.set("items/other", [:])])])
-        #expect(Self.error(reused[0])?.code == .failedPrecondition)
+        // A batch id re-sent with other mutations is refused, in a group as alone, and the
+        // batches after it in the frame are not attempted (the client sends them again under a
+        // new client id).
+        let reused = try await writeBatches(server, c, [(4, [T.set("items/other", [:])]), (5, [T.set("items/next", [:])])])
+        #expect(Self.error(reused[0])?.isBatchIDCollision == true)
+        #expect(Self.error(reused[1])?.code == .unavailable)
         #expect(try await server.stored("items/other") == nil)
+        #expect(try await server.stored("items/next") == nil)
     }
 
     /// A batch that fails (not a rejection: it is sent again) stops its frame: the batches after

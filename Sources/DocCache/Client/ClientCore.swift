@@ -91,6 +91,8 @@ package actor ClientCore {
     let network: NetworkConfiguration?
     /// The write queue's gate for batches that refer to attachments not uploaded yet.
     let blocker: BatchBlocker
+    /// The client id the streams use (renewed after a batch id collision).
+    let clientIdentity: ClientIdentity
     /// A signal after every change of an attachment (added, progress, uploaded, failed, removed).
     package nonisolated let attachmentChanges = EventBroadcast<Void>()
     /// The number of batches waiting for the server.
@@ -128,8 +130,9 @@ package actor ClientCore {
         activity.load(opened.deliveries)
         let files = AttachmentFiles(storeDirectory: directory)
         files.removeOrphans(keeping: Set(attachmentRecords.map(\.id)))
+        let clientIdentity = ClientIdentity(persistence.clientID)
         let datastore: any Datastore = network.map {
-            NetworkDatastore(configuration: $0, clientID: persistence.clientID, router: router, scheduler: scheduler, activity: activity)
+            NetworkDatastore(configuration: $0, clientID: clientIdentity, router: router, scheduler: scheduler, activity: activity)
         } ?? OfflineDatastore()
         let blocker = BatchBlocker(confirmationAge: settings.attachmentConfirmationAge)
         blocker.update(attachmentRecords)
@@ -150,6 +153,7 @@ package actor ClientCore {
         self.hasServer = network != nil
         self.network = network
         self.blocker = blocker
+        self.clientIdentity = clientIdentity
         self.uploadBackoff = ExponentialBackoff(scheduler: scheduler, timerID: .attachmentUploadBackoff)
         self.attachmentFiles = files
         self.attachmentRecords = Dictionary(uniqueKeysWithValues: attachmentRecords.map { ($0.id, $0) })
@@ -176,6 +180,7 @@ package actor ClientCore {
         // A hop, not `assumeIsolated`: the remote store reads the queue while the core is
         // still being created.
         blocker.onCheckNeeded = { [weak self] in Task { await self?.startNextUpload() } }
+        remoteStore.onBatchIDCollision = { [unowned self] in self.assumeIsolated { $0.renewClientID() } }
         syncEngine.onStorageFailure = { [unowned self] error, operation in
             self.assumeIsolated { $0.storageFailed(error, while: operation) }
         }
@@ -390,6 +395,23 @@ package actor ClientCore {
         if !remoteStore.canUseNetwork { return .networkDisabled }
         if let error = activity.writeStreamError ?? activity.lastSyncError { return .connectionFailed(error) }
         return nil
+    }
+
+    /// The server saw this store's client id used for other batches: a copy of the store (a
+    /// restored device backup, say) wrote under it. A new id, durably, before the batches are
+    /// sent again under it.
+    private func renewClientID() {
+        guard !isClosed else { return }
+        let old = clientIdentity.current
+        do {
+            clientIdentity.current = try persistence.renewClientID()
+        } catch {
+            storageFailed(error, while: "renewing the client id")
+            return
+        }
+        logger.warning("another store writes under this store's client id (a copy, or a restored backup): took a new one", metadata: [
+            "old": "\(old)", "new": "\(clientIdentity.current)",
+        ])
     }
 
     /// The batch left the queue after the server's answer.
@@ -701,7 +723,7 @@ package actor ClientCore {
         guard let network, canUseNetwork else {
             throw DocError(.unavailable, "the store is offline (no server, or the network is disabled); aggregate with source: .cache for the cached data")
         }
-        return (network, persistence.clientID)
+        return (network, clientIdentity.current)
     }
 
     /// Loads documents into the cache as the server's documents at `version`, as a remote

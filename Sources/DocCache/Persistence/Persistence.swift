@@ -28,9 +28,10 @@ package final class Persistence {
 
     /// The store directory, as given to ``open(directory:)``.
     package let directory: String
-    /// A random id generated when the store was created and kept forever (sent with write
-    /// batches so the server can recognize re-sent batches).
-    package let clientID: String
+    /// A random id generated when the store was created (sent with write batches so the
+    /// server can recognize re-sent batches), and kept until the server reports that another
+    /// store writes under it (``renewClientID()``).
+    package private(set) var clientID: String
 
     /// The server's view of documents.
     package let remoteDocuments: RemoteDocumentCache
@@ -252,6 +253,19 @@ package final class Persistence {
     /// - Parameter label: what the transaction does, for diagnostics.
     /// - Throws: the body's error; a read error met by a lazy scan; `failedPrecondition` when
     ///   the store is closed or a transaction is already running; LevelDB write failures.
+    /// Replaces the client id with a new random one, durably (synced), and returns it. For a
+    /// store whose id the server has seen used for other batches (a copy of this store, or a
+    /// restored backup of it, wrote under it): the batches of the queue, none answered under
+    /// the new id, are then sent under it.
+    package func renewClientID() throws(DocError) -> String {
+        let id = randomUUIDString()
+        try run("Renew the client id", sync: true) { txn throws(DocError) in
+            txn.put(KeySchema.global(KeySchema.clientIDName), Array(id.utf8))
+        }
+        clientID = id
+        return id
+    }
+
     package func run<T>(
         _ label: String, sync: Bool = false, _ body: (PersistenceTransaction) throws(DocError) -> T
     ) throws(DocError) -> T {

@@ -23,6 +23,11 @@ package final class RemoteStore {
     /// Receives remote events, write outcomes and online state changes. Held weakly: the
     /// sync engine owns the remote store.
     package weak var syncer: (any RemoteSyncer)?
+    /// Called when the server reports that another store writes under this client id
+    /// (``DocModel/DocError/batchIDCollision(_:)``): it must take a new one. The batch is then
+    /// not rejected; the stream restarts and sends the same batches again, in order. `nil`:
+    /// such an answer rejects the batch like any permanent error.
+    package var onBatchIDCollision: (() -> Void)?
 
     /// The targets being listened to, by id, with their newest resume token.
     package private(set) var listenTargets: [TargetID: TargetData] = [:]
@@ -529,6 +534,12 @@ package final class RemoteStore {
     /// again after backoff); a permanent one rejects the oldest batch, which will never
     /// succeed, and the stream restarts at once with the rest.
     private func handleWriteError(_ error: DocError) {
+        if error.isBatchIDCollision, let onBatchIDCollision {
+            // Not the batch's fault: a new client id, and the same batches again at once.
+            onBatchIDCollision()
+            writeConnection.inhibitBackoff()
+            return
+        }
         guard Self.isPermanentWriteError(error.code) else { return }
         let batch = writePipeline.removeFirst()
         // A bad request, not a struggling server: no reason to wait before the next batch.

@@ -118,12 +118,15 @@ public struct CommitProcessor: Sendable {
     }
 
     /// Processes one batch sent by `uid`, authorizing every write against `access` (`nil`: no
-    /// rules, tenant isolation only). Throws only for transient failures (storage unavailable,
-    /// a lost race); every permanent failure, a rules denial included, is a rejected outcome.
-    /// Its lines go to `batchLogger` when given (the caller's, with the batch in its
-    /// metadata), else to the processor's logger with `batch` added.
+    /// rules, tenant isolation only). Throws for transient failures (storage unavailable, a
+    /// lost race) and, for a client's batch (`fromClient`), ``DocError/batchIDCollision(_:)``
+    /// when its id was answered for other mutations; every permanent failure, a rules denial
+    /// included, is a rejected outcome (so is the server's own batch re-made with other
+    /// mutations). Its lines go to `batchLogger` when given (the caller's, with the batch in
+    /// its metadata), else to the processor's logger with `batch` added.
     public func process(
-        batch key: BatchKey, mutations: [Mutation], uid: String, access: AccessContext? = nil, logger batchLogger: Logger? = nil
+        batch key: BatchKey, mutations: [Mutation], uid: String, access: AccessContext? = nil, logger batchLogger: Logger? = nil,
+        fromClient: Bool = true
     ) async throws(DocError) -> Processed {
         var logger = logger
         if let batchLogger { logger = batchLogger } else { logger[metadataKey: "batch"] = "\(key)" }
@@ -141,12 +144,18 @@ public struct CommitProcessor: Sendable {
                 throw DocError(.permissionDenied, "batch \(key) belongs to another user")
             }
             guard BatchDigest.matches(stored: stored.digest, digest: digest, mutations: mutations) else {
-                logger.warning("batch re-sent with other mutations")
+                if fromClient {
+                    // Thrown, not a rejection: the batches after it are not attempted, and the
+                    // client sends them all again under a new client id.
+                    logger.warning("batch id already used for other mutations: two stores share the client id")
+                    throw DocError.batchIDCollision(key.batchID)
+                }
+                logger.warning("batch re-made with other mutations")
                 return Processed(
                     outcome: BatchOutcome(
                         batch: key, uid: uid, digest: digest, recordedAt: stored.recordedAt,
                         result: .rejected(DocError(.failedPrecondition,
-                            "batch \(key) was already processed with other mutations; a client must not reuse batch ids"))),
+                            "batch \(key) was already processed with other mutations; batch ids must not be reused"))),
                     applied: false, changes: [])
             }
             logger.debug("batch already processed: answering with its stored outcome")

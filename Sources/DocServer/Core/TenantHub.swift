@@ -291,7 +291,8 @@ actor TenantHub {
         let started = ContinuousClock.now
         do {
             let processed = try await processor.process(
-                batch: batch.key, mutations: batch.mutations, uid: author.uid, access: access(for: author, logger: logger), logger: logger)
+                batch: batch.key, mutations: batch.mutations, uid: author.uid, access: access(for: author, logger: logger), logger: logger,
+                fromClient: author.isClient)
             if processed.recorded { metrics.storeCommits.increment() }
             await finish(processed, fromClient: author.isClient, took: started.duration(to: .now))
             return .success(CommitAnswer(outcome: processed.outcome, recorded: processed.recorded))
@@ -305,7 +306,8 @@ actor TenantHub {
     private func failed(_ error: DocError, author: Author, logger: Logger) {
         logger.warning("batch failed", metadata: ["error": "\(error)"])
         if author.isClient { metrics.rejected(error.code) }
-        metrics.storeFailed(metrics.storeErrorsCommit, error)
+        // A batch id collision is the client's, not the store's.
+        if !error.isBatchIDCollision { metrics.storeFailed(metrics.storeErrorsCommit, error) }
     }
 
     /// Commits the units' batches as one group: each batch on its own, in order, exactly as
@@ -418,7 +420,7 @@ actor TenantHub {
             do {
                 results.append(.processed(try await processor.process(
                     batch: batch.key, mutations: batch.mutations, uid: author.uid, access: access(for: author, logger: logger),
-                    logger: logger)))
+                    logger: logger, fromClient: author.isClient)))
             } catch {
                 results.append(.failed(error))
                 unitFailures[u] = error

@@ -11,14 +11,14 @@ import DocModel
 /// the core's ``StreamEventRouter``.
 final class NetworkDatastore: Datastore {
     private let configuration: NetworkConfiguration
-    private let clientID: String
+    private let clientID: ClientIdentity
     private let router: StreamEventRouter
     private let scheduler: any Scheduler
     private let activity: SyncActivity
 
     /// - Parameter clientID: the store's persistent client id (from its persistence globals),
     ///   sent in `hello` and with every batch.
-    init(configuration: NetworkConfiguration, clientID: String, router: StreamEventRouter, scheduler: any Scheduler,
+    init(configuration: NetworkConfiguration, clientID: ClientIdentity, router: StreamEventRouter, scheduler: any Scheduler,
          activity: SyncActivity) {
         self.configuration = configuration
         self.clientID = clientID

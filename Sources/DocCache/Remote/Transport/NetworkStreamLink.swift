@@ -21,7 +21,7 @@ final class NetworkStreamLink {
     var onEvent: (StreamEvent) -> Void = { _ in }
 
     private let configuration: NetworkConfiguration
-    private let clientID: String
+    private let clientID: ClientIdentity
     private let router: StreamEventRouter
     private let scheduler: any Scheduler
     private let idleTimerID: TimerID
@@ -39,7 +39,7 @@ final class NetworkStreamLink {
     /// (``markIdle()`` waiting, nothing sent since).
     private(set) var lastClose = (wasOpen: false, wasIdle: false)
 
-    init(configuration: NetworkConfiguration, clientID: String, router: StreamEventRouter, scheduler: any Scheduler, idleTimerID: TimerID) {
+    init(configuration: NetworkConfiguration, clientID: ClientIdentity, router: StreamEventRouter, scheduler: any Scheduler, idleTimerID: TimerID) {
         self.configuration = configuration
         self.clientID = clientID
         self.router = router
@@ -65,7 +65,7 @@ final class NetworkStreamLink {
         let (frames, continuation) = AsyncStream.makeStream(of: String.self)
         outgoing = continuation
         session = StreamSession.start(
-            configuration: configuration, clientID: clientID, outgoing: frames,
+            configuration: configuration, clientID: clientID.current, outgoing: frames,
             sink: router.sink(stream: streamID, generation: generation))
     }
 

@@ -32,7 +32,7 @@ import DocProtocol
 /// ``stop()`` never calls the delegate. Used on the client core's actor only.
 package final class NetworkWriteStream: WriteStream {
     private let link: NetworkStreamLink
-    private let clientID: String
+    private let clientID: ClientIdentity
     private let activity: SyncActivity
     private weak var delegate: (any WriteStreamDelegate)?
     /// Batches sent on this connection and not yet answered, oldest first.
@@ -55,7 +55,7 @@ package final class NetworkWriteStream: WriteStream {
     package private(set) var isHandshakeComplete = false
     package var lastStreamToken: ResumeToken = []
 
-    init(link: NetworkStreamLink, clientID: String, activity: SyncActivity, delegate: any WriteStreamDelegate) {
+    init(link: NetworkStreamLink, clientID: ClientIdentity, activity: SyncActivity, delegate: any WriteStreamDelegate) {
         self.link = link
         self.clientID = clientID
         self.activity = activity
@@ -113,7 +113,7 @@ package final class NetworkWriteStream: WriteStream {
         let token = lastStreamToken.isEmpty ? nil : lastStreamToken
         guard batches.count > 1, sendsGroups else {
             for batch in batches {
-                link.send(.write(.init(clientID: clientID, batchID: batch.batchID, mutations: batch.mutations, streamToken: token)))
+                link.send(.write(.init(clientID: clientID.current, batchID: batch.batchID, mutations: batch.mutations, streamToken: token)))
             }
             return
         }
@@ -123,7 +123,7 @@ package final class NetworkWriteStream: WriteStream {
             return
         }
         let frame = FrameEncoder.string(.writeBatches(.init(
-            clientID: clientID, batches: batches.map { .init(batchID: $0.batchID, mutations: $0.mutations) }, streamToken: token)))
+            clientID: clientID.current, batches: batches.map { .init(batchID: $0.batchID, mutations: $0.mutations) }, streamToken: token)))
         guard frame.utf8.count <= limits.maxFrameBytes else {
             let middle = batches.startIndex + batches.count / 2
             send(batches[..<middle])
