@@ -16,5 +16,27 @@ extension DocError {
 
     /// Whether this is ``batchIDCollision(_:)``.
     public var isBatchIDCollision: Bool { code == .failedPrecondition && location == Self.batchIDCollisionLocation }
+
+    /// The server's answer to a batch it has no outcome of while a later batch of the same
+    /// client has one: the batch was processed, and its outcome pruned after the retention (the
+    /// client sends it again: its answer was lost, and it stayed offline for longer); or
+    /// another store writes under the client id and used the batch's id for another batch
+    /// since pruned. Not applied (again). A client that sent the batch before keeps it as a
+    /// failed write with this error; one that never did takes a new client id, as after a
+    /// collision (docs/protocol.md, "Client id").
+    public static func batchProcessedBefore(_ batchID: Int) -> DocError {
+        DocError(.alreadyExists,
+                 "batch \(batchID) was processed longer ago than the server keeps its answers, and its answer was "
+                     + "lost: it is not applied again. Its changes are most likely on the server already: compare, "
+                     + "then discard this write or retry it",
+                 at: batchIDCollisionLocation)
+    }
+
+    /// Whether this is ``batchProcessedBefore(_:)``.
+    public var isBatchProcessedBefore: Bool { code == .alreadyExists && location == Self.batchIDCollisionLocation }
+
+    /// Whether this is one of the two answers about a batch's id, after which the server
+    /// attempts nothing more of the connection.
+    public var isBatchIDConflict: Bool { isBatchIDCollision || isBatchProcessedBefore }
 }
 

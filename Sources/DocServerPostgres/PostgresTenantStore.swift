@@ -129,8 +129,18 @@ final class PostgresTenantStore: TenantStore {
         return try BatchOutcome(record: body.bytes)
     }
 
+    func laterOutcomeExists(after batch: BatchKey) async throws(DocError) -> Bool {
+        let rows = try await database.rows("look for a later outcome than batch \(batch) of tenant \(tenant)", """
+            SELECT 1 FROM doccache_outcomes
+            WHERE tenant = \(name) AND client_id = \(ByteBuffer(bytes: Array(batch.clientID.utf8))) AND batch_id > \(Int64(batch.batchID))
+            LIMIT 1
+            """)
+        return !rows.isEmpty
+    }
+
     /// One statement (one snapshot): the state as ``state()`` reads it, a primary-key probe of
-    /// the outcomes per batch, whatever the table's statistics say (a lateral subquery with
+    /// the outcomes per batch (the first of the client's outcomes from the batch's own on: the
+    /// batch's, or a later one, ``laterOutcomeExists(after:)``), whatever the table's statistics say (a lateral subquery with
     /// `LIMIT` is not flattened into a join, so it is never a filter over all of the tenant's
     /// outcomes, which `(client_id, batch_id) IN (…)` became while the table was young: 1.8
     /// million rows fetched to sync 10,000 batches), and the documents by key.
@@ -143,15 +153,16 @@ final class PostgresTenantStore: TenantStore {
             LEFT JOIN doccache_meta m ON m.name = \(PostgresServerStore.previousIncarnationKey(tenant))
             WHERE t.tenant = \(name)
             UNION ALL
-            SELECT 'o', 0::BIGINT, 0::BIGINT, 0::BIGINT, o.body FROM UNNEST(\(clients)::BYTEA[], \(numbers)::BIGINT[]) AS b (c, n),
-            LATERAL (SELECT body FROM doccache_outcomes
-                     WHERE tenant = \(name) AND client_id = b.c AND batch_id = b.n LIMIT 1) o
+            SELECT 'o', o.batch_id, b.n, 0::BIGINT, o.body FROM UNNEST(\(clients)::BYTEA[], \(numbers)::BIGINT[]) AS b (c, n),
+            LATERAL (SELECT batch_id, body FROM doccache_outcomes
+                     WHERE tenant = \(name) AND client_id = b.c AND batch_id >= b.n ORDER BY batch_id LIMIT 1) o
             UNION ALL
             SELECT 'd', 0::BIGINT, 0::BIGINT, 0::BIGINT, body FROM doccache_documents
             WHERE tenant = \(name) AND doc_key = ANY(\(encoded))
             """)
         var state: TenantState?
         var outcomes: [BatchKey: BatchOutcome] = [:]
+        var processedBefore = Set<BatchKey>()
         var documents: [DocumentKey: Document] = [:]
         for row in rows {
             let (kind, last, incarnation, floor, bytes) = try PostgresErrorMapping.decode("a read-ahead row", in: database.name) {
@@ -162,9 +173,14 @@ final class PostgresTenantStore: TenantStore {
                 state = try self.state(last: last, incarnation: incarnation, floor: floor,
                                        previous: bytes.map { String(decoding: $0.readableBytesView, as: UTF8.self) })
             case "o":
+                // `last`: the batch id found; `incarnation`: the one asked for.
                 guard let bytes else { continue }
                 let outcome = try BatchOutcome(record: bytes.bytes)
-                outcomes[outcome.batch] = outcome
+                if last == incarnation {
+                    outcomes[outcome.batch] = outcome
+                } else {
+                    processedBefore.insert(BatchKey(clientID: outcome.batch.clientID, batchID: Int(incarnation)))
+                }
             default:
                 guard let bytes else { continue }
                 let document = try Document(binary: bytes.bytes)
@@ -172,13 +188,16 @@ final class PostgresTenantStore: TenantStore {
             }
         }
         guard let state else { throw missingState() }
-        return GroupReadAhead(state: state, outcomes: outcomes, documents: documents)
+        return GroupReadAhead(state: state, outcomes: outcomes, documents: documents, processedBefore: processedBefore)
     }
 
     func pruneOutcomes(recordedBefore cutoff: Int64) async throws(DocError) -> Int {
         let rows = try await database.rows("prune the outcomes of tenant \(tenant)", """
             WITH gone AS (
-                DELETE FROM doccache_outcomes WHERE tenant = \(name) AND recorded_at < \(cutoff) RETURNING 1
+                DELETE FROM doccache_outcomes o WHERE tenant = \(name) AND recorded_at < \(cutoff)
+                AND EXISTS (SELECT 1 FROM doccache_outcomes later
+                            WHERE later.tenant = o.tenant AND later.client_id = o.client_id AND later.batch_id > o.batch_id)
+                RETURNING 1
             )
             SELECT count(*) FROM gone
             """)

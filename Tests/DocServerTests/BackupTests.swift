@@ -269,15 +269,17 @@ import Testing
         let core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
         let writer = try await core.handshake(tenant: "acme", uid: "u1", clientID: "w")
         _ = writer.outbound.drain()
-        let fresh = await core.write(.init(clientID: "w", batchID: 100, mutations: [T.set("items/new", ["n": 7])]), on: writer)
-        let freshVersion = try #require(fresh.writeResult?.commitVersion)
-        #expect(freshVersion > afterVersion)
         // Exactly once across the restore: a batch of before the backup is still a duplicate
-        // (same version); one of after it is applied again, once, on the restored data.
+        // (same version); one of after it, sent again (its answer lost), is applied again, once,
+        // on the restored data. Then the client's next batch.
         let old = await core.write(.init(clientID: "w", batchID: 6, mutations: [.setMerge(T.key("items/i1"), T.data(["edited": true]))]), on: writer)
         #expect(old.writeResult != nil && old.writeResult!.commitVersion <= backupVersion)
         let resent = await core.write(.init(clientID: "w", batchID: 8, mutations: [T.set("items/lost", ["n": 99])]), on: writer)
-        #expect((resent.writeResult?.commitVersion ?? .none) > freshVersion)
+        let resentVersion = try #require(resent.writeResult?.commitVersion)
+        #expect(resentVersion > afterVersion)
+        let fresh = await core.write(.init(clientID: "w", batchID: 10, mutations: [T.set("items/new", ["n": 7])]), on: writer)
+        let freshVersion = try #require(fresh.writeResult?.commitVersion)
+        #expect(freshVersion > resentVersion)
         _ = writer.outbound.drain()
 
         func truth() async throws -> [String: ObjectValue] {

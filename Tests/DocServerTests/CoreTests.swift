@@ -123,19 +123,40 @@ import Testing
     @Test func maintenancePrunesOutcomesAfterRetention() async throws {
         let server = TestServer(configuration: ServerConfiguration(outcomeRetentionMicros: 24 * 3_600 * 1_000_000))
         let c = try await server.connect()
+        func n() async throws -> Value? {
+            try await server.tenantStore("acme").documents([T.key("k/1")]).documents[T.key("k/1")]?.data["n"]
+        }
         await server.write(c, batch: 1, [T.increment("k/1")])
+        await server.write(c, batch: 2, [T.increment("k/1")])
         server.clock.advance(by: 23 * 3_600 * 1_000_000)
         #expect(await server.core.runMaintenance().outcomesPruned == 0)
         // Still deduplicated after 23 hours.
         await server.write(c, batch: 1, [T.increment("k/1")])
-        #expect(try await server.tenantStore("acme").documents([T.key("k/1")]).documents[T.key("k/1")]?.data["n"]?.isIdentical(to: 1) == true)
+        #expect(try await n()?.isIdentical(to: 2) == true)
         server.clock.advance(by: 2 * 3_600 * 1_000_000)
+        // Batch 1's outcome goes; batch 2's stays, the client's latest.
         #expect(await server.core.runMaintenance().outcomesPruned == 1)
-        #expect(try await server.tenantStore("acme").outcome(of: BatchKey(clientID: "client-1", batchID: 1)) == nil)
-        // Past the retention the batch is new to the server: sent again, it is applied again
-        // (the limit docs/operations.md, "Devices offline for days", describes).
-        await server.write(c, batch: 1, [T.increment("k/1")])
-        #expect(try await server.tenantStore("acme").documents([T.key("k/1")]).documents[T.key("k/1")]?.data["n"]?.isIdentical(to: 2) == true)
+        let store = try server.tenantStore("acme")
+        #expect(try await store.outcome(of: BatchKey(clientID: "client-1", batchID: 1)) == nil)
+        #expect(try await store.outcome(of: BatchKey(clientID: "client-1", batchID: 2)) != nil)
+        // Past the retention, batch 1 sent again (its answer lost, the device offline for days)
+        // is refused, not applied again: a later batch of its client has an outcome, so it was
+        // processed before (docs/operations.md, "Devices offline for days").
+        let refused = await server.write(c, batch: 1, [T.increment("k/1")])
+        #expect(refused.writeError?.error.isBatchProcessedBefore == true, "\(refused)")
+        #expect(refused.writeError?.error.message.contains("not applied again") == true)
+        #expect(try await n()?.isIdentical(to: 2) == true)
+        // Nothing more of that connection is attempted; on the next, batch 2 is answered from
+        // its outcome, and a new batch is applied.
+        #expect(await server.write(c, batch: 2, [T.increment("k/1")]).writeError?.error.code == .unavailable)
+        let c2 = try await server.connect()
+        #expect(await server.write(c2, batch: 2, [T.increment("k/1")]).writeError == nil)
+        #expect(await server.write(c2, batch: 3, [T.increment("k/1")]).writeError == nil)
+        #expect(try await n()?.isIdentical(to: 3) == true)
+        // Another client's batch 1 is its own: applied.
+        let other = try await server.connect(client: "client-2")
+        #expect(await server.write(other, batch: 1, [T.increment("k/1")]).writeError == nil)
+        #expect(try await n()?.isIdentical(to: 4) == true)
     }
 
     @Test func oneCommitReachesAThousandDocumentListeners() async throws {

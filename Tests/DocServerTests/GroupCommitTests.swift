@@ -43,6 +43,34 @@ import Testing
         return nil
     }
 
+    /// A frame that sends again batches whose answers were lost, after the outcome retention:
+    /// the pruned one is refused (a later batch of the client has an outcome) and nothing after
+    /// it is attempted; sent again on a new connection, the kept latest is answered from its
+    /// outcome and a new one is applied. Nothing counts twice.
+    @Test func aFrameResentPastTheRetentionAppliesNothingTwice() async throws {
+        let server = TestServer(configuration: ServerConfiguration(outcomeRetentionMicros: 24 * 3_600 * 1_000_000))
+        let c = try await server.connect()
+        let first = try await writeBatches(server, c, [(1, [T.increment("counters/c")]), (2, [T.increment("counters/c")])])
+        #expect(first.allSatisfy { if case .committed = $0 { true } else { false } })
+        server.clock.advance(by: 25 * 3_600 * 1_000_000)
+        #expect(await server.core.runMaintenance().outcomesPruned == 1)
+        let again = try await writeBatches(server, c, [
+            (1, [T.increment("counters/c")]), (2, [T.increment("counters/c")]), (3, [T.increment("counters/c")]),
+        ])
+        guard case .failed(_, let error) = again[0] else {
+            Issue.record("batch 1 should be refused: \(again[0])")
+            return
+        }
+        #expect(error.isBatchProcessedBefore && error.message.contains("not applied again"), "\(error)")
+        #expect(again.dropFirst().allSatisfy { Self.error($0)?.code == .unavailable }, "\(again)")
+        let next = try await server.connect()
+        let rest = try await writeBatches(server, next, [(2, [T.increment("counters/c")]), (3, [T.increment("counters/c")])])
+        #expect(rest[0] == first[1], "batch 2 is answered from its outcome")
+        if case .committed = rest[1] {} else { Issue.record("batch 3 should be applied: \(rest[1])") }
+        let counter = try await server.tenantStore("acme").documents([T.key("counters/c")]).documents[T.key("counters/c")]
+        #expect(counter?.data["n"]?.isIdentical(to: 3) == true, "\(String(describing: counter))")
+    }
+
     @Test func aRejectedBatchBetweenAcceptedOnesGetsItsOwnAnswerAndTheNeighboursCommit() async throws {
         let server = try rulesServer()
         let ann = try await server.connect(uid: "ann", claims: [:])

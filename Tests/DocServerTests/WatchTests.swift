@@ -11,18 +11,19 @@ import Testing
         return delivered
     }
 
-    func seed(_ server: TestServer, _ c: ServerConnection, _ paths: [String: Int64], batch: Int = 1000) async {
-        var b = batch
-        for (path, rank) in paths.sorted(by: { $0.key < $1.key }) {
-            b += 1
-            await server.write(c, batch: b, [T.set(path, ["rank": .integer(rank)])])
+    /// Writes `paths` through a client of its own (`seeder`, as the user of `c`), so that the
+    /// test's own batches on `c` may be numbered from 1.
+    func seed(_ server: TestServer, _ c: ServerConnection, _ paths: [String: Int64]) async throws {
+        let seeder = try await server.connect(uid: c.uid, client: "seeder")
+        for (b, (path, rank)) in paths.sorted(by: { $0.key < $1.key }).enumerated() {
+            await server.write(seeder, batch: b + 1, [T.set(path, ["rank": .integer(rank)])])
         }
     }
 
     @Test func initialResultsThenCurrentThenAGlobalSnapshot() async throws {
         let server = TestServer()
         let writer = try await server.connect(client: "writer")
-        await seed(server, writer, ["rooms/a": 1, "rooms/b": 2, "rooms/c/sub/x": 3, "other/z": 4])
+        try await seed(server, writer, ["rooms/a": 1, "rooms/b": 2, "rooms/c/sub/x": 3, "other/z": 4])
         let c = try await server.connect()
         let messages = await listen(server, c, 2, T.collection("rooms", limit: 10))
         let state = try await server.tenantStore("acme").state()
@@ -106,7 +107,7 @@ import Testing
     @Test func limitWindowsFollowCommits() async throws {
         let server = TestServer()
         let w = try await server.connect(client: "w")
-        await seed(server, w, ["s/a": 10, "s/b": 20, "s/c": 30, "s/d": 40])
+        try await seed(server, w, ["s/a": 10, "s/b": 20, "s/c": 30, "s/d": 40])
         let c = try await server.connect()
         var mirror = ClientMirror()
         mirror.apply(await listen(server, c, 2, T.collection("s", limit: 2, orderBy: "rank")))
@@ -145,7 +146,7 @@ import Testing
     @Test func tombstonesLeaveListenersThatHideThem() async throws {
         let server = TestServer()
         let w = try await server.connect(client: "w")
-        await seed(server, w, ["n/a": 1, "n/b": 2])
+        try await seed(server, w, ["n/a": 1, "n/b": 2])
         let c = try await server.connect()
         var mirror = ClientMirror()
         mirror.apply(await listen(server, c, 2, T.collection("n", limit: 10)))
@@ -170,7 +171,7 @@ import Testing
         let w = try await server.connect(client: "w")
         var seedDocs: [String: Int64] = [:]
         for i in 0..<20 { seedDocs["items/i\(i < 10 ? "0" : "")\(i)"] = Int64(i) }
-        await seed(server, w, seedDocs)
+        try await seed(server, w, seedDocs)
         let c = try await server.connect()
         var mirror = ClientMirror()
         let target = T.collection("items", limit: 100)
@@ -201,7 +202,7 @@ import Testing
     @Test func resumeOfALimitedTargetEndsWithTheNewWindow() async throws {
         let server = TestServer()
         let w = try await server.connect(client: "w")
-        await seed(server, w, ["q/a": 1, "q/b": 2, "q/c": 3, "q/d": 4, "q/e": 5, "q/f": 6])
+        try await seed(server, w, ["q/a": 1, "q/b": 2, "q/c": 3, "q/d": 4, "q/e": 5, "q/f": 6])
         let c = try await server.connect()
         let target = T.collection("q", limit: 3, orderBy: "rank")
         var mirror = ClientMirror()
@@ -220,7 +221,7 @@ import Testing
     @Test func resetWhenTheTokenIsTooOldOrForeign() async throws {
         let server = TestServer(configuration: ServerConfiguration(changeLogRetentionMicros: 1_000_000))
         let w = try await server.connect(client: "w")
-        await seed(server, w, ["r/a": 1, "r/b": 2])
+        try await seed(server, w, ["r/a": 1, "r/b": 2])
         let c = try await server.connect()
         var mirror = ClientMirror()
         mirror.apply(await listen(server, c, 2, T.collection("r", limit: 10)))

@@ -17,10 +17,34 @@ import Testing
 @Suite("Exactly once through a cutting proxy", .serialized)
 struct ExactlyOnceProxyTests {
     @Test func aThousandIncrementsThroughCutConnectionsCountExactlyAThousand() async throws {
-        let server = try await LiveServer()
+        try await thousandIncrements(pruningOutcomes: false)
+    }
+
+    /// Increments through the cutting proxy while the server prunes every outcome but each
+    /// client's latest all along (as if every re-sent batch came back after the retention):
+    /// the batches whose outcome is gone are refused, not applied again, so the counter still
+    /// ends at exactly the number of increments, and the refused ones are kept as failed
+    /// writes. (A refusal closes the write stream and the batches answered after it are sent
+    /// again; their outcomes are pruned by then too, so most batches end refused here: with a
+    /// real retention of a day or more, only those re-sent after it are.)
+    @Test func incrementsCountExactlyOnceWhileOutcomesArePruned() async throws {
+        try await thousandIncrements(pruningOutcomes: true, total: 300)
+    }
+
+    private func thousandIncrements(pruningOutcomes: Bool, total: Int = 1_000) async throws {
+        let server = try await LiveServer(outcomeRetentionMicros: pruningOutcomes ? 0 : nil)
         defer { server.removeData() }
         let proxy = try CuttingProxy(targetPort: server.address.port, seed: 0x5EED_0F_C075)
         defer { proxy.stop() }
+        let pruning = Task {
+            guard pruningOutcomes else { return 0 }
+            var pruned = 0
+            while !Task.isCancelled {
+                pruned += await server.core.runMaintenance().outcomesPruned
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+            return pruned
+        }
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("doccache-proxy-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -30,29 +54,40 @@ struct ExactlyOnceProxyTests {
         let counter = try store.document("counters/c1")
 
         _ = try await counter.setData(["n": 0])
-        // All 1,000 increments are accepted locally first (the queue holds them all), then the
+        // All the increments are accepted locally first (the queue holds them all), then the
         // client sends them, at most 10 in flight (a `writeBatches` frame of 10 at a time),
         // across dozens of cut connections.
-        let total = 1_000
         for _ in 0..<total {
             _ = try await counter.updateData(["n": .increment(1)])
         }
         let drained = await eventually(300) { await store.pendingWriteCount == 0 }
         let left = await store.pendingWriteCount
         #expect(drained, "the queue never drained (\(left) left); proxy: \(proxy.statistics)")
+        pruning.cancel()
+        let pruned = await pruning.value
 
         let stats = proxy.statistics
-        print("exactly-once-proxy: \(total) increments over \(stats.connections) connections; \(stats.cuts) cut right after a write answer, \(stats.passed) batch results passed")
+        let failed = try await store.failedWrites()
+        print("exactly-once-proxy: \(total) increments over \(stats.connections) connections; \(stats.cuts) cut right after a write answer, \(stats.passed) batch results passed; \(pruned) outcomes pruned, \(failed.count) re-sent batches refused")
         #expect(await store.pendingWriteCount == 0)
-        #expect(try await counter.getDocument(source: .cache).get("n") == .integer(Int64(total)))
         // The server, read over its own connection (not through the proxy).
         let onServer = try await ServerReads.document("counters/c1", url: server.url, token: token)
         #expect(onServer?["n"] == .integer(Int64(total)), "the server's counter: \(String(describing: onServer))")
+        if pruningOutcomes {
+            // Outcomes were pruned under the re-sends, and some re-sent batches found theirs gone.
+            #expect(pruned > 0 && !failed.isEmpty, "\(pruned) pruned, \(failed.count) refused")
+            for write in failed {
+                #expect(write.error.isBatchProcessedBefore && write.error.message.contains("not applied again"), "\(write.error)")
+            }
+        } else {
+            #expect(failed.isEmpty)
+            #expect(try await counter.getDocument(source: .cache).get("n") == .integer(Int64(total)))
+        }
         // The proxy really cut: many commits never reached the client the first time (each
         // cut answer held up to 10 of them), and every batch (the set and the increments) was
-        // acknowledged at least once.
-        #expect(stats.cuts >= 25, "only \(stats.cuts) cuts")
-        #expect(stats.passed >= total + 1, "only \(stats.passed) batch results reached the client")
+        // answered at least once. (With pruning, refusals end most connections first.)
+        #expect(stats.cuts >= (pruningOutcomes ? 1 : 25), "only \(stats.cuts) cuts")
+        #expect(stats.passed + failed.count >= total + 1, "only \(stats.passed) batch results reached the client")
 
         await store.close()
         proxy.stop()

@@ -214,7 +214,8 @@ import Testing
         #expect(try await ab.state().lastVersion.microseconds == vab + 100)
         #expect(try await a.state().incarnation != ab.state().incarnation)
         #expect(try await a.changes(after: C.v(va - 1), maxEntries: 10).entries?.map(\.key.description) == ["rooms/r1"])
-        // Pruning one tenant leaves the other alone.
+        // Pruning one tenant leaves the other alone (a client's latest outcome stays: c#2).
+        _ = try await a.commit(CommitRequest(outcome: C.outcome("c", 2, version: nil), writes: []))
         #expect(try await a.pruneOutcomes(recordedBefore: 1_000) == 1)
         #expect(try await ab.outcome(of: BatchKey(clientID: "c", batchID: 1)) != nil)
         #expect(try await a.pruneChangeLog(before: C.v(va + 1)) == 1)
@@ -318,12 +319,49 @@ import Testing
             v += 1
             _ = try await store.commit(CommitRequest(outcome: C.outcome("c", i, version: v, at: Int64(i) * 1_000), writes: []))
         }
+        // Client d's only outcome, old: kept, as each client's latest is.
+        v += 1
+        _ = try await store.commit(CommitRequest(outcome: C.outcome("d", 1, version: v, at: 500), writes: []))
         #expect(try await store.pruneOutcomes(recordedBefore: 2_500) == 3)
         for i in 0..<5 {
             let kept = try await store.outcome(of: BatchKey(clientID: "c", batchID: i)) != nil
             #expect(kept == (i >= 3), "batch \(i)")
         }
+        #expect(try await store.outcome(of: BatchKey(clientID: "d", batchID: 1)) != nil)
         #expect(try await store.pruneOutcomes(recordedBefore: 2_500) == 0)
+        // Past every outcome's age: only the clients' latest stay.
+        #expect(try await store.pruneOutcomes(recordedBefore: 10_000) == 1)
+        #expect(try await store.outcome(of: BatchKey(clientID: "c", batchID: 3)) == nil)
+        #expect(try await store.outcome(of: BatchKey(clientID: "c", batchID: 4)) != nil)
+        #expect(try await store.outcome(of: BatchKey(clientID: "d", batchID: 1)) != nil)
+    }
+
+    /// A batch without an outcome and a later batch of its client with one was processed
+    /// before (its outcome pruned); the read-ahead tells so too.
+    @Test(arguments: StoreKind.allCases)
+    func aLaterOutcomeOfTheSameClientIsFound(_ kind: StoreKind) async throws {
+        let fixture = try await StoreFixture.make(kind)
+        defer { Task { await fixture.tearDown() } }
+        let store = try await fixture.tenant("acme")
+        var v = try await store.state().lastVersion.microseconds
+        for (client, batch) in [("c", 3), ("c", 5), ("cc", 9)] {
+            v += 1
+            _ = try await store.commit(CommitRequest(outcome: C.outcome(client, batch, version: v), writes: []))
+        }
+        func later(_ client: String, _ batch: Int) async throws -> Bool {
+            try await store.laterOutcomeExists(after: BatchKey(clientID: client, batchID: batch))
+        }
+        var found: [String: Bool] = [:]
+        for (client, batch) in [("c", 1), ("c", 3), ("c", 4), ("c", 5), ("c", 6), ("cc", 2), ("cc", 9), ("b", 1), ("d", 1)] {
+            found["\(client)#\(batch)"] = try await later(client, batch)
+        }
+        // Client ids that share a prefix ("c", "cc") are apart.
+        #expect(found == ["c#1": true, "c#3": true, "c#4": true, "c#5": false, "c#6": false,
+                          "cc#2": true, "cc#9": false, "b#1": false, "d#1": false])
+        let batches = [("c", 1), ("c", 4), ("c", 5), ("c", 6), ("cc", 9), ("d", 1)].map { BatchKey(clientID: $0, batchID: $1) }
+        let read = try await store.readAhead(batches: batches, documents: [])
+        #expect(Set(read.outcomes.keys) == [batches[2], batches[4]])
+        #expect(read.processedBefore == [batches[0], batches[1]])
     }
 
     @Test(arguments: StoreKind.allCases)

@@ -180,7 +180,9 @@ package actor ClientCore {
         // A hop, not `assumeIsolated`: the remote store reads the queue while the core is
         // still being created.
         blocker.onCheckNeeded = { [weak self] in Task { await self?.startNextUpload() } }
-        remoteStore.onBatchIDCollision = { [unowned self] in self.assumeIsolated { $0.renewClientID() } }
+        remoteStore.onBatchIDConflict = { [unowned self] batchID, error in
+            self.assumeIsolated { $0.resolveBatchIDConflict(batchID, error) }
+        }
         syncEngine.onStorageFailure = { [unowned self] error, operation in
             self.assumeIsolated { $0.storageFailed(error, while: operation) }
         }
@@ -397,21 +399,35 @@ package actor ClientCore {
         return nil
     }
 
+    /// The server's answer about the id of batch `batchID`, the oldest in flight: whether the
+    /// store took a new client id (another store writes under this one: its batches are sent
+    /// again under the new id) or the batch is to be rejected. A collision (the id answered
+    /// for other mutations) is always another store. A batch processed before (no outcome, a
+    /// later one of the client has one) is this store's own re-send when it was sent before
+    /// (its answer was lost and the outcome pruned: kept as a failed write, not applied again),
+    /// and another store's batch id otherwise.
+    private func resolveBatchIDConflict(_ batchID: BatchID, _ error: DocError) -> Bool {
+        if error.isBatchProcessedBefore, activity.attempts(of: batchID) > 1 { return false }
+        return renewClientID()
+    }
+
     /// The server saw this store's client id used for other batches: a copy of the store (a
     /// restored device backup, say) wrote under it. A new id, durably, before the batches are
     /// sent again under it.
-    private func renewClientID() {
-        guard !isClosed else { return }
+    @discardableResult
+    private func renewClientID() -> Bool {
+        guard !isClosed else { return false }
         let old = clientIdentity.current
         do {
             clientIdentity.current = try persistence.renewClientID()
         } catch {
             storageFailed(error, while: "renewing the client id")
-            return
+            return false
         }
         logger.warning("another store writes under this store's client id (a copy, or a restored backup): took a new one", metadata: [
             "old": "\(old)", "new": "\(clientIdentity.current)",
         ])
+        return true
     }
 
     /// The batch left the queue after the server's answer.

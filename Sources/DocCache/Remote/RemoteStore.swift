@@ -23,11 +23,12 @@ package final class RemoteStore {
     /// Receives remote events, write outcomes and online state changes. Held weakly: the
     /// sync engine owns the remote store.
     package weak var syncer: (any RemoteSyncer)?
-    /// Called when the server reports that another store writes under this client id
-    /// (``DocModel/DocError/batchIDCollision(_:)``): it must take a new one. The batch is then
-    /// not rejected; the stream restarts and sends the same batches again, in order. `nil`:
-    /// such an answer rejects the batch like any permanent error.
-    package var onBatchIDCollision: (() -> Void)?
+    /// Called with the oldest batch in flight and the server's answer about its id
+    /// (``DocModel/DocError/isBatchIDConflict``): `true` when another store writes under this
+    /// client id and the store took a new one; the batch is then not rejected, and the stream
+    /// restarts and sends the same batches again, in order. `false` (a re-send of a batch the
+    /// server processed before), or `nil`: the batch is rejected like on any permanent error.
+    package var onBatchIDConflict: ((BatchID, DocError) -> Bool)?
 
     /// The targets being listened to, by id, with their newest resume token.
     package private(set) var listenTargets: [TargetID: TargetData] = [:]
@@ -534,9 +535,8 @@ package final class RemoteStore {
     /// again after backoff); a permanent one rejects the oldest batch, which will never
     /// succeed, and the stream restarts at once with the rest.
     private func handleWriteError(_ error: DocError) {
-        if error.isBatchIDCollision, let onBatchIDCollision {
+        if error.isBatchIDConflict, let batch = writePipeline.first, onBatchIDConflict?(batch.batchID, error) == true {
             // Not the batch's fault: a new client id, and the same batches again at once.
-            onBatchIDCollision()
             writeConnection.inhibitBackoff()
             return
         }

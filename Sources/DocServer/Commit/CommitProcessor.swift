@@ -119,11 +119,15 @@ public struct CommitProcessor: Sendable {
 
     /// Processes one batch sent by `uid`, authorizing every write against `access` (`nil`: no
     /// rules, tenant isolation only). Throws for transient failures (storage unavailable, a
-    /// lost race) and, for a client's batch (`fromClient`), ``DocError/batchIDCollision(_:)``
-    /// when its id was answered for other mutations; every permanent failure, a rules denial
-    /// included, is a rejected outcome (so is the server's own batch re-made with other
-    /// mutations). Its lines go to `batchLogger` when given (the caller's, with the batch in
-    /// its metadata), else to the processor's logger with `batch` added.
+    /// lost race) and, for a client's batch (`fromClient`), two answers about its batch id:
+    /// ``DocModel/DocError/batchIDCollision(_:)`` when the id was answered for other mutations,
+    /// and ``DocModel/DocError/batchProcessedBefore(_:)`` when it has no stored outcome but a
+    /// later batch of its client has one (it was processed, and its outcome pruned; or another
+    /// store writes under the client id: the client tells which). Every permanent failure, a
+    /// rules denial included, is a rejected outcome (so is the server's own batch re-made with
+    /// other mutations; the server's batches number theirs otherwise and are not checked for a
+    /// later outcome). Its lines go to `batchLogger` when given (the caller's, with the batch
+    /// in its metadata), else to the processor's logger with `batch` added.
     public func process(
         batch key: BatchKey, mutations: [Mutation], uid: String, access: AccessContext? = nil, logger batchLogger: Logger? = nil,
         fromClient: Bool = true
@@ -160,6 +164,12 @@ public struct CommitProcessor: Sendable {
             }
             logger.debug("batch already processed: answering with its stored outcome")
             return Processed(outcome: stored, applied: false, changes: [])
+        }
+        if fromClient, try await store.laterOutcomeExists(after: key) {
+            // Thrown, as a collision is: nothing more of the connection is attempted, and the
+            // client tells a re-send of its own (kept as a failed write) from another store.
+            logger.warning("batch without an outcome after a later one of its client: processed before, not applied again")
+            throw DocError.batchProcessedBefore(key.batchID)
         }
 
         var attempt = 1

@@ -30,6 +30,8 @@ final class GroupCommitView: TenantStore {
         /// What ``prefetch(batches:documents:)`` read, for every batch and document asked for
         /// (`nil`: none stored).
         var prefetchedOutcomes: [BatchKey: BatchOutcome?] = [:]
+        /// The prefetched batches without an outcome that have a later one.
+        var processedBefore = Set<BatchKey>()
         var prefetchedDocuments: [DocumentKey: Document?] = [:]
     }
 
@@ -49,6 +51,7 @@ final class GroupCommitView: TenantStore {
         staged.withLock { staged in
             if staged.state == nil { staged.state = read.state }
             for batch in batches { staged.prefetchedOutcomes.updateValue(read.outcomes[batch], forKey: batch) }
+            staged.processedBefore.formUnion(read.processedBefore)
             for key in keys { staged.prefetchedDocuments.updateValue(read.documents[key], forKey: key) }
         }
     }
@@ -92,6 +95,17 @@ final class GroupCommitView: TenantStore {
         }
         if let known { return known }
         return try await base.outcome(of: batch)
+    }
+
+    func laterOutcomeExists(after batch: BatchKey) async throws(DocError) -> Bool {
+        // Staged outcomes are of this group's batches, attempted in order: never later ones of
+        // a client whose earlier batch is still to come. A prefetched batch was looked up.
+        let known: Bool? = staged.withLock { staged in
+            if staged.processedBefore.contains(batch) { return true }
+            return staged.prefetchedOutcomes.keys.contains(batch) ? false : nil
+        }
+        if let known { return known }
+        return try await base.laterOutcomeExists(after: batch)
     }
 
     /// Stages the request. The processor has just read its outcome (none) through this view,

@@ -7,7 +7,9 @@ public struct ServerConfiguration: Sendable {
     /// limit or with a larger one are refused with `invalidArgument`; document targets need none.
     public var maxListenLimit: Int
     /// How long batch outcomes are kept for deduplication, in microseconds (default 24 h; the
-    /// protocol promises at least that).
+    /// protocol promises at least that). Each client's latest outcome is kept for good: a batch
+    /// sent again after its own was pruned is then refused, not applied again
+    /// (``CommitProcessor/process(batch:mutations:uid:access:logger:fromClient:)``).
     public var outcomeRetentionMicros: Int64
     /// How long change log entries are kept for resuming listeners, in microseconds (default
     /// 24 h). A resume token older than that gets a `reset`, unless the target can be resumed

@@ -49,7 +49,7 @@ public final class ServerConnection: Sendable, Hashable, CustomStringConvertible
     /// collision halts like a transient failure: the client sends the batches again under a
     /// new client id, on a new connection.
     func batchFailed(_ batchID: Int, _ error: DocError) {
-        guard error.code.isTransient || error.isBatchIDCollision else { return }
+        guard error.code.isTransient || error.isBatchIDConflict else { return }
         writeHalt.withLock { halt in
             if halt == nil { halt = (batchID, error.code) }
         }

@@ -306,8 +306,8 @@ actor TenantHub {
     private func failed(_ error: DocError, author: Author, logger: Logger) {
         logger.warning("batch failed", metadata: ["error": "\(error)"])
         if author.isClient { metrics.rejected(error.code) }
-        // A batch id collision is the client's, not the store's.
-        if !error.isBatchIDCollision { metrics.storeFailed(metrics.storeErrorsCommit, error) }
+        // An answer about the batch's id is the client's, not the store's.
+        if !error.isBatchIDConflict { metrics.storeFailed(metrics.storeErrorsCommit, error) }
     }
 
     /// Commits the units' batches as one group: each batch on its own, in order, exactly as

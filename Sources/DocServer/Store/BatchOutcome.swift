@@ -15,8 +15,9 @@ public struct BatchKey: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(clientID)#\(batchID)" }
 }
 
-/// What became of a batch, as the store keeps it (at least ``ServerConfiguration/outcomeRetention``,
-/// 24 h by default) so that a re-sent batch gets the same answer and is never applied twice.
+/// What became of a batch, as the store keeps it (at least ``ServerConfiguration/outcomeRetentionMicros``,
+/// 24 h by default; each client's latest for good) so that a re-sent batch gets the same answer
+/// and is never applied twice.
 public struct BatchOutcome: Sendable, Hashable {
     /// Committed or rejected.
     public enum Result: Sendable, Hashable {

@@ -353,6 +353,47 @@ final class LevelDBTenantStore: TenantStore {
         try storedOutcome(batch)
     }
 
+    func laterOutcomeExists(after batch: BatchKey) async throws(DocError) -> Bool {
+        try run { try laterOutcome(of: batch.clientID, after: batch.batchID, cursor: try database.cursor()) }
+    }
+
+    /// ``TenantStore/readAhead(batches:documents:)`` with one seek per batch for its outcome or
+    /// a later one (``outcomeRecord(of:cursor:)``).
+    func readAhead(batches: [BatchKey], documents keys: [DocumentKey]) async throws(DocError) -> GroupReadAhead {
+        let state = try await state()
+        var outcomes: [BatchKey: BatchOutcome] = [:]
+        var processedBefore = Set<BatchKey>()
+        try run {
+            let cursor = try database.cursor()
+            for batch in batches {
+                let record = try outcomeRecord(of: batch, cursor: cursor)
+                if let outcome = record.outcome {
+                    outcomes[batch] = outcome
+                } else if record.later {
+                    processedBefore.insert(batch)
+                }
+            }
+        }
+        return GroupReadAhead(state: state, outcomes: outcomes, documents: try await documents(keys).documents,
+                              processedBefore: processedBefore)
+    }
+
+    /// The stored outcome of `batch`, or whether a later batch of its client has one: the
+    /// first outcome key at or after the batch's own, in one seek.
+    private func outcomeRecord(of batch: BatchKey, cursor: Cursor) throws -> (outcome: BatchOutcome?, later: Bool) {
+        let key = keys.outcome(batch)
+        try cursor.seek(to: key)
+        guard let entry = try cursor.entry() else { return (nil, false) }
+        if entry.key == key { return (try BatchOutcome(record: entry.value), false) }
+        return (nil, entry.key.starts(with: keys.outcomes(of: batch.clientID)))
+    }
+
+    /// Whether `clientID` has a stored outcome of a batch after `batchID`.
+    private func laterOutcome(of clientID: String, after batchID: Int, cursor: Cursor) throws -> Bool {
+        try cursor.seek(to: keys.outcome(BatchKey(clientID: clientID, batchID: batchID + 1)))
+        return try cursor.isValid && cursor.key().starts(with: keys.outcomes(of: clientID))
+    }
+
     func deleteUnreferencedAttachments(
         among ids: [AttachmentID], _ delete: @escaping @Sendable (AttachmentID) async throws(DocError) -> Bool
     ) async throws(DocError) -> [AttachmentID] {
@@ -530,10 +571,14 @@ final class LevelDBTenantStore: TenantStore {
                 var batch = WriteBatch()
                 let range = KeyRange(from: keys.outcomeAgeSpace, upTo: keys.outcomeAgeStart(cutoff))
                 var entries = try database.entries(in: range).makeIterator()
+                let cursor = try database.cursor()
                 var count = 0
                 while let entry = try entries.nextEntry() {
+                    let outcome = try keys.batch(fromAgeEntry: entry.key)
+                    // Each client's latest outcome stays (laterOutcomeExists(after:)).
+                    guard try laterOutcome(of: outcome.clientID, after: outcome.batchID, cursor: cursor) else { continue }
                     batch.delete(entry.key)
-                    batch.delete(keys.outcome(try keys.batch(fromAgeEntry: entry.key)))
+                    batch.delete(keys.outcome(outcome))
                     count += 1
                 }
                 if count > 0 { try database.write(batch, options: writeOptions) }

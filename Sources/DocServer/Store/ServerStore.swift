@@ -44,8 +44,16 @@ extension TenantStore {
     public func readAhead(batches: [BatchKey], documents keys: [DocumentKey]) async throws(DocError) -> GroupReadAhead {
         let state = try await state()
         var outcomes: [BatchKey: BatchOutcome] = [:]
-        for batch in batches { outcomes[batch] = try await outcome(of: batch) }
-        return GroupReadAhead(state: state, outcomes: outcomes, documents: try await documents(keys).documents)
+        var processedBefore = Set<BatchKey>()
+        for batch in batches {
+            if let outcome = try await outcome(of: batch) {
+                outcomes[batch] = outcome
+            } else if try await laterOutcomeExists(after: batch) {
+                processedBefore.insert(batch)
+            }
+        }
+        return GroupReadAhead(state: state, outcomes: outcomes, documents: try await documents(keys).documents,
+                              processedBefore: processedBefore)
     }
 
     public func commitGroup(_ requests: [CommitRequest]) async throws(DocError) -> SnapshotVersion {
@@ -96,11 +104,16 @@ public struct GroupReadAhead: Sendable {
     public var outcomes: [BatchKey: BatchOutcome]
     /// The documents that exist (tombstones included).
     public var documents: [DocumentKey: Document]
+    /// The batches without a stored outcome for which a later batch of the same client has
+    /// one (``TenantStore/laterOutcomeExists(after:)``).
+    public var processedBefore: Set<BatchKey>
 
-    public init(state: TenantState, outcomes: [BatchKey: BatchOutcome], documents: [DocumentKey: Document]) {
+    public init(state: TenantState, outcomes: [BatchKey: BatchOutcome], documents: [DocumentKey: Document],
+                processedBefore: Set<BatchKey> = []) {
         self.state = state
         self.outcomes = outcomes
         self.documents = documents
+        self.processedBefore = processedBefore
     }
 }
 
@@ -155,8 +168,15 @@ public protocol TenantStore: Sendable {
     /// The stored outcome of a batch, if any.
     func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome?
 
+    /// Whether a later batch of the same client (a higher id) has a stored outcome. A client
+    /// numbers its batches in queue order and the server attempts them in that order, so the
+    /// batch was then processed too; when its own outcome is not stored, it was pruned
+    /// (``pruneOutcomes(recordedBefore:)`` keeps each client's latest outcome for this).
+    func laterOutcomeExists(after batch: BatchKey) async throws(DocError) -> Bool
+
     /// What a commit group reads before it processes its batches: the tenant's state, the
-    /// stored outcomes of `batches` that have one, and the documents `keys` that exist
+    /// stored outcomes of `batches` that have one (and which of the others have a later
+    /// outcome, ``laterOutcomeExists(after:)``), and the documents `keys` that exist
     /// (tombstones included), in one read where the store can (PostgreSQL: one statement, one
     /// snapshot). The default implementation calls ``state()``, ``outcome(of:)`` for each batch
     /// and ``documents(_:)``.
@@ -216,8 +236,9 @@ public protocol TenantStore: Sendable {
     /// safe because a batch processed again is answered from its stored outcome.
     func commitGroup(_ requests: [CommitRequest]) async throws(DocError) -> SnapshotVersion
 
-    /// Deletes batch outcomes recorded before `cutoff` (microseconds since the epoch); returns
-    /// how many.
+    /// Deletes batch outcomes recorded before `cutoff` (microseconds since the epoch), except
+    /// each client's latest (highest batch id), which ``laterOutcomeExists(after:)`` needs;
+    /// returns how many.
     func pruneOutcomes(recordedBefore cutoff: Int64) async throws(DocError) -> Int
 
     /// Deletes change log entries with a version below `cutoff`; tokens older than that can no

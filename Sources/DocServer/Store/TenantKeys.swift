@@ -276,6 +276,13 @@ struct TenantKeys: Sendable {
         return e.bytes
     }
 
+    /// The prefix of every outcome key of `clientID`'s batches.
+    func outcomes(of clientID: String) -> [UInt8] {
+        var e = space("o")
+        e.append(string: clientID)
+        return e.bytes
+    }
+
     var outcomeAgeSpace: [UInt8] { space("p").bytes }
 
     func outcomeAge(_ recordedAt: Int64, _ batch: BatchKey) -> [UInt8] {

@@ -17,6 +17,7 @@ extension ForwardingTenantStore {
         try await base.changes(after: version, maxEntries: maxEntries)
     }
     func outcome(of batch: BatchKey) async throws(DocError) -> BatchOutcome? { try await base.outcome(of: batch) }
+    func laterOutcomeExists(after batch: BatchKey) async throws(DocError) -> Bool { try await base.laterOutcomeExists(after: batch) }
     func readAhead(batches: [BatchKey], documents keys: [DocumentKey]) async throws(DocError) -> GroupReadAhead {
         try await base.readAhead(batches: batches, documents: keys)
     }

@@ -32,11 +32,12 @@ final class LiveServer: Sendable {
     ///   but never served stays open after ``stop()``: its client waits for its own timeouts.)
     init(dataDirectory: String? = nil, rules: RuleSet? = nil, examples: Bool = false,
          attachmentPolicy: (any AttachmentAccessPolicy)? = nil, attachmentGraceMicros: Int64? = nil,
-         ownEventLoops: Bool = false, postgresURL: String? = nil) async throws {
+         outcomeRetentionMicros: Int64? = nil, ownEventLoops: Bool = false, postgresURL: String? = nil) async throws {
         self.ownEventLoops = ownEventLoops
         self.postgresURL = postgresURL
         self.attachmentPolicy = attachmentPolicy
         self.attachmentGraceMicros = attachmentGraceMicros
+        self.outcomeRetentionMicros = outcomeRetentionMicros
         self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("doccache-live-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: self.dataDirectory, withIntermediateDirectories: true)
@@ -56,6 +57,8 @@ final class LiveServer: Sendable {
     let attachmentPolicy: (any AttachmentAccessPolicy)?
     /// How long the collector keeps unreferenced attachments (`nil`: the default, 7 days).
     let attachmentGraceMicros: Int64?
+    /// How long batch outcomes are kept (`nil`: the default, 24 h).
+    let outcomeRetentionMicros: Int64?
 
     /// The repository's default rules (Rules/firestore.rules).
     static func defaultRules() throws -> RuleSet {
@@ -77,6 +80,7 @@ final class LiveServer: Sendable {
         configuration.attachments = AttachmentSettings(
             store: try FileBlobStore(root: dataDirectory + "/attachments"), policy: attachmentPolicy)
         if let attachmentGraceMicros { configuration.attachments?.unreferencedGraceMicros = attachmentGraceMicros }
+        if let outcomeRetentionMicros { configuration.outcomeRetentionMicros = outcomeRetentionMicros }
         let core = DocServerCore(store: store, configuration: configuration, logger: .discarding)
         if examples { core.requests.registerExamples() }
         let eventLoops = ownEventLoops ? MultiThreadedEventLoopGroup(numberOfThreads: 1) : nil
