@@ -28,9 +28,13 @@ struct ClientCrashTests {
         return report
     }
 
-    @Test(arguments: [UInt64(0xC1A5_4001), 0xC1A5_4002])
-    func aClientKilledMidSyncLosesNothingAndAppliesNothingTwice(seed: UInt64) async throws {
-        let server = try await LiveServer()
+    /// `pruned`: the server prunes its outcomes (all but the client's latest) before the
+    /// client comes back, as when it stays away longer than the retention: the batches it had
+    /// sent whose answers died with it are answered as processed before, and it keeps them as
+    /// failed writes rather than taking them for another store's (it stored their first send).
+    @Test(arguments: [(UInt64(0xC1A5_4001), false), (0xC1A5_4002, false), (0xC1A5_4003, true)])
+    func aClientKilledMidSyncLosesNothingAndAppliesNothingTwice(seed: UInt64, pruned: Bool) async throws {
+        let server = try await LiveServer(outcomeRetentionMicros: pruned ? 0 : nil)
         defer { server.removeData() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("doccache-client-crash-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -75,6 +79,7 @@ struct ClientCrashTests {
         let acknowledgedIncrements = report.accepted.filter { $0.path == "counters/c1" && !queuedSet.contains($0.batch) }.count
         print("client-crash seed \(seed): killed after \(report.committed.count) of \(report.accepted.count) writes were reported committed; \(queued.count) still queued; the server's counter at the kill: \(atKill), of which \(atKill - Int64(acknowledgedIncrements)) queued increments already applied (sent again)")
 
+        if pruned { _ = await server.core.runMaintenance() }
         // Reopened with the server: the queue drains; nothing is lost, nothing counted twice.
         let endpoint = try ServerEndpoint(url: server.url) { token }
         let store = try await DocumentStore.open(directory: directory, tenant: "acme", user: "child", server: endpoint)
@@ -89,8 +94,16 @@ struct ClientCrashTests {
         for (id, fields) in items {
             #expect(fields["k"] == .integer(Int64(id.dropFirst())!), "items/\(id): \(fields)")
         }
-        // The reopened client agrees with the server.
-        #expect(try await store.document("counters/c1").getDocument(source: .cache).get("n") == .integer(Int64(acceptedIncrements)))
+        let failed = try await store.failedWrites()
+        if pruned {
+            // Only batches the server had applied are refused, each as processed before.
+            #expect(failed.allSatisfy { $0.error.isBatchProcessedBefore }, "\(failed.map(\.error))")
+            print("client-crash seed \(seed), outcomes pruned: \(failed.count) re-sent batches refused as processed before")
+        } else {
+            #expect(failed.isEmpty, "\(failed.map(\.error))")
+            // The reopened client agrees with the server.
+            #expect(try await store.document("counters/c1").getDocument(source: .cache).get("n") == .integer(Int64(acceptedIncrements)))
+        }
         await store.close()
         await server.stop()
     }

@@ -106,6 +106,7 @@ package final class NetworkWriteStream: WriteStream {
         let batches = unsent
         unsent.removeAll()
         guard link.isOpen else { return }
+        activity.recordFirstSends()
         send(batches[...])
     }
 

@@ -6,8 +6,9 @@ import DocModel
 /// (``PendingWrite/attempts``, ``PendingWrite/lastError``).
 ///
 /// The per-batch records are kept beside the batches in the store (``BatchDeliveryStore``):
-/// ``persist`` is called with the records of batches whose connection failed or ended before
-/// they were answered (the store also does so for the batches in flight when it closes), and
+/// ``persist`` is called with the records of batches as they are first sent
+/// (``recordFirstSends()``), and of batches whose connection failed or ended before they were
+/// answered (the store also does so for the batches in flight when it closes), and
 /// ``load(_:)`` fills them in when the store opens, so an outbox screen shows the same attempts
 /// after a restart. Stream errors and
 /// the batches in flight describe the current connection only and start empty.
@@ -21,6 +22,8 @@ final class SyncActivity {
     private var deliveries: [BatchID: BatchDelivery] = [:]
     /// Batches sent on the current write connection and not answered yet.
     private(set) var sending: Set<BatchID> = []
+    /// Batches sent for the first time since the last ``recordFirstSends()``.
+    private var firstSends: [BatchID] = []
     private let clock: () -> Timestamp
 
     /// Called with the records that changed, to store them (on the same actor, synchronously).
@@ -77,16 +80,29 @@ final class SyncActivity {
         onChange?()
     }
 
-    /// The batch was sent (again). Counted in memory only: a send is stored when its
-    /// connection fails or ends with it unanswered (``batchesFailed(_:_:)``,
-    /// ``batchesStopped(_:)``), and an answered batch's record leaves with it, so the usual
-    /// write (sent once, acknowledged) costs no delivery write at all.
+    /// The batch was sent (again). A first send is stored before the frame leaves
+    /// (``recordFirstSends()``); later ones when their connection fails or ends with the batch
+    /// unanswered (``batchesFailed(_:_:)``, ``batchesStopped(_:)``). An answered batch's record
+    /// leaves with it.
     func batchSent(_ id: BatchID) {
         var delivery = deliveries[id] ?? BatchDelivery()
         delivery.attempts += 1
         delivery.lastAttemptAt = clock()
         deliveries[id] = delivery
         sending.insert(id)
+        if delivery.attempts == 1 { firstSends.append(id) }
+    }
+
+    /// Stores, in one write, the records of the batches sent for the first time since the last
+    /// call, before their frames leave: a store killed with a batch in flight (its answer lost
+    /// with the process) still knows after the restart that it sent it. The server may then
+    /// answer it as processed before, its outcome pruned, and the store must tell that from
+    /// another store writing under its client id (ClientCore.resolveBatchIDConflict).
+    func recordFirstSends() {
+        guard !firstSends.isEmpty else { return }
+        let sent = firstSends.map { ($0, deliveries[$0] ?? BatchDelivery()) }
+        firstSends.removeAll()
+        persist?(sent)
     }
 
     /// The batches were in flight when their stream failed with a transient `error` (they
