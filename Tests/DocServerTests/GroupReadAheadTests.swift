@@ -24,6 +24,10 @@ import Testing
             reads.count("outcome")
             return try await base.outcome(of: batch)
         }
+        func laterOutcomeExists(after batch: BatchKey) async throws(DocError) -> Bool {
+            reads.count("laterOutcome")
+            return try await base.laterOutcomeExists(after: batch)
+        }
         func state() async throws(DocError) -> TenantState {
             reads.count("state")
             return try await base.state()
@@ -45,13 +49,20 @@ import Testing
         func wrap(_ tenant: any TenantStore) -> any TenantStore { CountingTenantStore(base: tenant, reads: reads) }
     }
 
-    @Test func aFrameOfBatchesReadsTheStoreOnce() async throws {
-        let server = TestServer()
+    /// A core over `server`'s store whose reads are counted, and a connection of client `c1`
+    /// (the counts start after its handshake).
+    static func countedConnection(_ server: TestServer) async throws -> (CountingStore, DocServerCore, ServerConnection) {
         let store = CountingStore(base: server.store)
         let core = server.core(over: store)
         let connection = try await core.handshake(tenant: "acme", uid: "u1", clientID: "c1")
         _ = connection.outbound.drain()
         store.reads.reset()   // the handshake's reads
+        return (store, core, connection)
+    }
+
+    @Test func aFrameOfBatchesReadsTheStoreOnce() async throws {
+        let server = TestServer()
+        let (store, core, connection) = try await Self.countedConnection(server)
 
         func frame(_ ids: ClosedRange<Int>) -> ClientMessage.WriteBatches {
             ClientMessage.WriteBatches(clientID: "c1", batches: ids.map { i in
@@ -79,5 +90,16 @@ import Testing
         let stored = try await server.tenantStore("acme").documents([T.key("counters/c"), T.key("notes/n12")])
         #expect(stored.documents[T.key("counters/c")]?.data["n"] == .integer(12))
         #expect(stored.documents[T.key("notes/n12")]?.data["n"] == .integer(12))
+    }
+
+    /// A batch committed on its own looks up its outcome, and whether a later batch of its
+    /// client has one, in one read (on PostgreSQL one round trip, not two).
+    @Test func aSingleBatchLooksUpItsOutcomeInOneRead() async throws {
+        let server = TestServer()   // kept: its store closes when it goes
+        let (store, core, connection) = try await Self.countedConnection(server)
+        let answer = await core.write(.init(clientID: "c1", batchID: 1, mutations: [T.set("notes/n1", ["n": 1])]), on: connection)
+        #expect(answer.writeResult != nil, "\(answer)")
+        let reads = store.reads.all
+        #expect(reads["readAhead"] == 1 && reads["outcome"] == nil && reads["laterOutcome"] == nil, "\(reads)")
     }
 }

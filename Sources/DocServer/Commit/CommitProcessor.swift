@@ -142,7 +142,10 @@ public struct CommitProcessor: Sendable {
         }
         let digest = BatchDigest.of(mutations)
 
-        if let stored = try await store.outcome(of: key) {
+        // Its outcome, or whether a later batch of its client has one, in one read (one round
+        // trip on PostgreSQL; a commit group's view answers from what it read ahead).
+        let known = try await store.readAhead(batches: [key], documents: [])
+        if let stored = known.outcomes[key] {
             guard stored.uid == uid else {
                 logger.warning("batch re-sent by another user", metadata: ["uid": "\(uid)", "owner": "\(stored.uid)"])
                 throw DocError(.permissionDenied, "batch \(key) belongs to another user")
@@ -165,7 +168,7 @@ public struct CommitProcessor: Sendable {
             logger.debug("batch already processed: answering with its stored outcome")
             return Processed(outcome: stored, applied: false, changes: [])
         }
-        if fromClient, try await store.laterOutcomeExists(after: key) {
+        if fromClient, known.processedBefore.contains(key) {
             // Thrown, as a collision is: nothing more of the connection is attempted, and the
             // client tells a re-send of its own (kept as a failed write) from another store.
             logger.warning("batch without an outcome after a later one of its client: processed before, not applied again")

@@ -374,8 +374,8 @@ final class LevelDBTenantStore: TenantStore {
                 }
             }
         }
-        return GroupReadAhead(state: state, outcomes: outcomes, documents: try await documents(keys).documents,
-                              processedBefore: processedBefore)
+        let documents = keys.isEmpty ? [:] : try await documents(keys).documents
+        return GroupReadAhead(state: state, outcomes: outcomes, documents: documents, processedBefore: processedBefore)
     }
 
     /// The stored outcome of `batch`, or whether a later batch of its client has one: the

@@ -174,7 +174,8 @@ public protocol TenantStore: Sendable {
     /// (``pruneOutcomes(recordedBefore:)`` keeps each client's latest outcome for this).
     func laterOutcomeExists(after batch: BatchKey) async throws(DocError) -> Bool
 
-    /// What a commit group reads before it processes its batches: the tenant's state, the
+    /// What a commit group reads before it processes its batches (and the commit processor for
+    /// one batch, with no documents, to look up its outcome in one read): the tenant's state, the
     /// stored outcomes of `batches` that have one (and which of the others have a later
     /// outcome, ``laterOutcomeExists(after:)``), and the documents `keys` that exist
     /// (tombstones included), in one read where the store can (PostgreSQL: one statement, one
