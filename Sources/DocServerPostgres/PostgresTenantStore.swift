@@ -140,10 +140,11 @@ final class PostgresTenantStore: TenantStore {
 
     /// One statement (one snapshot): the state as ``state()`` reads it, a primary-key probe of
     /// the outcomes per batch (the first of the client's outcomes from the batch's own on: the
-    /// batch's, or a later one, ``laterOutcomeExists(after:)``), whatever the table's statistics say (a lateral subquery with
-    /// `LIMIT` is not flattened into a join, so it is never a filter over all of the tenant's
-    /// outcomes, which `(client_id, batch_id) IN (…)` became while the table was young: 1.8
-    /// million rows fetched to sync 10,000 batches), and the documents by key.
+    /// batch's, or a later one, ``laterOutcomeExists(after:)``), whatever the table's
+    /// statistics say (a lateral subquery with `LIMIT` is not flattened into a join, so it is
+    /// never a filter over all of the tenant's outcomes, which `(client_id, batch_id) IN (…)`
+    /// became while the table was young: 1.8 million rows fetched to sync 10,000 batches), and
+    /// the documents by key.
     func readAhead(batches: [BatchKey], documents keys: [DocumentKey]) async throws(DocError) -> GroupReadAhead {
         let clients = batches.map { ByteBuffer(bytes: Array($0.clientID.utf8)) }
         let numbers = batches.map { Int64($0.batchID) }
