@@ -87,10 +87,9 @@ struct ClientAttachmentTests {
         await server.stop()
     }
 
-    /// Alice's store under `root/phone`, syncing with `server`, its attachment cache limited to
-    /// 1 MiB.
-    static func phoneWithASmallCache(_ server: LiveServer, root: String) async throws -> DocumentStore {
-        try await open("phone", server, root: root, settings: StoreSettings(attachmentCacheSizeBytes: 1 << 20))
+    /// Alice's store on her device `phone`, its attachment cache limited to 1 MiB.
+    static func phoneWithASmallCache(_ devices: ClientSyncTests.Devices) async throws -> DocumentStore {
+        try await devices.open("alice", device: "phone", settings: StoreSettings(attachmentCacheSizeBytes: 1 << 20))
     }
 
     /// The attachment cache's size limit: files the server holds go least recently used first
@@ -99,9 +98,8 @@ struct ClientAttachmentTests {
     @Test func theAttachmentCacheKeepsToItsSizeAndNeverDropsWhatIsNotUploaded() async throws {
         let server = try await LiveServer(rules: try LiveServer.defaultRules())
         defer { server.removeData() }
-        let root = NSTemporaryDirectory() + "doccache-attach-lru-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let store = try await Self.phoneWithASmallCache(server, root: root)
+        let devices = ClientSyncTests.Devices(server)
+        let store = try await Self.phoneWithASmallCache(devices)
         try await store.disableNetwork()
         let photos = (1...3).map { Self.photo(UInt8(10 + $0), bytes: 400_000) }
         var ids: [AttachmentID] = []
@@ -114,7 +112,7 @@ struct ClientAttachmentTests {
         try await store.enableNetwork()
         #expect(await eventually { await store.attachments.all().map(\.state) == [.uploaded, .uploaded] })
         #expect(await store.attachments.all().map(\.id) == [ids[1], ids[2]])
-        let directory = root + "/phone/acme/alice/attachments"
+        let directory = devices.root + "/phone/acme/alice/attachments"
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: directory)) == [ids[1].hex, ids[2].hex])
 
         // Read again: downloaded and verified; the least recently used of the others makes room.
@@ -122,7 +120,7 @@ struct ClientAttachmentTests {
         #expect(await store.attachments.attachment(ids[0])?.state == .uploaded)
         #expect(await store.attachments.attachment(ids[1]) == nil)
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: directory)) == [ids[0].hex, ids[2].hex])
-        await store.close()
+        await devices.close()
         await server.stop()
     }
 
@@ -142,9 +140,8 @@ struct ClientAttachmentTests {
     @Test func theCacheKeepsAnUploadedAttachmentAQueuedWriteRefersTo() async throws {
         let server = try await LiveServer(rules: try LiveServer.defaultRules(), attachmentPolicy: RefusingPolicy())
         defer { server.removeData() }
-        let root = NSTemporaryDirectory() + "doccache-attach-pin-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let store = try await Self.phoneWithASmallCache(server, root: root)
+        let devices = ClientSyncTests.Devices(server)
+        let store = try await Self.phoneWithASmallCache(devices)
         // A write the queue cannot send: its attachment is refused for good.
         let refused = try await store.attachments.add(bytes: Self.photo(30, bytes: 100_000), contentType: RefusingPolicy.refusedType).id
         _ = try await store.document("notes/blocked").setData(["file": .attachment(refused)])
@@ -170,21 +167,13 @@ struct ClientAttachmentTests {
         #expect(!Set(others).isSubset(of: Set(left)), "\(left)")
         #expect(try await store.attachments.bytes(kept) == Self.photo(31, bytes: 400_000))
         #expect(try await store.pendingWrites().count == 2)
-        await store.close()
+        await devices.close()
         await server.stop()
     }
 
     /// A server that collects every unreferenced attachment at once (grace 0).
     static func collectingServer() async throws -> LiveServer {
         try await LiveServer(rules: try LiveServer.defaultRules(), attachmentGraceMicros: 0)
-    }
-
-    /// Alice's store `device` under `root`, syncing with `server`.
-    static func open(_ device: String, _ server: LiveServer, root: String,
-                     settings: StoreSettings = StoreSettings()) async throws -> DocumentStore {
-        let endpoint = try ServerEndpoint(url: server.url) { try await server.token(tenant: "acme", uid: "alice") }
-        return try await DocumentStore.open(directory: root + "/" + device, tenant: "acme", user: "alice",
-                                            settings: settings, server: endpoint)
     }
 
     /// Runs the server's collector until it deleted `count` attachments (its grace is 0, but an
@@ -208,20 +197,19 @@ struct ClientAttachmentTests {
     @Test func aWriteQueuedPastTheServersGracePeriodUploadsItsPhotoAgainFirst() async throws {
         let server = try await Self.collectingServer()
         defer { server.removeData() }
-        let root = NSTemporaryDirectory() + "doccache-attach-again-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let devices = ClientSyncTests.Devices(server)
         let settings = StoreSettings(attachmentConfirmationAge: .zero)
-        let phone = try await Self.open("phone", server, root: root, settings: settings)
+        let phone = try await devices.open("alice", device: "phone", settings: settings)
         let bytes = Self.photo(40, bytes: 300_000)
         let id = try await phone.attachments.add(bytes: bytes, contentType: "image/jpeg").id
         #expect(await eventually { await phone.attachments.attachment(id)?.state == .uploaded })
         try await phone.disableNetwork()
         _ = try await phone.document("forms/f1").setData(["photo": .attachment(id)])
         await phone.close()
-        let office = try await Self.open("office", server, root: root)
+        let office = try await devices.open("alice", device: "office")
         try await Self.collect(1, on: server, online: office)
 
-        let again = try await Self.open("phone", server, root: root, settings: settings)
+        let again = try await devices.open("alice", device: "phone", settings: settings)
         #expect(await eventually { (try? await again.pendingWrites().isEmpty) == true })
         #expect(try await again.failedWrites().isEmpty)
         #expect(await again.attachments.attachment(id)?.state == .uploaded)
@@ -230,8 +218,7 @@ struct ClientAttachmentTests {
         let form = try await office.document("forms/f1").getDocument(source: .server)
         #expect(form.get("photo") == .attachment(id))
         #expect(try await office.attachments.bytes(id) == bytes)
-        await office.close()
-        await again.close()
+        await devices.close()
         await server.stop()
     }
 
@@ -241,15 +228,14 @@ struct ClientAttachmentTests {
     @Test func aWriteRefusedForAPhotoTheServerDeletedSucceedsOnRetryOnceThePhotoIsUpAgain() async throws {
         let server = try await Self.collectingServer()
         defer { server.removeData() }
-        let root = NSTemporaryDirectory() + "doccache-attach-refused-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let phone = try await Self.open("phone", server, root: root)
+        let devices = ClientSyncTests.Devices(server)
+        let phone = try await devices.open("alice", device: "phone")
         let bytes = Self.photo(41, bytes: 300_000)
         let id = try await phone.attachments.add(bytes: bytes, contentType: "image/jpeg").id
         #expect(await eventually { await phone.attachments.attachment(id)?.state == .uploaded })
         try await phone.disableNetwork()
         let write = try await phone.document("forms/f2").setData(["photo": .attachment(id)])
-        let office = try await Self.open("office", server, root: root)
+        let office = try await devices.open("alice", device: "office")
         try await Self.collect(1, on: server, online: office)
         try await phone.enableNetwork()
         await #expect(throws: DocError.self) { _ = try await write.committed }
@@ -264,8 +250,7 @@ struct ClientAttachmentTests {
         let form = try await office.document("forms/f2").getDocument(source: .server)
         #expect(form.get("photo") == .attachment(id))
         #expect(try await phone.failedWrites().isEmpty)
-        await office.close()
-        await phone.close()
+        await devices.close()
         await server.stop()
     }
 
@@ -274,9 +259,8 @@ struct ClientAttachmentTests {
     @Test func theCacheKeepsAnUploadedAttachmentAFailedWriteRefersTo() async throws {
         let server = try await LiveServer(rules: try LiveServer.defaultRules())
         defer { server.removeData() }
-        let root = NSTemporaryDirectory() + "doccache-attach-failed-pin-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let store = try await Self.phoneWithASmallCache(server, root: root)
+        let devices = ClientSyncTests.Devices(server)
+        let store = try await Self.phoneWithASmallCache(devices)
         let kept = try await store.attachments.add(bytes: Self.photo(50, bytes: 400_000), contentType: "image/jpeg").id
         #expect(await eventually { await store.attachments.attachment(kept)?.state == .uploaded })
         // Only admins write accounts (Rules/firestore.rules): refused, kept as a failed write.
@@ -296,7 +280,7 @@ struct ClientAttachmentTests {
         #expect(trimmed, "\(left)")
         // The least recently used is the failed write's photo; it stays, and one of the others went.
         #expect(left.contains(kept) && left.count == 2, "\(left)")
-        await store.close()
+        await devices.close()
         await server.stop()
     }
 

@@ -20,13 +20,15 @@ struct ClientSyncTests {
         init(_ server: LiveServer) { self.server = server }
 
         func open(_ uid: String, tenant: String = "acme", claims: [String: Value] = [:], device: String? = nil,
-                  tokenLifetime: Duration = .seconds(3_600), tokens: Recorder<String>? = nil) async throws -> DocumentStore {
+                  settings: StoreSettings = StoreSettings(), tokenLifetime: Duration = .seconds(3_600),
+                  tokens: Recorder<String>? = nil) async throws -> DocumentStore {
             let server = self.server
             let endpoint = try ServerEndpoint(url: server.url) {
                 tokens?.record(.success(""))
                 return try await server.token(tenant: tenant, uid: uid, claims: claims, ttl: tokenLifetime)
             }
-            let store = try await DocumentStore.open(directory: root + "/" + (device ?? uid), tenant: tenant, user: uid, server: endpoint)
+            let store = try await DocumentStore.open(directory: root + "/" + (device ?? uid), tenant: tenant, user: uid,
+                                                     settings: settings, server: endpoint)
             stores.append(store)
             return store
         }

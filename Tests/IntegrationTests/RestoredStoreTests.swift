@@ -19,15 +19,14 @@ struct RestoredStoreTests {
     func writesOfARestoredStoreReachTheServer(pruned: Bool) async throws {
         let server = try await LiveServer(rules: try LiveServer.defaultRules(), outcomeRetentionMicros: pruned ? 0 : nil)
         defer { server.removeData() }
-        let root = NSTemporaryDirectory() + "doccache-restored-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let devices = ClientSyncTests.Devices(server)
 
-        let phone = try await ClientAttachmentTests.open("phone", server, root: root)
+        let phone = try await devices.open("alice", device: "phone")
         _ = try await phone.document("notes/before-backup").setData(["n": 1]).committed
         await phone.close()
         // The nightly backup, then a day of work on the old phone.
-        try FileManager.default.copyItem(atPath: root + "/phone", toPath: root + "/new-phone")
-        let old = try await ClientAttachmentTests.open("phone", server, root: root)
+        try FileManager.default.copyItem(atPath: devices.root + "/phone", toPath: devices.root + "/new-phone")
+        let old = try await devices.open("alice", device: "phone")
         for i in 1...3 { _ = try await old.document("notes/old-\(i)").setData(["n": .value(.integer(Int64(i)))]).committed }
         await old.close()
         if pruned {
@@ -40,7 +39,7 @@ struct RestoredStoreTests {
         // Written offline first, so that they go in one frame: the server attempts none after
         // the first collision, and the store sends them all again in order, each applied once
         // (the order document ends with the last write, the counter counts each increment once).
-        let restored = try await ClientAttachmentTests.open("new-phone", server, root: root)
+        let restored = try await devices.open("alice", device: "new-phone")
         try await restored.disableNetwork()
         var writes: [WriteHandle] = []
         for i in 1...4 {
@@ -51,7 +50,7 @@ struct RestoredStoreTests {
         try await restored.enableNetwork()
         for write in writes { _ = try await write.committed }
         #expect(try await restored.failedWrites().isEmpty)
-        let office = try await ClientAttachmentTests.open("office", server, root: root)
+        let office = try await devices.open("alice", device: "office")
         for path in ["notes/before-backup", "notes/old-1", "notes/old-2", "notes/old-3", "notes/new-1", "notes/new-4"] {
             #expect(try await office.document(path).getDocument(source: .server).exists, "\(path)")
         }
@@ -60,8 +59,7 @@ struct RestoredStoreTests {
         #expect(try await office.document("notes/new-2").getDocument(source: .server).get("n") == .integer(2))
         #expect(try await office.document("notes/order").getDocument(source: .server).get("last") == .integer(4))
         #expect(try await office.document("counters/new-phone").getDocument(source: .server).get("n") == .integer(4))
-        await office.close()
-        await restored.close()
+        await devices.close()
         await server.stop()
     }
 }

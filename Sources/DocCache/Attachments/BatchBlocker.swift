@@ -68,10 +68,10 @@ final class BatchBlocker {
                 hold = .notUploaded
             } else if toCheck.contains(id) || needsConfirmation(id) {
                 hold = .beingChecked
+                check(id)
             } else {
                 continue
             }
-            if hold == .beingChecked { check(id) }
             if held == nil || id < held!.0 { held = (id, hold) }
         }
         return held
@@ -93,8 +93,10 @@ final class BatchBlocker {
         if toCheck.insert(id).inserted { onCheckNeeded?() }
     }
 
-    /// The server holds `id` (it said so, or an upload just completed).
-    func confirmed(_ id: AttachmentID) {
+    /// The batches that refer to `id` may go, and it is not checked again for a confirmation's
+    /// lifetime: the server holds it (it said so, or an upload just completed), or cannot be
+    /// asked, or there is nothing to upload again (the server then decides).
+    func settled(_ id: AttachmentID) {
         confirmedAt[id] = .now
         toCheck.remove(id)
     }

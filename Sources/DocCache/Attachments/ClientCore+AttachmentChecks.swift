@@ -6,8 +6,8 @@ enum AttachmentCheckResult: Sendable {
     case held
     /// The server holds nothing, or part of it (`received` bytes).
     case missing(received: Int64)
-    /// The check cannot say now (transient) or at all (permanent).
-    case failed(DocError)
+    /// The server will not say (its rules, say): the batches are sent and the server decides.
+    case refused(DocError)
 }
 
 extension ClientCore {
@@ -15,12 +15,14 @@ extension ClientCore {
 
     /// Asks the server, one after the other, whether it still holds `ids` (see
     /// ``BatchBlocker`` for why). Runs as the store's transfer (`uploadTask`): checks and
-    /// uploads never overlap.
+    /// uploads never overlap. A transient failure (unreachable, busy, the token refused) ends
+    /// the round: the attachments not answered are asked again after the uploads' backoff.
     func startChecks(_ ids: [AttachmentID], transport: any AttachmentTransport,
                      token: @escaping @Sendable () async throws -> String) {
         let stop = uploadStop
         uploadTask = Task { [weak self] in
             var results: [(AttachmentID, AttachmentCheckResult)] = []
+            var interruption: DocError?
             do throws(DocError) {
                 let bearer = try await AttachmentUploader.bearer(from: token, for: "checking attachments")
                 for id in ids {
@@ -28,28 +30,24 @@ extension ClientCore {
                     do throws(DocError) {
                         let status = try await transport.uploadStatus(of: id, token: bearer)
                         results.append((id, status?.complete == true ? .held : .missing(received: status?.received ?? 0)))
-                    } catch where error.code.isTransient {
-                        throw error
-                    } catch {
-                        results.append((id, .failed(error)))
+                    } catch where !error.code.isTransient {
+                        results.append((id, .refused(error)))
                     }
                 }
             } catch {
-                // Transient (unreachable, busy, the token refused): what is left is asked again later.
-                if let unchecked = ids.dropFirst(results.count).first { results.append((unchecked, .failed(error))) }
+                interruption = error
             }
-            await self?.checksFinished(results)
+            await self?.checksFinished(results, interruption: interruption)
         }
     }
 
-    private func checksFinished(_ results: [(AttachmentID, AttachmentCheckResult)]) {
+    private func checksFinished(_ results: [(AttachmentID, AttachmentCheckResult)], interruption: DocError?) {
         uploadTask = nil
         guard !isClosed, storageFailure == nil else { return }
-        var interrupted = false
         for (id, result) in results {
             switch result {
             case .held:
-                blocker.confirmed(id)
+                blocker.settled(id)
             case .missing(let received):
                 do {
                     try uploadAgain(id, received: received)
@@ -57,19 +55,16 @@ extension ClientCore {
                     storageFailed(error, while: "recording that attachment \(id) is to be uploaded again")
                     return
                 }
-            case .failed(let error) where error.code.isTransient:
-                interrupted = true
-                logger.info("an attachment could not be checked with the server; retrying with backoff", metadata: [
-                    "attachment": "\(id)", "code": "\(error.code)", "error": "\(error.message)",
-                ])
-            case .failed(let error):
-                // The server will not say (its rules, say): the batch is sent and the server decides.
+            case .refused(let error):
                 logger.warning("the server did not say whether it holds an attachment; sending the writes that refer to it",
                                metadata: ["attachment": "\(id)", "code": "\(error.code)", "error": "\(error.message)"])
-                blocker.confirmed(id)
+                blocker.settled(id)
             }
         }
-        if interrupted {
+        if let interruption {
+            logger.info("attachments could not be checked with the server; retrying with backoff", metadata: [
+                "code": "\(interruption.code)", "error": "\(interruption.message)",
+            ])
             uploadBackoff.backoffAndRun { [weak self] in self?.assumeIsolated { $0.startNextUpload() } }
         } else {
             uploadBackoff.reset()
@@ -85,7 +80,7 @@ extension ClientCore {
         guard var record = attachmentRecords[id], attachmentFiles.exists(id) else {
             logger.warning("an attachment is neither on the server nor on this device; the writes that refer to it will fail",
                            metadata: ["attachment": "\(id)"])
-            blocker.confirmed(id)
+            blocker.settled(id)
             return
         }
         logger.notice("an attachment is no longer on the server; uploading it again", metadata: ["attachment": "\(id)"])

@@ -172,7 +172,7 @@ extension ClientCore {
         case .success:
             interruptedUploads.remove(id)
             record.progress = .uploaded
-            blocker.confirmed(id)
+            blocker.settled(id)
             uploadBackoff.reset()
         case .failure(let error) where !error.code.isTransient:
             logger.warning("an attachment upload failed for good", metadata: [

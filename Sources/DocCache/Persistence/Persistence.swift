@@ -241,18 +241,8 @@ package final class Persistence {
         }
     }
 
-    // MARK: Transactions
+    // MARK: Client id
 
-    /// Runs `body` in a transaction and commits its writes as one LevelDB write batch.
-    ///
-    /// Reads inside the body see the transaction's own writes. When the body returns, every
-    /// write is committed at once (all or nothing); when it throws, nothing is written and
-    /// its error is rethrown. `sync: false` (the default) makes the commit durable against a
-    /// crash of the process; `sync: true` also against a crash of the machine (an `fsync`).
-    ///
-    /// - Parameter label: what the transaction does, for diagnostics.
-    /// - Throws: the body's error; a read error met by a lazy scan; `failedPrecondition` when
-    ///   the store is closed or a transaction is already running; LevelDB write failures.
     /// Replaces the client id with a new random one, durably (synced), and returns it. For a
     /// store whose id the server has seen used for other batches (a copy of this store, or a
     /// restored backup of it, wrote under it): the batches of the queue, none answered under
@@ -266,6 +256,18 @@ package final class Persistence {
         return id
     }
 
+    // MARK: Transactions
+
+    /// Runs `body` in a transaction and commits its writes as one LevelDB write batch.
+    ///
+    /// Reads inside the body see the transaction's own writes. When the body returns, every
+    /// write is committed at once (all or nothing); when it throws, nothing is written and
+    /// its error is rethrown. `sync: false` (the default) makes the commit durable against a
+    /// crash of the process; `sync: true` also against a crash of the machine (an `fsync`).
+    ///
+    /// - Parameter label: what the transaction does, for diagnostics.
+    /// - Throws: the body's error; a read error met by a lazy scan; `failedPrecondition` when
+    ///   the store is closed or a transaction is already running; LevelDB write failures.
     package func run<T>(
         _ label: String, sync: Bool = false, _ body: (PersistenceTransaction) throws(DocError) -> T
     ) throws(DocError) -> T {

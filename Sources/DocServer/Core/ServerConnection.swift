@@ -45,9 +45,10 @@ public final class ServerConnection: Sendable, Hashable, CustomStringConvertible
     /// connection before that one is sent again (``haltedWrites(for:)``): the batches after
     /// it, already on their way, must not be committed ahead of it. (The DocCache client closes
     /// its write stream on a failure and sends them all again, in order, on a new connection.)
-    /// A rejection halts nothing: the client drops that batch and goes on. A batch id
-    /// collision halts like a transient failure: the client sends the batches again under a
-    /// new client id, on a new connection.
+    /// A rejection halts nothing: the client drops that batch and goes on. An answer about the
+    /// batch's id (``DocModel/DocError/isBatchIDConflict``: a collision, or a batch processed
+    /// before) halts like a transient failure: the client sends the batches again, under a new
+    /// client id or without that batch, on a new connection.
     func batchFailed(_ batchID: Int, _ error: DocError) {
         guard error.code.isTransient || error.isBatchIDConflict else { return }
         writeHalt.withLock { halt in

@@ -180,7 +180,7 @@ public protocol TenantStore: Sendable {
     /// outcome, ``laterOutcomeExists(after:)``), and the documents `keys` that exist
     /// (tombstones included), in one read where the store can (PostgreSQL: one statement, one
     /// snapshot). The default implementation calls ``state()``, ``outcome(of:)`` for each batch
-    /// and ``documents(_:)``.
+    /// (``laterOutcomeExists(after:)`` for each without one) and ``documents(_:)``.
     func readAhead(batches: [BatchKey], documents keys: [DocumentKey]) async throws(DocError) -> GroupReadAhead
 
     /// A page of every stored document (tombstones included), in the store's own key order

@@ -40,7 +40,7 @@ struct BatchBlockerTests {
         #expect(requests.count == 1)
 
         // Confirmed: sent, and not checked again for the confirmation's lifetime.
-        blocker.confirmed(Self.id(1))
+        blocker.settled(Self.id(1))
         #expect(blocker.blockingAttachment(of: old) == nil)
         #expect(blocker.toCheck.isEmpty)
 
@@ -68,7 +68,7 @@ struct BatchBlockerTests {
         zero.update([Self.record(4, addedSecondsAgo: 1)])
         let batch = Self.batch(referring: [4])
         #expect(zero.blockingAttachment(of: batch)! == (Self.id(4), .beingChecked))
-        zero.confirmed(Self.id(4))
+        zero.settled(Self.id(4))
         #expect(zero.blockingAttachment(of: batch) == nil)
 
         // Not uploaded and failed ones hold the batch, whatever their age; the smallest id is named.

@@ -1,6 +1,9 @@
+/// The server's two answers about a write batch's id rather than its contents, after which it
+/// attempts nothing more of the connection (docs/protocol.md, "batch id collision", "Client
+/// id"). Both are located at `batchId`.
 extension DocError {
-    /// The `location` that marks ``batchIDCollision(_:)``.
-    static let batchIDCollisionLocation = "batchId"
+    /// The `location` of the answers about a batch's id.
+    static let batchIDLocation = "batchId"
 
     /// The server's answer to a batch whose `(clientId, batchId)` it already answered for other
     /// mutations: two stores write under one client id (one restored from a device backup, or
@@ -11,11 +14,11 @@ extension DocError {
         DocError(.failedPrecondition,
                  "batch \(batchID) was already processed with other mutations under this client id: another store "
                      + "writes under it (restored from a backup, or copied); the client must take a new client id",
-                 at: batchIDCollisionLocation)
+                 at: batchIDLocation)
     }
 
     /// Whether this is ``batchIDCollision(_:)``.
-    public var isBatchIDCollision: Bool { code == .failedPrecondition && location == Self.batchIDCollisionLocation }
+    public var isBatchIDCollision: Bool { code == .failedPrecondition && location == Self.batchIDLocation }
 
     /// The server's answer to a batch it has no outcome of while a later batch of the same
     /// client has one: the batch was processed, and its outcome pruned after the retention (the
@@ -29,14 +32,13 @@ extension DocError {
                  "batch \(batchID) was processed longer ago than the server keeps its answers, and its answer was "
                      + "lost: it is not applied again. Its changes are most likely on the server already: compare, "
                      + "then discard this write or retry it",
-                 at: batchIDCollisionLocation)
+                 at: batchIDLocation)
     }
 
     /// Whether this is ``batchProcessedBefore(_:)``.
-    public var isBatchProcessedBefore: Bool { code == .alreadyExists && location == Self.batchIDCollisionLocation }
+    public var isBatchProcessedBefore: Bool { code == .alreadyExists && location == Self.batchIDLocation }
 
     /// Whether this is one of the two answers about a batch's id, after which the server
     /// attempts nothing more of the connection.
     public var isBatchIDConflict: Bool { isBatchIDCollision || isBatchProcessedBefore }
 }
-
