@@ -158,6 +158,78 @@ struct WriteSyncTests {
         }
     }
 
+    @Test func aRejectedBatchLeavesTheBatchesAfterItToBeAnsweredOnTheSameStream() async throws {
+        try await SyncHarness.run { harness in
+            let deviceTransport = InProcessTransport(host: harness.host)
+            let device = try await harness.openStore(device: "device", transport: deviceTransport)
+            let office = try await harness.openStore(device: "office")
+            let v1 = try await office.document("accounts/a1").setData(["balance": 100]).committed
+            _ = try await office.document("accounts/a1").updateData(["balance": 90]).committed
+
+            // Offline: one frame of seven batches, the fourth stale.
+            try await device.disableNetwork()
+            var handles: [WriteHandle] = []
+            for i in 1...3 { handles.append(try await device.document("notes/n\(i)").setData(["n": .value(.integer(Int64(i)))])) }
+            let stale = try await device.document("accounts/a1").updateData(["balance": 50], ifVersion: v1)
+            for i in 4...6 { handles.append(try await device.document("notes/n\(i)").setData(["n": .value(.integer(Int64(i)))])) }
+            try await device.enableNetwork()
+            let rejection = await #expect(throws: DocError.self) { _ = try await stale.committed }
+            #expect(rejection?.code == .failedPrecondition)
+            for handle in handles { _ = try await handle.committed }
+
+            // Online: a stale batch on its own (`write`, answered by `writeError`), the next sent
+            // before its answer.
+            let staleAgain = try await device.document("accounts/a1").updateData(["balance": 40], ifVersion: v1)
+            let after = try await device.document("notes/n7").setData(["n": 7])
+            let secondRejection = await #expect(throws: DocError.self) { _ = try await staleAgain.committed }
+            #expect(secondRejection?.code == .failedPrecondition)
+            _ = try await after.committed
+            try await device.waitForPendingWrites()
+
+            let stats = deviceTransport.stats
+            #expect(stats.writesSent.count == 9)
+            #expect(stats.writesSent.values.allSatisfy { $0 == 1 }, "a batch was sent again after a rejection: \(stats.writesSent)")
+            #expect(stats.frames["→writeHandshake"] == 1, "a rejection ended the write stream")
+            #expect(try await device.failedWrites().map(\.id) == [stale.batchID, staleAgain.batchID])
+            #expect(try await office.document("accounts/a1").getDocument(source: .server).int("balance") == 90)
+            #expect(try await office.document("notes/n6").getDocument(source: .server).int("n") == 6)
+        }
+    }
+
+    @Test func aFrameWithARejectionAndThenAFailureSendsNoRefillBeforeTheFailedBatches() async throws {
+        try await SyncHarness.run { harness in
+            let deviceTransport = InProcessTransport(host: harness.host)
+            let device = try await harness.openStore(device: "device", transport: deviceTransport)
+            let office = try await harness.openStore(device: "office")
+            let v1 = try await office.document("accounts/a1").setData(["balance": 100]).committed
+            _ = try await office.document("accounts/a1").updateData(["balance": 90]).committed
+            try await device.disableNetwork()
+            let first = try await device.document("notes/n1").setData(["n": 1])
+            let stale = try await device.document("accounts/a1").updateData(["balance": 50], ifVersion: v1)
+            var rest: [WriteHandle] = []
+            for i in 3...12 { rest.append(try await device.document("notes/n\(i)").setData(["n": .value(.integer(Int64(i)))])) }
+            // The first frame (ten batches) answers: committed, rejected, committed, committed,
+            // then six transient failures. The acknowledgements and the rejection free room in
+            // the pipeline, but nothing may leave on that stream before the failed batches are
+            // sent again.
+            deviceTransport.failAnswersOfNextWriteResults(after: 4)
+            try await device.enableNetwork()
+            try await device.waitForPendingWrites()
+
+            _ = try await first.committed
+            let rejection = await #expect(throws: DocError.self) { _ = try await stale.committed }
+            #expect(rejection?.code == .failedPrecondition)
+            for handle in rest { _ = try await handle.committed }
+            let stats = deviceTransport.stats
+            #expect(stats.writesAfterFailedAnswers.isEmpty, "sent on the failing stream: \(stats.writesAfterFailedAnswers)")
+            let firstFrame = Array(stats.writeOrder.prefix(10))
+            #expect(firstFrame.prefix(4).allSatisfy { stats.writesSent[$0] == 1 }, "an answered batch was sent again: \(stats.writeOrder)")
+            #expect(firstFrame.dropFirst(4).allSatisfy { stats.writesSent[$0] == 2 }, "the failed batches were sent again: \(stats.writeOrder)")
+            #expect(stats.writesSent.count == 12)
+            #expect(try await device.failedWrites().map(\.id) == [stale.batchID])
+        }
+    }
+
     @Test func revertingABatchInFlightIgnoresTheServersLateAnswer() async throws {
         try await SyncHarness.run { harness in
             let deviceTransport = InProcessTransport(host: harness.host)

@@ -70,6 +70,9 @@ package protocol WriteStreamDelegate: AnyObject {
     func writeStreamDidCompleteHandshake()
     /// The oldest outstanding batches were committed, in order (one frame of results).
     func writeStreamDidReceiveResults(_ results: [WriteStreamResult])
+    /// The oldest outstanding batch was rejected for good (`error` is not transient); the
+    /// stream stays open and answers the batches after it.
+    func writeStreamDidReject(batchID: BatchID, error: DocError)
     func writeStreamDidClose(error: DocError?)
 }
 

@@ -496,6 +496,22 @@ package final class RemoteStore {
         if acknowledged.isEmpty { fillWritePipeline() }
     }
 
+    /// The server rejected the oldest batch of the pipeline and goes on with the next ones on
+    /// the same stream: the batch is kept as a failed write, and the pipeline refilled.
+    fileprivate func writeStreamDidReject(batchID: BatchID, error: DocError) {
+        // An answer, like a committed one, proves the stream healthy.
+        writeConnection.streamDidReceiveResponse()
+        guard writePipeline.first?.batchID == batchID else {
+            logger.warning("the server rejected batch \(batchID), but the oldest outstanding one is \(writePipeline.first.map { "\($0.batchID)" } ?? "none")")
+            writeStream.stop()
+            writeStreamDidClose(error: DocError(.internal, "the server rejected batch \(batchID) out of order"))
+            return
+        }
+        writePipeline.removeFirst()
+        syncer?.rejectFailedWrite(batchID: batchID, error: error)
+        fillWritePipeline()
+    }
+
     fileprivate func writeStreamDidClose(error: DocError?) {
         let handshakeWasComplete = writeHandshakeComplete
         writeHandshakeComplete = false
@@ -592,6 +608,8 @@ private final class Callbacks: WatchStreamDelegate, WriteStreamDelegate {
     func writeStreamDidCompleteHandshake() { owner?.writeStreamDidCompleteHandshake() }
 
     func writeStreamDidReceiveResults(_ results: [WriteStreamResult]) { owner?.writeStreamDidReceiveResults(results) }
+
+    func writeStreamDidReject(batchID: BatchID, error: DocError) { owner?.writeStreamDidReject(batchID: batchID, error: error) }
 
     func writeStreamDidClose(error: DocError?) { owner?.writeStreamDidClose(error: error) }
 }

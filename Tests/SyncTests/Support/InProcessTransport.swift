@@ -40,8 +40,9 @@ final class InProcessTransport: FrameTransport {
         var refusing = false
         /// `write` frames wait before reaching the server.
         var holdingWrites = false
-        /// The next `writeResults` frame reaches the client with its answers failed.
-        var failNextAnswers = false
+        /// The next `writeResults` frame reaches the client with its answers after the first
+        /// `n` failed.
+        var failNextAnswersAfter: Int?
     }
 
     let host: TestServerHost
@@ -86,24 +87,26 @@ final class InProcessTransport: FrameTransport {
         while state.withLock({ $0.faults.holdingWrites }) { try? await Task.sleep(for: .milliseconds(5)) }
     }
 
-    /// The next `writeResults` frame reaches the client with every answer after its first
-    /// turned into a transient failure (`unavailable`), as when the server could not decide
-    /// them; the server has committed them all. The batch ids the client sends on that
-    /// connection afterwards are counted in ``Stats/writesAfterFailedAnswers``.
-    func failAnswersOfNextWriteResults() {
-        state.withLock { $0.faults.failNextAnswers = true }
+    /// The next `writeResults` frame of more than `kept` answers reaches the client with every
+    /// answer after its first `kept` turned into a transient failure (`unavailable`), as when
+    /// the server could not decide them; the server has answered them all (committed or
+    /// rejected). The batch ids the client sends on that connection afterwards are counted in
+    /// ``Stats/writesAfterFailedAnswers``.
+    func failAnswersOfNextWriteResults(after kept: Int = 1) {
+        state.withLock { $0.faults.failNextAnswersAfter = kept }
     }
 
     /// `message` as the client receives it, and whether it is a frame failed by
     /// ``failAnswersOfNextWriteResults()`` (consumes the fault).
     func deliver(_ message: ServerMessage) -> (ServerMessage, failed: Bool) {
-        guard case .writeResults(var results) = message, results.answers.count > 1,
-              state.withLock({ state in
-                  defer { state.faults.failNextAnswers = false }
-                  return state.faults.failNextAnswers
+        guard case .writeResults(var results) = message,
+              let kept = state.withLock({ state -> Int? in
+                  guard let kept = state.faults.failNextAnswersAfter, results.answers.count > kept else { return nil }
+                  state.faults.failNextAnswersAfter = nil
+                  return kept
               })
         else { return (message, false) }
-        results.answers = [results.answers[0]] + results.answers.dropFirst().map {
+        results.answers = results.answers.prefix(kept) + results.answers.dropFirst(kept).map {
             .failed(batchID: $0.batchID, error: DocError(.unavailable, "the test transport failed this answer"))
         }
         return (.writeResults(results), true)

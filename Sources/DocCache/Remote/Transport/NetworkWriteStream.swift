@@ -12,16 +12,20 @@ import DocProtocol
 ///   frame, which the server commits as a group (one synced write): when the handling ends,
 ///   or earlier when the delegate calls ``sendWritten()`` (the remote store does once it has
 ///   refilled, before it stores the acknowledgements). A frame of results that reports a
-///   batch as not committed sends nothing more: the stream closes, and the batches after the
-///   failed one are sent again first. A batch written on its own goes out at once as `write`.
-///   A group too large for one frame is split.
+///   batch as not committed for a reason that must be retried sends nothing more: the stream
+///   closes, and the batches after the failed one are sent again first. A batch written on
+///   its own goes out at once as `write`. A group too large for one frame is split.
 /// - `writeResult`, and each committed answer of `writeResults`, acknowledges the oldest batch
 ///   in flight (commit version, per-write update versions and transform results) and updates
 ///   ``lastStreamToken``.
-/// - `writeError`, or a failed answer of `writeResults`, closes the stream with the server's
-///   error: the remote store rejects the batch for a permanent code and sends it again after
-///   backoff for a transient one (the batches after it in the frame were answered by the
-///   server, and are answered again from their stored outcomes when they are sent again).
+/// - A rejection of the oldest batch in flight (a `writeError`, or a failed answer of
+///   `writeResults`, with a code that is not transient) is handed to the delegate, and the
+///   stream goes on: the server attempts the batches after it as usual, so their answers
+///   (later in the same frame, or in later frames) are taken as they come.
+/// - Any other failure of a batch closes the stream with the server's error: a transient
+///   one (the remote store sends the batch again after backoff), and the answers about the
+///   batch id, after which the server attempts nothing more of the connection (the remote
+///   store takes a new client id, or keeps the batch as a failed write).
 /// - A `writeError` for a batch that is not the oldest in flight means the server refused a
 ///   `writeBatches` frame as a whole (the batches before it in the frame were not decided), and
 ///   a non-fatal `error` frame while a `writeBatches` frame is unanswered that the server does
@@ -41,10 +45,10 @@ package final class NetworkWriteStream: WriteStream {
     /// ``sendWritten()``).
     private var unsent: [MutationBatch] = []
     private var isHandlingEvent = false
-    /// The frame being handled answered a batch as not committed (the stream is about to
-    /// close): nothing written meanwhile may leave before the batches after it are sent again,
-    /// so ``write(_:)`` takes nothing (neither sent nor counted as an attempt); the batches stay
-    /// in the remote store's pipeline, which sends them after the next handshake.
+    /// The frame being handled answered a batch as not committed, to be sent again (the stream
+    /// is about to close): nothing written meanwhile may leave before the batches after it are
+    /// sent again, so ``write(_:)`` takes nothing (neither sent nor counted as an attempt); the
+    /// batches stay in the remote store's pipeline, which sends them after the next handshake.
     private var isHandlingFailedFrame = false
     /// `writeBatches` frames sent on this connection and not yet answered.
     private var groupFramesInFlight = 0
@@ -163,38 +167,15 @@ package final class NetworkWriteStream: WriteStream {
             acknowledge(result.batchID, commitVersion: result.commitVersion, results: result.results)
         case .received(.writeError(let answer)):
             if let token = answer.streamToken { lastStreamToken = token }
-            refuse(answer.batchID, answer.error)
+            if isRejectionOfOldest(answer.batchID, answer.error) {
+                reject(answer.batchID, answer.error)
+            } else {
+                refuse(answer.batchID, answer.error)
+            }
         case .received(.writeResults(let frame)):
             groupFramesInFlight = max(0, groupFramesInFlight - 1)
             if let token = frame.streamToken { lastStreamToken = token }
-            // The committed answers up to the first failed one are acknowledged together.
-            var committed: [WriteStreamResult] = []
-            var failure: (batchID: BatchID, error: DocError)?
-            var mismatch: BatchID?
-            answers: for answer in frame.answers {
-                switch answer {
-                case .committed(let batchID, let version, let results):
-                    guard committed.count < inFlight.count, inFlight[committed.count] == batchID else {
-                        mismatch = batchID
-                        break answers
-                    }
-                    committed.append(WriteStreamResult(commitVersion: version, results: results))
-                case .failed(let batchID, let error):
-                    failure = (batchID, error)
-                    break answers
-                }
-            }
-            inFlight.removeFirst(committed.count)
-            isHandlingFailedFrame = failure != nil || mismatch != nil
-            if !committed.isEmpty { delegate?.writeStreamDidReceiveResults(committed) }
-            // An acknowledgement may stop the stream (an unusable result): what is left of the
-            // frame is then answered again after the reconnect.
-            guard link.isOpen else { return }
-            if let mismatch {
-                failOutOfOrder(mismatch)
-            } else if let failure {
-                refuse(failure.batchID, failure.error)
-            }
+            take(frame.answers)
         case .received(.error(let frame)) where groupFramesInFlight > 0:
             // A refused frame of several batches (a server that does not take them).
             fallBackToSingleBatches(frame.error)
@@ -207,6 +188,73 @@ package final class NetworkWriteStream: WriteStream {
             reset()
             delegate?.writeStreamDidClose(error: error)
         }
+    }
+
+    /// The answers of a `writeResults` frame, in order. Each run of committed answers is
+    /// acknowledged together, a rejection between them on its own, and the stream goes on. An
+    /// answer that must be sent again (a transient failure, an answer about the batch id) or
+    /// one out of order ends the frame: what was answered before it is taken, then the stream
+    /// closes. That end is known before anything is taken, so that no refill leaves ahead of
+    /// the batches sent again.
+    private func take(_ answers: [ServerMessage.WriteResults.Answer]) {
+        // Answer `i` is for the `i`th batch in flight: each one before the end takes one.
+        let end = answers.indices.first { i in !Self.leavesStreamOpen(answers[i], expected: i < inFlight.count ? inFlight[i] : nil) }
+        isHandlingFailedFrame = end != nil
+        var committed: [WriteStreamResult] = []
+        // Acknowledges the run of committed answers so far; `false` when that stopped the
+        // stream (an unusable result: what is left of the frame is answered again after the
+        // reconnect).
+        func acknowledgeCommitted() -> Bool {
+            guard !committed.isEmpty else { return link.isOpen }
+            inFlight.removeFirst(committed.count)
+            let run = committed
+            committed.removeAll()
+            delegate?.writeStreamDidReceiveResults(run)
+            return link.isOpen
+        }
+        for answer in answers[..<(end ?? answers.endIndex)] {
+            switch answer {
+            case .committed(_, let version, let results):
+                committed.append(WriteStreamResult(commitVersion: version, results: results))
+            case .failed(let batchID, let error):
+                guard acknowledgeCommitted() else { return }
+                reject(batchID, error)
+                guard link.isOpen else { return }
+            }
+        }
+        guard acknowledgeCommitted(), let end else { return }
+        switch answers[end] {
+        case .committed(let batchID, _, _): failOutOfOrder(batchID)
+        case .failed(let batchID, let error): refuse(batchID, error)
+        }
+    }
+
+    /// Whether the stream goes on after `answer`, which must be for the batch `expected`: a
+    /// commit of it, or a rejection (``isRejection(_:)``).
+    private static func leavesStreamOpen(_ answer: ServerMessage.WriteResults.Answer, expected: BatchID?) -> Bool {
+        switch answer {
+        case .committed(let batchID, _, _): batchID == expected
+        case .failed(let batchID, let error): batchID == expected && isRejection(error)
+        }
+    }
+
+    /// Whether `error` rejects a batch for good and leaves the connection usable: a code that
+    /// is not transient, and not one of the answers about the batch id, after which the server
+    /// attempts nothing more of the connection.
+    private static func isRejection(_ error: DocError) -> Bool {
+        !error.code.isTransient && !error.isBatchIDConflict
+    }
+
+    /// Whether a `writeError` rejects the oldest batch in flight (see ``isRejection(_:)``).
+    private func isRejectionOfOldest(_ batchID: BatchID, _ error: DocError) -> Bool {
+        inFlight.first == batchID && Self.isRejection(error)
+    }
+
+    /// The server rejected `batchID`, the oldest batch in flight, for good: the delegate drops
+    /// it, and the batches after it are answered on this stream (the server goes on with them).
+    private func reject(_ batchID: BatchID, _ error: DocError) {
+        inFlight.removeFirst()
+        delegate?.writeStreamDidReject(batchID: batchID, error: error)
     }
 
     /// The server committed `batchID`, which must be the oldest batch in flight.
