@@ -15,22 +15,39 @@ public struct DocError: Error, Sendable, Hashable, CustomStringConvertible {
         private let base: Base
         private init(_ base: Base) { self.base = base }
 
+        /// 0: not an error.
         public static let ok = Code(.ok)
+        /// 1: the operation was cancelled, usually by the caller.
         public static let cancelled = Code(.cancelled)
+        /// 2: an error with no better code (e.g. a non-`DocError` failure wrapped as one).
         public static let unknown = Code(.unknown)
+        /// 3: the request itself is wrong (a bad path, value, query or batch); retrying won't help.
         public static let invalidArgument = Code(.invalidArgument)
+        /// 4: the operation did not finish before its deadline.
         public static let deadlineExceeded = Code(.deadlineExceeded)
+        /// 5: a document, attachment or other entity the request needs does not exist.
         public static let notFound = Code(.notFound)
+        /// 6: the entity the request would create already exists.
         public static let alreadyExists = Code(.alreadyExists)
+        /// 7: the caller is authenticated but not allowed to do this (e.g. refused by the rules).
         public static let permissionDenied = Code(.permissionDenied)
+        /// 8: a quota or buffer ran out (e.g. a full outbox or disk).
         public static let resourceExhausted = Code(.resourceExhausted)
+        /// 9: the system is not in the state the operation requires (e.g. a write's precondition).
         public static let failedPrecondition = Code(.failedPrecondition)
+        /// 10: the operation conflicted with a concurrent one; retry it.
         public static let aborted = Code(.aborted)
+        /// 11: a value or offset is past the valid range.
         public static let outOfRange = Code(.outOfRange)
+        /// 12: the operation is not supported.
         public static let unimplemented = Code(.unimplemented)
+        /// 13: a failure inside the system: a broken invariant or an unexpected storage error.
         public static let `internal` = Code(.internal)
+        /// 14: the service or its storage cannot be reached right now; retrying may help.
         public static let unavailable = Code(.unavailable)
+        /// 15: stored data is corrupt or lost (e.g. an undecodable encoding).
         public static let dataLoss = Code(.dataLoss)
+        /// 16: the request has no valid credentials (a missing, invalid or expired token).
         public static let unauthenticated = Code(.unauthenticated)
 
         /// The numeric gRPC code (0…16).
@@ -76,6 +93,8 @@ public struct DocError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Where it was wrong, when known: a document path, a field path, a file position.
     public var location: String?
 
+    /// Creates an error; `location`, when known, names where the problem is (a path, a field, an
+    /// offset) and is shown after the message in ``description``.
     public init(_ code: Code, _ message: String, at location: String? = nil) {
         self.code = code
         self.message = message

@@ -23,6 +23,8 @@ extension ClientMessage {
         /// server can answer with an existence filter.
         public var expectedCount: Int?
 
+        /// Creates the message as given; nothing is checked until a ``FrameDecoder`` reads its
+        /// frame.
         public init(targetID: Int32, target: Target, resumeToken: [UInt8]? = nil, expectedCount: Int? = nil) {
             self.targetID = targetID
             self.target = target
@@ -59,6 +61,7 @@ extension ClientMessage {
         /// The target to remove.
         public var targetID: Int32
 
+        /// Creates the message for the target the client added as `targetID`.
         public init(targetID: Int32) { self.targetID = targetID }
 
         static let wireType = "removeTarget"

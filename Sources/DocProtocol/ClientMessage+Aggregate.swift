@@ -19,6 +19,8 @@ extension ClientMessage {
         /// 1…``AggregateField/maxPerRequest`` aggregations, aliases unique.
         public var aggregations: [AggregateField]
 
+        /// Creates the message as given; ``FrameDecoder`` checks the aggregations
+        /// (``AggregateField/validate(_:)``) and a `requestID` in 0…`Int32.max` when reading it.
         public init(requestID: Int, target: Target, aggregations: [AggregateField]) {
             self.requestID = requestID
             self.target = target

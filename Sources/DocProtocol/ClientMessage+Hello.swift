@@ -18,6 +18,8 @@ extension ClientMessage {
         /// write batch for exactly-once commits. 1…``FrameLimits/maxClientIDBytes`` bytes.
         public var clientID: String
 
+        /// Creates the message as given; ``FrameDecoder`` checks the token's size
+        /// (``FrameLimits/maxAuthTokenBytes``) and the client id when reading it.
         public init(protocolVersion: ProtocolVersion = .current, token: String, clientID: String) {
             self.protocolVersion = protocolVersion
             self.token = token

@@ -12,6 +12,7 @@ extension ClientMessage {
         /// need it to deduplicate (batch ids do that) and accepts any token.
         public var streamToken: [UInt8]?
 
+        /// Creates the message; `streamToken` may be `nil` (a first handshake).
         public init(streamToken: [UInt8]? = nil) { self.streamToken = streamToken }
 
         static let wireType = "writeHandshake"
@@ -49,6 +50,8 @@ extension ClientMessage {
         /// The client's last stream token (informational).
         public var streamToken: [UInt8]?
 
+        /// Creates the message as given; nothing is checked until a ``FrameDecoder`` reads its
+        /// frame.
         public init(clientID: String, batchID: Int, mutations: [Mutation], streamToken: [UInt8]? = nil) {
             self.clientID = clientID
             self.batchID = batchID

@@ -23,6 +23,8 @@ extension ClientMessage {
             /// The mutations, applied in order, all or nothing.
             public var mutations: [Mutation]
 
+            /// Creates a batch as given; its id must be non-negative and above the previous batch's
+            /// for the frame to be accepted.
             public init(batchID: Int, mutations: [Mutation]) {
                 self.batchID = batchID
                 self.mutations = mutations
@@ -48,6 +50,8 @@ extension ClientMessage {
         /// The client's last stream token (informational).
         public var streamToken: [UInt8]?
 
+        /// Creates the message as given; nothing is checked until a ``FrameDecoder`` reads its
+        /// frame.
         public init(clientID: String, batches: [Batch], streamToken: [UInt8]? = nil) {
             self.clientID = clientID
             self.batches = batches

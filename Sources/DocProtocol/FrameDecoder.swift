@@ -16,6 +16,7 @@ public struct FrameDecoder: Sendable {
     /// The limits enforced.
     public var limits: FrameLimits
 
+    /// A decoder that enforces `limits`.
     public init(limits: FrameLimits = .default) {
         self.limits = limits
     }

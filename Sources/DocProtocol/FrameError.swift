@@ -21,6 +21,8 @@ public struct FrameError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The frame's `"type"`, if it could be read.
     public var frameType: String?
 
+    /// Wraps `error` (an `invalidArgument` by convention; not checked) with what is known of the
+    /// frame.
     public init(_ error: DocError, subject: Subject? = nil, frameType: String? = nil) {
         self.error = error
         self.subject = subject

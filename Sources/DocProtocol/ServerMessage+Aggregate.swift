@@ -21,6 +21,7 @@ extension ServerMessage {
         /// Why the request was refused, if it was.
         public var error: DocError?
 
+        /// The answer to a request that succeeded: its values by alias, read at `readTime`.
         public init(requestID: Int, result: [String: Value], readTime: SnapshotVersion) {
             self.requestID = requestID
             self.result = result
@@ -28,6 +29,7 @@ extension ServerMessage {
             self.error = nil
         }
 
+        /// The answer to a refused request: no values and no read time.
         public init(requestID: Int, error: DocError) {
             self.requestID = requestID
             self.result = [:]

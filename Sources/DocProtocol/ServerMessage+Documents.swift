@@ -19,6 +19,8 @@ extension ServerMessage {
         /// The targets the document left.
         public var removedTargetIDs: [Int32]
 
+        /// Creates the message as given; a decoder accepts at most ``FrameLimits/maxTargetIDs``
+        /// target ids in both lists together.
         public init(document: Document, targetIDs: [Int32], removedTargetIDs: [Int32] = []) {
             self.document = document
             self.targetIDs = targetIDs
@@ -59,6 +61,8 @@ extension ServerMessage {
         /// The targets the document left.
         public var removedTargetIDs: [Int32]
 
+        /// Creates the message as given; a decoder accepts at most ``FrameLimits/maxTargetIDs``
+        /// removed target ids.
         public init(key: DocumentKey, version: SnapshotVersion, removedTargetIDs: [Int32]) {
             self.key = key
             self.version = version
@@ -99,6 +103,7 @@ extension ServerMessage {
         /// The targets the document left.
         public var removedTargetIDs: [Int32]
 
+        /// Creates the message as given; `version` may be left out when unknown.
         public init(key: DocumentKey, version: SnapshotVersion? = nil, removedTargetIDs: [Int32]) {
             self.key = key
             self.version = version

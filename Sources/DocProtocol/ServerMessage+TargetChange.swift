@@ -40,6 +40,8 @@ extension ServerMessage {
         /// The version everything sent so far is consistent at (global `noChange` only).
         public var snapshotVersion: SnapshotVersion?
 
+        /// Creates the message as given; a decoder refuses a `cause` unless `state` is
+        /// ``State/removed``.
         public init(
             state: State, targetIDs: [Int32], resumeToken: [UInt8]? = nil, cause: DocError? = nil,
             snapshotVersion: SnapshotVersion? = nil
@@ -105,6 +107,7 @@ extension ServerMessage {
         /// `unchanged_names`); `nil` when the server sends none.
         public var bloomFilter: BloomFilter?
 
+        /// Creates the message as given; a decoder accepts a `count` in 0…`Int32.max`.
         public init(targetID: Int32, count: Int, bloomFilter: BloomFilter? = nil) {
             self.targetID = targetID
             self.count = count
@@ -155,6 +158,8 @@ extension ServerMessage.ExistenceFilter {
         /// How many bits each name sets.
         public var hashCount: Int
 
+        /// Creates a filter as given (not checked; see the type's description for the decoder's
+        /// ranges).
         public init(bitmap: [UInt8], padding: Int, hashCount: Int) {
             self.bitmap = bitmap
             self.padding = padding

@@ -12,6 +12,7 @@ extension ServerMessage {
         /// The server's name for the connection (it appears in the server's logs).
         public var connectionID: String
 
+        /// Creates the message; `protocolVersion` defaults to the one this build speaks.
         public init(protocolVersion: ProtocolVersion = .current, connectionID: String) {
             self.protocolVersion = protocolVersion
             self.connectionID = connectionID
@@ -47,6 +48,7 @@ extension ServerMessage {
         /// Whether the server closes the connection after this frame.
         public var fatal: Bool
 
+        /// Creates the message; `fatal` says whether the server closes the connection after it.
         public init(_ error: DocError, fatal: Bool = false) {
             self.error = error
             self.fatal = fatal

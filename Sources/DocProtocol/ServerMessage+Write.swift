@@ -10,6 +10,7 @@ extension ServerMessage {
         /// A token the client stores and sends back with its next handshake.
         public var streamToken: [UInt8]
 
+        /// Creates the message; a decoder accepts a token of at most ``FrameLimits/maxTokenBytes``.
         public init(streamToken: [UInt8]) { self.streamToken = streamToken }
 
         static let wireType = "writeHandshake"
@@ -48,6 +49,8 @@ extension ServerMessage {
         /// The stream token after this answer.
         public var streamToken: [UInt8]?
 
+        /// Creates the message as given; `results` should hold one result per mutation of the
+        /// batch.
         public init(clientID: String, batchID: Int, commitVersion: SnapshotVersion, results: [MutationResult], streamToken: [UInt8]? = nil) {
             self.clientID = clientID
             self.batchID = batchID
@@ -98,6 +101,7 @@ extension ServerMessage {
         /// The stream token after this answer.
         public var streamToken: [UInt8]?
 
+        /// Creates the answer rejecting batch `batchID` of `clientID` with `error`.
         public init(clientID: String, batchID: Int, error: DocError, streamToken: [UInt8]? = nil) {
             self.clientID = clientID
             self.batchID = batchID

@@ -61,6 +61,8 @@ extension ServerMessage {
         /// The stream token after these answers.
         public var streamToken: [UInt8]?
 
+        /// Creates the message as given; a decoder accepts 1…``FrameLimits/maxBatchesPerFrame``
+        /// answers.
         public init(clientID: String, answers: [Answer], streamToken: [UInt8]? = nil) {
             self.clientID = clientID
             self.answers = answers

@@ -35,6 +35,7 @@ internal import PostgresNIO
 /// while the tenant's transaction holds one (with one, they would wait for the operation
 /// timeout and fail).
 public final class PostgresBlobStore: BlobStore {
+    /// The largest attachment accepted, in bytes (default ``FileBlobStore/defaultMaxSize``).
     public let maxSize: Int64
     let database: PostgresDatabase
     let clock: ServerClock
@@ -110,11 +111,14 @@ public final class PostgresBlobStore: BlobStore {
                            createdAt: Timestamp(microseconds: row.createdAt))
     }
 
+    /// The metadata from the attachment's row; `nil` when there is no row or it is not complete.
     public func metadata(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> AttachmentMetadata? {
         guard let row = try await row(id, tenant: tenant), row.complete else { return nil }
         return Self.metadata(id, row)
     }
 
+    /// The upload in progress from the attachment's row; `nil` when there is no row or it is
+    /// complete.
     public func partial(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> PartialUpload? {
         guard let row = try await row(id, tenant: tenant), !row.complete else { return nil }
         return PartialUpload(id: id, declaration: UploadDeclaration(size: row.size, contentType: row.contentType),
@@ -123,6 +127,9 @@ public final class PostgresBlobStore: BlobStore {
 
     // MARK: Uploading
 
+    /// Checks the offset and declaration against the attachment's row in one transaction (errors:
+    /// see ``BlobStore/openPartial(_:tenant:declaration:at:)``), or inserts a new row at offset 0
+    /// after deleting stray parts. A continued upload takes `declaration`'s content type.
     public func openPartial(_ id: AttachmentID, tenant: TenantID, declaration: UploadDeclaration,
                             at offset: Int64) async throws(DocError) -> any BlobPartialWriter {
         try BlobStoreError.check(declaration, maxSize: maxSize, id: id)
@@ -157,6 +164,11 @@ public final class PostgresBlobStore: BlobStore {
         return PostgresBlobWriter(store: self, id: id, tenant: tenant, received: received, limit: declaration.size)
     }
 
+    /// Hashes the parts, then marks the row complete if it is still the same upload (an already
+    /// complete one returns its metadata). Throws `notFound` with no upload, `failedPrecondition`
+    /// before every byte arrived, `invalidArgument` (the upload discarded) when the bytes do not
+    /// hash to `id`, `dataLoss` when stored parts are missing, `aborted` when the upload was
+    /// replaced meanwhile.
     public func finishPartial(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> AttachmentMetadata {
         guard let row = try await row(id, tenant: tenant) else { throw BlobStoreError.noUploadInProgress(id) }
         if row.complete { return Self.metadata(id, row) }
@@ -227,12 +239,16 @@ public final class PostgresBlobStore: BlobStore {
         return parts
     }
 
+    /// Deletes the row and parts of an unfinished upload of `id`; a complete attachment, or none,
+    /// is left alone.
     public func discardPartial(_ id: AttachmentID, tenant: TenantID) async throws(DocError) {
         try await remove(id, tenant: tenant, onlyPartial: true)
     }
 
     // MARK: Reading bytes
 
+    /// A reader of the parts from `offset` (0…size). Throws `notFound` when the attachment is not
+    /// complete, `outOfRange` when `offset` is past its end.
     public func openRead(_ id: AttachmentID, tenant: TenantID, from offset: Int64) async throws(DocError) -> any BlobReader {
         guard let metadata = try await metadata(id, tenant: tenant) else { throw BlobStoreError.notFound(id) }
         guard offset >= 0, offset <= metadata.size else { throw BlobStoreError.pastTheEnd(id, offset: offset, size: metadata.size) }
@@ -241,6 +257,8 @@ public final class PostgresBlobStore: BlobStore {
 
     // MARK: Deleting and listing
 
+    /// Deletes the attachment's row and parts, complete or not, in one statement; nothing to
+    /// delete is not an error.
     public func delete(_ id: AttachmentID, tenant: TenantID) async throws(DocError) {
         try await remove(id, tenant: tenant, onlyPartial: false)
     }
@@ -258,6 +276,7 @@ public final class PostgresBlobStore: BlobStore {
             """)
     }
 
+    /// Every attachment row of `tenant`, complete and partial, ordered by id.
     public func list(tenant: TenantID) async throws(DocError) -> [BlobListing] {
         let rows = try await database.rows("list the attachments of tenant \(tenant)", """
             SELECT id, created_at, complete FROM doccache_blobs WHERE tenant = \(tenant.rawValue) ORDER BY id
@@ -276,6 +295,8 @@ public final class PostgresBlobStore: BlobStore {
 
     // MARK: Upload locks
 
+    /// Takes the lease row of `id` (held ``leaseMicros``, renewed by the holder); `nil` at once
+    /// when this process or a live lease of another holds it.
     public func lockUpload(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> (any BlobUploadLock)? {
         try await registry.lock(id, tenant: tenant) { () async throws(DocError) in
             try await PostgresUploadLock.take(id, tenant: tenant, store: self)

@@ -72,6 +72,9 @@ public final class PostgresServerStore: ServerStore {
         return PostgresServerStore(database: database, options: options)
     }
 
+    /// The tenant's store, kept open for later calls; the first call by any instance inserts the
+    /// tenant's row (race-free). Throws `unavailable` once the store is closed or the database is
+    /// unreachable.
     public func tenant(_ tenant: TenantID) async throws(DocError) -> any TenantStore {
         try await tenantStore(tenant)
     }
@@ -100,6 +103,8 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
+    /// Every tenant with a row, sorted by name; rows whose name is not a valid ``TenantID`` are
+    /// skipped.
     public func tenantIDs() async throws(DocError) -> [TenantID] {
         let rows = try await database.rows("list the tenants", "SELECT tenant FROM doccache_tenants")
         var found: [TenantID] = []
@@ -110,6 +115,8 @@ public final class PostgresServerStore: ServerStore {
         return found.sorted()
     }
 
+    /// Runs `SELECT 1` within ``Options/operationTimeout`` (at most 3 s); throws `unavailable`
+    /// when the store is closed or the query fails.
     public func checkHealth() async throws(DocError) {
         guard !database.isClosed else { throw DocError(.unavailable, "the store is closed") }
         do {
@@ -120,6 +127,7 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
+    /// Stops the commit notices and closes the connection pool; later calls throw `unavailable`.
     public func close() async {
         feed.stop()
         await database.close()

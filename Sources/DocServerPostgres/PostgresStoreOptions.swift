@@ -59,6 +59,10 @@ extension PostgresServerStore {
         /// declared; all of them are maintained, ready ones serve queries.
         public var compositeIndexes: [CompositeIndex]
 
+        /// Creates settings. Defaults: ``NoticeMode/listen`` on channel `doccache_commits`, the
+        /// system clock, 10 s per operation, 60 s per aggregation, 5 s to connect, 20 connections,
+        /// no logging, no composite indexes. The channel is checked by
+        /// ``PostgresServerStore/connect(url:options:)``.
         public init(
             notices: NoticeMode = .listen,
             channel: String = "doccache_commits",

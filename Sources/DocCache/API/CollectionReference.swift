@@ -2,7 +2,9 @@ public import DocModel
 
 /// A collection: a query over its documents, and a place to add new ones.
 public struct CollectionReference: Sendable {
+    /// The store the collection's queries and writes go to.
     public let store: DocumentStore
+    /// The collection's path (an odd number of segments).
     public let path: ResourcePath
 
     init(store: DocumentStore, path: ResourcePath) throws(DocError) {

@@ -10,6 +10,7 @@ import Synchronization
 /// with `invalidArgument`. One-time reads from the cache (``getDocuments(source:)``) may be
 /// unbounded; reads from the server are listens too, and need the same bound.
 public struct DocumentQuery: Sendable {
+    /// The store the query reads from and listens on.
     public let store: DocumentStore
     /// The query in the data model's terms.
     public let query: Query

@@ -2,7 +2,9 @@ public import DocModel
 
 /// A document location. Creating a reference touches nothing; its methods read and write.
 public struct DocumentReference: Sendable, Hashable {
+    /// The store the reference reads from and writes to.
     public let store: DocumentStore
+    /// The document's key (its validated path).
     public let key: DocumentKey
 
     init(store: DocumentStore, key: DocumentKey) {
@@ -13,8 +15,11 @@ public struct DocumentReference: Sendable, Hashable {
     public static func == (a: DocumentReference, b: DocumentReference) -> Bool { a.key == b.key && a.store === b.store }
     public func hash(into hasher: inout Hasher) { hasher.combine(key) }
 
+    /// The document's path, slash-separated (`rooms/r1/messages/m1`).
     public var path: String { key.description }
+    /// The last segment of the path.
     public var documentID: String { key.documentID }
+    /// The collection the document is in.
     public var parent: CollectionReference { CollectionReference(store: store, validatedPath: key.collectionPath) }
 
     /// The sub-collection `id` of this document.

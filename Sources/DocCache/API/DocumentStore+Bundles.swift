@@ -2,6 +2,7 @@ public import DocModel
 
 /// A query a bundle saved under a name, and when its results were read on the server.
 public struct NamedQuery: Sendable {
+    /// The name the bundle saved the query under (``DocumentStore/namedQuery(_:)`` finds it by).
     public let name: String
     /// The query, ready to read or listen to: a listen starts from the bundle's results in
     /// the cache (its target holds them, with ``readTime`` as its snapshot version), then the

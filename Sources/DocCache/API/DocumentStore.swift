@@ -28,6 +28,7 @@ public final class DocumentStore: Sendable {
     public let tenant: String
     /// The user this store belongs to.
     public let user: String
+    /// The settings the store was opened with.
     public let settings: StoreSettings
     /// Where snapshot listeners' callbacks run, in the order of their events: never inside
     /// the engine, so a slow callback does not hold up writes or sync. Given to `open`; by

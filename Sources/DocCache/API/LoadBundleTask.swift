@@ -15,12 +15,18 @@ public enum LoadBundleTaskState: String, Sendable, Hashable, CustomStringConvert
 /// A bundle load's progress (Firestore's `LoadBundleTaskProgress`). `bytesLoaded` and
 /// `totalBytes` count the elements after the bundle's metadata, as the metadata's own total does.
 public struct LoadBundleTaskProgress: Sendable, Hashable, CustomStringConvertible {
+    /// The documents read so far.
     public var documentsLoaded: Int
+    /// The documents the bundle's metadata announces.
     public var totalDocuments: Int
+    /// The bytes read so far, after the metadata.
     public var bytesLoaded: Int64
+    /// The bytes the bundle's metadata announces, after the metadata.
     public var totalBytes: Int64
+    /// Where the load stands.
     public var taskState: LoadBundleTaskState
 
+    /// A progress report with these counts.
     public init(documentsLoaded: Int, totalDocuments: Int, bytesLoaded: Int64, totalBytes: Int64, taskState: LoadBundleTaskState) {
         self.documentsLoaded = documentsLoaded
         self.totalDocuments = totalDocuments

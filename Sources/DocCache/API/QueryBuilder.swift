@@ -33,6 +33,7 @@ extension QueryBuilder {
         try with { (q) throws(DocError) in try q.filter(field, op, value) }
     }
 
+    /// Documents whose `field` (a dotted field path) equals `value`: the `==` filter.
     public func whereField(_ field: String, isEqualTo value: Value) throws(DocError) -> DocumentQuery {
         try whereField(field, .equal, value)
     }
@@ -42,14 +43,22 @@ extension QueryBuilder {
         try with { (q) throws(DocError) in try q.filter(filter) }
     }
 
+    /// Sorts by `field` (a dotted field path; `__name__` for the document id) after the
+    /// existing orders; ties are broken by document id, in the direction of the last order
+    /// (``DocModel/Query``, "Order"). As in Firestore, a document without the field is not a
+    /// result. Must come before any cursor; each field may be ordered once.
     public func order(by field: String, descending: Bool = false) throws(DocError) -> DocumentQuery {
         try with { (q) throws(DocError) in try q.order(by: field, descending: descending) }
     }
 
+    /// Keeps the first `n` results (`n` ≥ 1), replacing any earlier limit. A listener's limit
+    /// may be at most ``StoreSettings/maxListenLimit``.
     public func limit(to n: Int) throws(DocError) -> DocumentQuery {
         try with { (q) throws(DocError) in try q.limit(to: n) }
     }
 
+    /// Keeps the last `n` results (`n` ≥ 1), still returned in the query's order, replacing
+    /// any earlier limit. The query needs an ``order(by:descending:)`` by the time it runs.
     public func limit(toLast n: Int) throws(DocError) -> DocumentQuery {
         try with { (q) throws(DocError) in try q.limit(toLast: n) }
     }
@@ -62,19 +71,24 @@ extension QueryBuilder {
 
     // MARK: - Cursors from values
 
-    /// Starts at the position these values give for the query's order-bys, in order.
+    /// Starts at the position these values give for the query's order-bys, in order
+    /// (inclusive; fewer values than order-bys is allowed; for `__name__`, a document id or a
+    /// reference). Replaces any earlier start.
     public func start(at values: [Value]) throws(DocError) -> DocumentQuery {
         try with { (q) throws(DocError) in try q.start(at: values) }
     }
 
+    /// Starts just after the position these values give (exclusive). See ``start(at:)``.
     public func start(after values: [Value]) throws(DocError) -> DocumentQuery {
         try with { (q) throws(DocError) in try q.start(after: values) }
     }
 
+    /// Ends at the position these values give (inclusive). See ``start(at:)``.
     public func end(at values: [Value]) throws(DocError) -> DocumentQuery {
         try with { (q) throws(DocError) in try q.end(at: values) }
     }
 
+    /// Ends just before the position these values give (exclusive). See ``start(at:)``.
     public func end(before values: [Value]) throws(DocError) -> DocumentQuery {
         try with { (q) throws(DocError) in try q.end(before: values) }
     }

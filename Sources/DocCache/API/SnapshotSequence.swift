@@ -13,6 +13,7 @@ public struct SnapshotSequence<Element: Sendable>: AsyncSequence, Sendable {
 
     public func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator()) }
 
+    /// Iterates the snapshots (see the sequence for when it ends).
     public struct Iterator: AsyncIteratorProtocol {
         public typealias Failure = DocError
 
@@ -29,6 +30,7 @@ public struct SnapshotSequence<Element: Sendable>: AsyncSequence, Sendable {
             }
         }
 
+        /// The next snapshot; `nil` once the sequence ended.
         public mutating func next() async throws(DocError) -> Element? {
             try await next(isolation: nil)
         }

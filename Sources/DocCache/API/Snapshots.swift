@@ -34,6 +34,7 @@ public struct DocumentSnapshot: Sendable {
     /// The document's path, e.g. `rooms/r1`.
     public let key: DocumentKey
     let document: Document?
+    /// Whether the snapshot shows writes not yet committed, and whether it came from the cache.
     public let metadata: SnapshotMetadata
 
     init(key: DocumentKey, document: Document?, fromCache: Bool) {
@@ -42,7 +43,9 @@ public struct DocumentSnapshot: Sendable {
         self.metadata = SnapshotMetadata(hasPendingWrites: document?.hasLocalMutations ?? false, isFromCache: fromCache)
     }
 
+    /// The document's path, slash-separated.
     public var path: String { key.description }
+    /// The last segment of the path.
     public var documentID: String { key.documentID }
 
     /// The document exists and is not a tombstone.
@@ -92,11 +95,19 @@ public struct DocumentSnapshot: Sendable {
 
 /// One change between two query snapshots, with positions in the old and new result lists.
 public struct DocumentChange: Sendable {
+    /// How the document changed.
     public enum Kind: String, Sendable, Hashable {
-        case added, modified, removed
+        /// It entered the results (``DocumentChange/oldIndex`` is -1).
+        case added
+        /// It stayed in the results with other data or metadata (its position may change).
+        case modified
+        /// It left the results (``DocumentChange/newIndex`` is -1).
+        case removed
     }
 
+    /// How the document changed.
     public let type: Kind
+    /// The document: as it is now, or, when removed, as it was last in the results.
     public let document: DocumentSnapshot
     /// The position in the previous snapshot; -1 for an added document.
     public let oldIndex: Int
@@ -106,13 +117,18 @@ public struct DocumentChange: Sendable {
 
 /// The results of a query at one moment.
 public struct QuerySnapshot: Sendable {
+    /// The results, in the query's order.
     public let documents: [DocumentSnapshot]
+    /// Whether the results show writes not yet committed (any of them), and whether they came
+    /// from the cache (not yet in sync with the server).
     public let metadata: SnapshotMetadata
     /// The engine's snapshot, kept to compute ``documentChanges`` when it is asked for.
     private let view: ViewSnapshot
     private let includeMetadataChanges: Bool
 
+    /// The number of results.
     public var count: Int { documents.count }
+    /// Whether there are no results.
     public var isEmpty: Bool { documents.isEmpty }
 
     init(_ snapshot: ViewSnapshot, includeMetadataChanges: Bool) {

@@ -26,13 +26,21 @@ public struct StoreSettings: Sendable, Hashable {
 
     /// A size limit meaning "no limit".
     public static let unlimited: Int64 = Persistence.unlimited
+    /// The default ``cacheSizeBytes``: 100 MiB.
     public static let defaultCacheSizeBytes: Int64 = 100 * 1024 * 1024
     /// The smallest size limit accepted: 1 MiB.
     public static let minimumCacheSizeBytes: Int64 = LRUGarbageCollector.minimumCacheSizeBytes
+    /// The default ``attachmentCacheSizeBytes``: 256 MiB.
     public static let defaultAttachmentCacheSizeBytes: Int64 = 256 * 1024 * 1024
+    /// The default ``maxAttachmentBytes``: 100 MiB.
     public static let defaultMaxAttachmentBytes: Int64 = 100 * 1024 * 1024
+    /// The default ``attachmentConfirmationAge``: 1 hour.
     public static let defaultAttachmentConfirmationAge: Duration = .seconds(3_600)
 
+    /// Settings with the defaults above; each is checked when a store opens with them
+    /// (``DocumentStore/open(directory:tenant:user:settings:server:logger:callbackQueue:)``),
+    /// which refuses a value
+    /// out of range with `invalidArgument`.
     public init(cacheSizeBytes: Int64 = StoreSettings.defaultCacheSizeBytes, maxListenLimit: Int = 1_000,
                 attachmentCacheSizeBytes: Int64 = StoreSettings.defaultAttachmentCacheSizeBytes,
                 maxAttachmentBytes: Int64 = StoreSettings.defaultMaxAttachmentBytes,

@@ -13,16 +13,32 @@ public struct WriteBatch: Sendable {
 
     init(store: DocumentStore) { self.store = store }
 
+    /// The writes added so far.
     public var count: Int { mutations.count }
 
+    /// Adds a write of the document: a replacement, or with `merge` only the given fields (see
+    /// ``DocumentReference/setData(_:merge:)``).
+    ///
+    /// - Throws: `invalidArgument` for bad data or a full batch; the batch is unchanged.
     public mutating func setData(_ data: [String: FieldValue], for document: DocumentReference, merge: Bool = false) throws(DocError) {
         try add(merge ? try UserDataParser.setMerge(document.key, data) : try UserDataParser.set(document.key, data))
     }
 
+    /// Adds an update of fields of an existing document (see
+    /// ``DocumentReference/updateData(_:)``: the whole batch is rejected when it does not exist).
+    ///
+    /// - Throws: `invalidArgument` for bad field paths or data, or a full batch; the batch is
+    ///   unchanged.
     public mutating func updateData(_ fields: [String: FieldValue], for document: DocumentReference) throws(DocError) {
         try add(try UserDataParser.update(document.key, fields))
     }
 
+    /// Adds an update that applies only if the document is still at `version` when the server
+    /// commits (see ``DocumentReference/updateData(_:ifVersion:)``: otherwise the whole batch is
+    /// rejected with `failedPrecondition`).
+    ///
+    /// - Throws: `invalidArgument` for bad field paths or data, or a full batch; the batch is
+    ///   unchanged.
     public mutating func updateData(_ fields: [String: FieldValue], for document: DocumentReference, ifVersion version: SnapshotVersion) throws(DocError) {
         try add(try UserDataParser.update(document.key, fields, precondition: .updateTime(version)))
     }

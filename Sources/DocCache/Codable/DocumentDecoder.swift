@@ -16,6 +16,7 @@ public struct DocumentDecoder: Sendable {
     /// Given to the values' `init(from:)` as `decoder.userInfo`.
     public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
 
+    /// A decoder with no `userInfo`.
     public init() {}
 
     /// A `T` from a document's fields. `documentKey` fills `@DocumentID` properties (they stay

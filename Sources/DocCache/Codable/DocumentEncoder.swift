@@ -38,6 +38,7 @@ public struct DocumentEncoder: Sendable {
     /// Given to the values' `encode(to:)` as `encoder.userInfo`.
     public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
 
+    /// An encoder that omits `nil` properties, with no `userInfo`.
     public init() {}
 
     /// The document fields of `value`, which must encode as a map (a struct, a class, a

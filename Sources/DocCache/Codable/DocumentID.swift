@@ -36,8 +36,10 @@ extension DocumentKey: DocumentIDWrappable {
 /// - Other coders (`JSONEncoder`) see it as an optional of its wrapped type.
 @propertyWrapper
 public struct DocumentID<Wrapped: DocumentIDWrappable>: OptionalValueWrapper, Sendable {
+    /// The document's id once decoded; never written.
     public var wrappedValue: Wrapped?
 
+    /// A property holding `wrappedValue` (usually `nil`: decoding sets it).
     public init(wrappedValue: Wrapped?) {
         self.wrappedValue = wrappedValue
     }

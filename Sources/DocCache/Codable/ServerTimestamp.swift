@@ -19,7 +19,9 @@ extension Date: ServerTimestampWrappable {
 }
 
 extension Timestamp: ServerTimestampWrappable {
+    /// The timestamp itself.
     public static func wrap(_ timestamp: Timestamp) -> Timestamp { timestamp }
+    /// The timestamp itself (never throws).
     public func unwrap() throws(DocError) -> Timestamp { self }
 }
 
@@ -43,8 +45,10 @@ extension Timestamp: ServerTimestampWrappable {
 /// - Other coders (`JSONEncoder`) see it as an optional of its wrapped type.
 @propertyWrapper
 public struct ServerTimestamp<Wrapped: ServerTimestampWrappable>: OptionalValueWrapper, Sendable {
+    /// The timestamp; `nil` writes the server's commit time.
     public var wrappedValue: Wrapped?
 
+    /// A property holding `wrappedValue` (usually `nil`, for the server to set).
     public init(wrappedValue: Wrapped?) {
         self.wrappedValue = wrappedValue
     }

@@ -20,6 +20,8 @@ public struct BundleMetadata: Sendable, Hashable {
     /// The bytes of every element after the metadata element, length prefixes included.
     public var totalBytes: Int64
 
+    /// Creates metadata as given; ``BundleReader`` checks the totals against the elements that
+    /// follow.
     public init(id: String, createTime: SnapshotVersion, version: Int = 1, totalDocuments: Int, totalBytes: Int64) {
         self.id = id
         self.createTime = createTime
@@ -32,12 +34,15 @@ public struct BundleMetadata: Sendable, Hashable {
 /// A query saved under a name in a bundle (Firestore's `NamedQuery`), with the time its results
 /// were read: the bundle's documents that list this name are its results at `readTime`.
 public struct BundleNamedQuery: Sendable, Hashable {
+    /// The query's name, as documents list it in ``BundledDocumentMetadata/queries``; a reader
+    /// refuses an empty name or one used twice in a bundle.
     public var name: String
     /// The query as the user wrote it (a `limit(toLast:)` query keeps its own order and cursors).
     public var query: Query
     /// When the query's results were read on the server.
     public var readTime: SnapshotVersion
 
+    /// Creates a named query as given (not checked here).
     public init(name: String, query: Query, readTime: SnapshotVersion) {
         self.name = name
         self.query = query
@@ -48,6 +53,7 @@ public struct BundleNamedQuery: Sendable, Hashable {
 /// What a bundle says about one document before the document itself: its key, when it was
 /// read, whether it exists, and the named queries whose results it belongs to.
 public struct BundledDocumentMetadata: Sendable, Hashable {
+    /// The document's path.
     public var key: DocumentKey
     /// When the document was read on the server (a deleted document is known absent then).
     public var readTime: SnapshotVersion
@@ -56,6 +62,7 @@ public struct BundledDocumentMetadata: Sendable, Hashable {
     /// The names of the bundle's named queries whose results include the document.
     public var queries: [String]
 
+    /// Creates a document's metadata as given.
     public init(key: DocumentKey, readTime: SnapshotVersion, exists: Bool, queries: [String] = []) {
         self.key = key
         self.readTime = readTime
@@ -66,8 +73,11 @@ public struct BundledDocumentMetadata: Sendable, Hashable {
 
 /// One element of a bundle.
 public enum BundleElement: Sendable, Hashable {
+    /// The bundle's metadata; a bundle has exactly one, as its first element.
     case metadata(BundleMetadata)
+    /// A query saved under a name.
     case namedQuery(BundleNamedQuery)
+    /// What the bundle says about one document; followed by ``document(_:)`` when it exists.
     case documentMetadata(BundledDocumentMetadata)
     /// A document's contents; its version is its `updateTime`.
     case document(Document)
@@ -94,15 +104,18 @@ enum BundleElementKind {
 
 /// One document of a bundle: its metadata and, when it exists, its contents.
 public struct BundledDocument: Sendable, Hashable {
+    /// The document's key, read time, existence and named queries.
     public var metadata: BundledDocumentMetadata
     /// The document, or `nil` when the bundle says it does not exist.
     public var document: Document?
 
+    /// Pairs a document's metadata with its contents (`nil` for a document that does not exist).
     public init(metadata: BundledDocumentMetadata, document: Document?) {
         self.metadata = metadata
         self.document = document
     }
 
+    /// The document's path, from its metadata.
     public var key: DocumentKey { metadata.key }
 
     /// The document as a cache stores it: found at its update time, or known absent at the
@@ -116,10 +129,14 @@ public struct BundledDocument: Sendable, Hashable {
 /// A whole bundle, read and checked (``init(bytes:)``): its metadata, its named queries and
 /// its documents, in the order the bundle lists them.
 public struct DocumentBundle: Sendable, Hashable {
+    /// The bundle's first element: its id, creation time and totals.
     public var metadata: BundleMetadata
+    /// The named queries, in bundle order.
     public var namedQueries: [BundleNamedQuery]
+    /// Every document, found or deleted, in bundle order.
     public var documents: [BundledDocument]
 
+    /// Assembles a bundle from its parts without checking them (``init(bytes:)`` reads and checks).
     public init(metadata: BundleMetadata, namedQueries: [BundleNamedQuery], documents: [BundledDocument]) {
         self.metadata = metadata
         self.namedQueries = namedQueries

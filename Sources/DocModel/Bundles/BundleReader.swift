@@ -38,6 +38,8 @@ public struct BundleReader {
     /// The longest length prefix accepted (16 digits already mean a petabyte).
     static let maxPrefixDigits = 16
 
+    /// A reader of the whole bundle `bytes`; nothing is read or checked until ``readMetadata()``
+    /// or ``next()``.
     public init(_ bytes: [UInt8]) {
         self.bytes = bytes
     }

@@ -17,7 +17,9 @@ public struct BundleWriter: Sendable {
     /// The database part of the resource names written when none is given.
     public static let defaultDatabase = ResourceName.defaultDatabase
 
+    /// The bundle's id, written in the metadata (a reader refuses an empty one).
     public var id: String
+    /// When the bundle was built, written in the metadata.
     public var createTime: SnapshotVersion
     /// `projects/{project}/databases/{database}`: the prefix of every resource name written.
     public var database: String
@@ -25,6 +27,7 @@ public struct BundleWriter: Sendable {
     private var documents: [[UInt8]] = []
     private var documentCount = 0
 
+    /// Starts an empty bundle; `database` prefixes every resource name written.
     public init(id: String, createTime: SnapshotVersion, database: String = BundleWriter.defaultDatabase) {
         self.id = id
         self.createTime = createTime

@@ -5,7 +5,10 @@ public let updatedAtField = "updatedAt"
 
 /// An existing document: its key, fields and versions.
 public struct Document: Sendable, Hashable, CustomStringConvertible {
+    /// The document's path.
     public var key: DocumentKey
+    /// The document's fields; the key itself is not a field (read it as `__name__` with
+    /// ``value(at:)``).
     public var data: ObjectValue
     /// The commit version of the last change (equals ``updateTime``); `none` for a document
     /// that exists only locally.
@@ -18,6 +21,9 @@ public struct Document: Sendable, Hashable, CustomStringConvertible {
     /// arrived through the watch stream.
     public var hasCommittedMutations: Bool
 
+    /// Creates a document; `createTime` defaults to `version` (a document not changed since it
+    /// was created).
+    /// No limits are checked here (see ``DocumentLimits/validate(_:for:)``).
     public init(
         key: DocumentKey, data: ObjectValue, version: SnapshotVersion,
         createTime: SnapshotVersion? = nil,
@@ -56,13 +62,17 @@ public struct Document: Sendable, Hashable, CustomStringConvertible {
 
 /// A document known not to exist at `version` (a hard delete, or never created).
 public struct NoDocument: Sendable, Hashable {
+    /// The path of the missing document.
     public var key: DocumentKey
+    /// The version at which the document is known not to exist; ``SnapshotVersion/none`` when
+    /// no server version is known (e.g. after a local delete).
     public var version: SnapshotVersion
     /// The absence comes from a pending local delete.
     public var hasLocalMutations: Bool
     /// The absence comes from a delete the server acknowledged but watch has not confirmed.
     public var hasCommittedMutations: Bool
 
+    /// Creates an absence record for `key` at `version`.
     public init(
         key: DocumentKey, version: SnapshotVersion,
         hasLocalMutations: Bool = false, hasCommittedMutations: Bool = false
@@ -77,9 +87,12 @@ public struct NoDocument: Sendable, Hashable {
 /// A document the server committed a write to at `version`, whose contents the client does
 /// not know (e.g. a patch was acknowledged for a document not in the cache).
 public struct UnknownDocument: Sendable, Hashable {
+    /// The path of the document written.
     public var key: DocumentKey
+    /// The commit version of the acknowledged write.
     public var version: SnapshotVersion
 
+    /// Creates a record of a write committed to `key` at `version`.
     public init(key: DocumentKey, version: SnapshotVersion) {
         self.key = key
         self.version = version
@@ -88,10 +101,14 @@ public struct UnknownDocument: Sendable, Hashable {
 
 /// What is known about one document key.
 public enum MaybeDocument: Sendable, Hashable {
+    /// The document exists, with these contents.
     case document(Document)
+    /// The document is known not to exist.
     case noDocument(NoDocument)
+    /// A write to the document was committed, but its contents are not known.
     case unknown(UnknownDocument)
 
+    /// The document's path, whichever the case.
     public var key: DocumentKey {
         switch self {
         case .document(let d): return d.key
@@ -100,6 +117,7 @@ public enum MaybeDocument: Sendable, Hashable {
         }
     }
 
+    /// The version the case was recorded at: the last change, the absence, or the committed write.
     public var version: SnapshotVersion {
         switch self {
         case .document(let d): return d.version
@@ -111,6 +129,8 @@ public enum MaybeDocument: Sendable, Hashable {
     /// The document, when it exists.
     public var document: Document? { if case .document(let d) = self { return d } else { return nil } }
 
+    /// Whether writes not yet confirmed by the watch stream shaped this state; always `true` for
+    /// ``unknown(_:)``.
     public var hasPendingWrites: Bool {
         switch self {
         case .document(let d): return d.hasPendingWrites

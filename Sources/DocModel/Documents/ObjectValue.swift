@@ -7,10 +7,13 @@ public struct ObjectValue: Sendable, Hashable {
 
     public func hash(into hasher: inout Hasher) { hasher.combine(Value.map(fields)) }
 
+    /// The top-level fields by name; nested fields live in `.map` values.
     public var fields: [String: Value]
 
+    /// Wraps top-level fields as given (not validated; see ``DocumentLimits/validate(_:for:)``).
     public init(_ fields: [String: Value] = [:]) { self.fields = fields }
 
+    /// A document with no fields.
     public static let empty = ObjectValue()
 
     /// The value at `path`, or `nil` when any segment is missing or crosses a non-map.

@@ -16,13 +16,19 @@
 /// neither an escape nor (in a field's place) a transform is an error that says how to write
 /// such a map literally (`{"$map": {"$increment": 1}}`).
 public indirect enum JSONWriteField: Sendable, Hashable {
+    /// A plain value, written as it is (an empty object is an empty map).
     case value(Value)
     /// A non-empty JSON object in a field's place: its fields, each a write field again.
     case map([String: JSONWriteField])
+    /// `{"$increment": n}`: add the number `n` (an integer or a double) to the field.
     case increment(Value)
+    /// `{"$serverTimestamp": true}`: set the field to the server's commit time.
     case serverTimestamp
+    /// `{"$arrayUnion": [...]}`: append each element the array does not already hold.
     case arrayUnion([Value])
+    /// `{"$arrayRemove": [...]}`: remove every element equal to one of these.
     case arrayRemove([Value])
+    /// `{"$delete": true}`: remove the field (in an update, or a set with merge).
     case delete
 
     /// Parses a JSON object of write data.

@@ -1,5 +1,6 @@
 /// The path of a document: an even number of segments (`collection/id[/subcollection/id…]`).
 public struct DocumentKey: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The document's path: an even, non-zero number of segments.
     public let path: ResourcePath
 
     /// Parses and validates a document path such as `users/alice`.

@@ -3,6 +3,7 @@
 ///
 /// Inside backquotes, `` \` `` and `\\` escape a backquote and a backslash.
 public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The field names from the outermost in, unquoted; never empty.
     public let segments: [String]
 
     /// The longest field path, in UTF-8 bytes of its canonical form (Firestore's limit).
@@ -105,9 +106,14 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
         return total
     }
 
+    /// Whether this is ``documentID`` (`__name__`), which names the document key rather than
+    /// a field.
     public var isDocumentID: Bool { segments.count == 1 && segments[0] == "__name__" }
+    /// The number of segments (at least 1).
     public var count: Int { segments.count }
+    /// The top-level field name.
     public var firstSegment: String { segments[0] }
+    /// The innermost field name.
     public var lastSegment: String { segments[segments.count - 1] }
 
     /// The path without its last segment; `nil` for a single-segment path.
@@ -115,6 +121,8 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
         segments.count > 1 ? FieldPath(unchecked: Array(segments.dropLast())) : nil
     }
 
+    /// This path with `segment` appended, not validated: `segment` should be non-empty and the
+    /// result within ``maxBytes``.
     public func appending(_ segment: String) -> FieldPath { FieldPath(unchecked: segments + [segment]) }
 
     /// Whether `self` is a prefix of (or equal to) `other`.

@@ -4,6 +4,7 @@
 /// Segments are compared by their UTF-8 bytes, so paths sort the same way in memory and in
 /// LevelDB.
 public struct ResourcePath: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The path's segments from the root, each validated; empty for ``root``.
     public private(set) var segments: [String]
 
     /// The longest path segment in UTF-8 bytes (Firestore's limit).
@@ -68,9 +69,13 @@ public struct ResourcePath: Sendable, Hashable, Comparable, CustomStringConverti
         }
     }
 
+    /// The number of segments: odd for a collection, even (and non-zero) for a document.
     public var count: Int { segments.count }
+    /// Whether this is ``root``.
     public var isEmpty: Bool { segments.isEmpty }
+    /// The last segment (a document or collection id); `nil` for ``root``.
     public var lastSegment: String? { segments.last }
+    /// The first segment (a top-level collection id); `nil` for ``root``.
     public var firstSegment: String? { segments.first }
 
     /// This path with `segment` appended (validated).
@@ -99,6 +104,7 @@ public struct ResourcePath: Sendable, Hashable, Comparable, CustomStringConverti
         segments.count + 1 == other.segments.count && isPrefix(of: other)
     }
 
+    /// The segments joined with `/`, without leading or trailing slash (`users/alice`).
     public var canonicalString: String { segments.joined(separator: "/") }
     public var description: String { canonicalString }
 

@@ -12,9 +12,12 @@
 public struct AggregateField: Sendable, Hashable, CustomStringConvertible {
     /// What is computed.
     public enum Operation: String, Sendable, Hashable {
+        /// `count()` of the documents, `sum(field)` or `average(field)` of a numeric field (see
+        /// ``AggregateField`` for the exact semantics).
         case count, sum, average
     }
 
+    /// What is computed: a count, a sum or an average.
     public let operation: Operation
     /// The field summed or averaged; `nil` for `count`.
     public let field: FieldPath?
@@ -89,6 +92,7 @@ public struct AggregateAccumulator: Sendable {
     private var doubleSums: [Double]
     private var numbers: [Int]
 
+    /// Starts an accumulator for `fields` (not validated; see ``AggregateField/validate(_:)``).
     public init(_ fields: [AggregateField]) {
         self.fields = fields
         integerSums = Array(repeating: 0, count: fields.count)

@@ -21,15 +21,28 @@
 public struct FieldFilter: Sendable, Hashable, CustomStringConvertible {
     /// A comparison operator, spelled as Firestore spells it.
     public enum Operator: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// `<`: values of the same type order, less than the filter value.
         case lessThan = "<"
+        /// `<=`: values of the same type order, at most the filter value.
         case lessThanOrEqual = "<="
+        /// `==`: values equal to the filter value (`1 == 1.0`).
         case equal = "=="
+        /// `!=`: present, non-null values not equal to the filter value, of any type.
         case notEqual = "!="
+        /// `>=`: values of the same type order, at least the filter value.
         case greaterThanOrEqual = ">="
+        /// `>`: values of the same type order, greater than the filter value.
         case greaterThan = ">"
+        /// `array-contains`: arrays holding an element equal to the filter value.
         case arrayContains = "array-contains"
+        /// `array-contains-any`: arrays holding an element equal to one of the filter's values (at
+        /// most ``Query/maxDisjunctionValues``).
         case arrayContainsAny = "array-contains-any"
+        /// `in`: values equal to one of the filter's values (at most
+        /// ``Query/maxDisjunctionValues``).
         case `in` = "in"
+        /// `not-in`: present, non-null values equal to none of the filter's values; a list holding
+        /// `null` matches nothing.
         case notIn = "not-in"
 
         /// The Firestore name of the operator (`"<"`, `"array-contains"`, `"not-in"` …).

@@ -4,7 +4,9 @@
 public struct OrderBy: Sendable, Hashable, CustomStringConvertible {
     /// A sort direction.
     public enum Direction: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// Smallest first, in Firestore's value order (`asc` in canonical ids).
         case ascending = "asc"
+        /// Largest first (`desc` in canonical ids).
         case descending = "desc"
 
         /// The other direction.

@@ -1,9 +1,14 @@
 /// A geographic point. Latitude in [-90, 90], longitude in [-180, 180]; ordered by latitude,
 /// then longitude.
 public struct GeoPoint: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Degrees north of the equator, in [-90, 90].
     public let latitude: Double
+    /// Degrees east of the prime meridian, in [-180, 180].
     public let longitude: Double
 
+    /// Creates a point from degrees; `-0.0` is stored as `0.0`.
+    ///
+    /// - Throws: `invalidArgument` when either coordinate is not finite or is out of range.
     public init(latitude: Double, longitude: Double) throws(DocError) {
         guard latitude.isFinite, (-90.0...90.0).contains(latitude) else {
             throw .invalid("latitude must be a finite number in [-90, 90], got \(latitude)")

@@ -3,7 +3,10 @@
 ///
 /// The valid range is 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z.
 public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Whole seconds since the Unix epoch (negative before 1970); the throwing initializers keep
+    /// it in ``minSeconds`` … ``maxSeconds``.
     public let seconds: Int64
+    /// The fraction of the second, in nanoseconds: 0 ..< 1_000_000_000.
     public let nanos: Int32
 
     /// Seconds of 0001-01-01T00:00:00Z.
@@ -47,6 +50,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     /// `2024-05-01T12:00:00.250Z`.
     public var description: String { rfc3339 }
 
+    /// The same RFC 3339 text as ``description``: UTC, with 0, 3, 6 or 9 fractional digits.
     public var rfc3339: String {
         let days = Int64((Double(seconds) / 86_400).rounded(.down))
         var secOfDay = seconds - days * 86_400

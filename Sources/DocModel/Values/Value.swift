@@ -9,12 +9,20 @@
 /// For "is this the very same stored value" (int `1` is not double `1.0`), use
 /// ``isIdentical(to:)``.
 public enum Value: Sendable {
+    /// The null value; sorts before every other value.
     case null
+    /// A boolean; `false` sorts before `true`.
     case boolean(Bool)
+    /// A 64-bit signed integer; compares equal to a double of the same numeric value.
     case integer(Int64)
+    /// A 64-bit floating-point number; `-0.0 == 0.0`, and NaN equals NaN and sorts before every
+    /// other number.
     case double(Double)
+    /// A point in time with nanosecond precision (see ``Timestamp`` for its range).
     case timestamp(Timestamp)
+    /// A string; strings compare by their UTF-8 bytes, not by Unicode canonical equivalence.
     case string(String)
+    /// Raw bytes, compared byte by byte.
     case bytes([UInt8])
     /// A reference to another document of the same database.
     case reference(DocumentKey)
@@ -22,8 +30,13 @@ public enum Value: Sendable {
     /// `DocumentStore.attachments`): a write that holds one is sent to the server only after
     /// the attachment is uploaded.
     case attachment(AttachmentID)
+    /// A latitude/longitude pair.
     case geoPoint(GeoPoint)
+    /// An ordered list of values; an array may not directly hold another array (documents holding
+    /// one are refused by ``DocumentLimits/validate(_:for:)``).
     case array([Value])
+    /// Named fields, nested; also the representation of a pending server timestamp
+    /// (``isServerTimestamp``).
     case map([String: Value])
 }
 
@@ -31,8 +44,10 @@ extension Value {
     /// The largest nesting depth of maps and arrays a document may have.
     public static let maxDepth = 20
 
+    /// Whether this is ``null``.
     public var isNull: Bool { if case .null = self { return true } else { return false } }
 
+    /// Whether this is an ``integer(_:)`` or a ``double(_:)``.
     public var isNumber: Bool {
         switch self {
         case .integer, .double: return true
@@ -40,13 +55,20 @@ extension Value {
         }
     }
 
+    /// Whether this is a ``double(_:)`` holding NaN.
     public var isNaN: Bool { if case .double(let d) = self { return d.isNaN } else { return false } }
 
+    /// The boolean, or `nil` when this is not a ``boolean(_:)``.
     public var boolValue: Bool? { if case .boolean(let v) = self { return v } else { return nil } }
+    /// The integer, or `nil` when this is not an ``integer(_:)`` (doubles are not converted).
     public var integerValue: Int64? { if case .integer(let v) = self { return v } else { return nil } }
+    /// The string, or `nil` when this is not a ``string(_:)``.
     public var stringValue: String? { if case .string(let v) = self { return v } else { return nil } }
+    /// The timestamp, or `nil` when this is not a ``timestamp(_:)``.
     public var timestampValue: Timestamp? { if case .timestamp(let v) = self { return v } else { return nil } }
+    /// The elements, or `nil` when this is not an ``array(_:)``.
     public var arrayValue: [Value]? { if case .array(let v) = self { return v } else { return nil } }
+    /// The fields, or `nil` when this is not a ``map(_:)`` (a pending server timestamp is a map).
     public var mapValue: [String: Value]? { if case .map(let v) = self { return v } else { return nil } }
 
     /// The numeric value as a `Double` (integers converted), or `nil` for non-numbers.

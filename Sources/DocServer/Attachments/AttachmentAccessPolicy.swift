@@ -22,6 +22,7 @@ public struct AttachmentObject: Sendable, Hashable {
     /// When it was stored; `nil` for an upload (not stored yet).
     public var createdAt: Timestamp?
 
+    /// Describes an attachment; leave `createdAt` `nil` for an upload (not stored yet).
     public init(id: AttachmentID, size: Int64, contentType: String, createdAt: Timestamp? = nil) {
         self.id = id
         self.size = size
@@ -40,6 +41,7 @@ public struct AttachmentObject: Sendable, Hashable {
 
 /// The answer of an ``AttachmentAccessPolicy``.
 public enum AttachmentAccessDecision: Sendable, Hashable {
+    /// The operation may go ahead.
     case allowed
     /// Refused, with why (`permissionDenied`). The detail is for logs: clients are told only
     /// "Missing or insufficient permissions." and the attachment.
@@ -60,8 +62,10 @@ public protocol AttachmentAccessPolicy: Sendable {
 /// Allows every authenticated caller every attachment of its tenant: tenant isolation only,
 /// as a server without rules. For tests and tools.
 public struct AllowAllAttachmentPolicy: AttachmentAccessPolicy {
+    /// Creates the policy (it has no settings).
     public init() {}
 
+    /// Always ``AttachmentAccessDecision/allowed``, whatever the operation, caller and object.
     public func decide(_ operation: AttachmentOperation, tenant: TenantID, auth: AuthContext,
                        object: AttachmentObject) async -> AttachmentAccessDecision {
         .allowed

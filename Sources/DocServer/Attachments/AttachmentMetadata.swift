@@ -14,6 +14,7 @@ public struct AttachmentMetadata: Sendable, Hashable, Codable {
     /// When the upload completed.
     public var createdAt: Timestamp
 
+    /// Creates metadata as given (not checked: `sha256` should equal `id.hex`).
     public init(id: AttachmentID, size: Int64, contentType: String, sha256: String, createdAt: Timestamp) {
         self.id = id
         self.size = size

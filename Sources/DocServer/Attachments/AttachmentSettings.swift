@@ -29,6 +29,8 @@ public struct AttachmentSettings: Sendable {
     /// The default of ``unreferencedGraceMicros``: 7 days.
     public static let defaultUnreferencedGraceMicros: Int64 = 7 * 24 * 3_600 * 1_000_000
 
+    /// Creates settings; each parameter defaults to the value documented on its property.
+    /// Out-of-range values are clamped: the two byte counts to at least 1, the grace to at least 0.
     public init(store: any BlobStore, policy: (any AttachmentAccessPolicy)? = nil, downloadChunkBytes: Int = 64 * 1024,
                 uploadWriteBytes: Int = 512 * 1024,
                 unreferencedGraceMicros: Int64 = AttachmentSettings.defaultUnreferencedGraceMicros) {

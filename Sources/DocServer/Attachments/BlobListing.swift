@@ -9,6 +9,8 @@ public struct BlobListing: Sendable, Hashable {
     /// Whether it is complete; `false`: a partial upload.
     public var isComplete: Bool
 
+    /// An entry for `id`: `createdAt` is when it was completed, or begun when `isComplete` is
+    /// `false`.
     public init(id: AttachmentID, createdAt: Timestamp, isComplete: Bool) {
         self.id = id
         self.createdAt = createdAt

@@ -17,6 +17,7 @@ public protocol BlobUploadLock: Sendable {
 }
 
 extension BlobUploadLock {
+    /// The default: calls ``unlock()`` and returns, for a store whose release is not remote.
     public func release() async { unlock() }
 
     /// Runs `body` under the lock, then releases it (``release()``, awaited) whatever `body`

@@ -34,6 +34,7 @@ public final class FileBlobStore: BlobStore {
 
     /// The root directory.
     public let root: String
+    /// The largest attachment accepted, in bytes (at least 1; default ``defaultMaxSize``).
     public let maxSize: Int64
     private let layout: FileBlobLayout
     private let clock: ServerClock
@@ -68,11 +69,15 @@ public final class FileBlobStore: BlobStore {
 
     // MARK: Reading state
 
+    /// Reads the attachment's metadata file; `nil` when there is none (partial or unknown).
+    /// Throws `dataLoss` when the file is not valid metadata.
     public func metadata(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> AttachmentMetadata? {
         let path = layout.metadataPath(id, tenant: tenant)
         return try await BlockingIO.run { () throws(DocError) in try Self.readMetadata(path) }
     }
 
+    /// Reads the upload's declaration file and the size of its bytes so far; `nil` when no upload
+    /// of `id` is in progress.
     public func partial(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> PartialUpload? {
         let layout = self.layout
         return try await BlockingIO.run { () throws(DocError) in try Self.readPartial(id, tenant: tenant, layout: layout) }
@@ -80,6 +85,9 @@ public final class FileBlobStore: BlobStore {
 
     // MARK: Uploading
 
+    /// Opens the upload's data file for appending (errors: see
+    /// ``BlobStore/openPartial(_:tenant:declaration:at:)``). A continued upload keeps its size but
+    /// takes `declaration`'s content type; a new one starts from an empty file.
     public func openPartial(_ id: AttachmentID, tenant: TenantID, declaration: UploadDeclaration,
                             at offset: Int64) async throws(DocError) -> any BlobPartialWriter {
         try BlobStoreError.check(declaration, maxSize: maxSize, id: id)
@@ -133,6 +141,9 @@ public final class FileBlobStore: BlobStore {
         }
     }
 
+    /// Hashes the bytes, syncs and renames them into place, then writes the metadata file (the
+    /// commit point). An already complete attachment returns its metadata and drops any leftover
+    /// partial; bytes that do not hash to `id` are discarded (`invalidArgument`).
     public func finishPartial(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> AttachmentMetadata {
         let layout = self.layout
         let now = Timestamp(microseconds: clock.nowMicros())
@@ -168,11 +179,15 @@ public final class FileBlobStore: BlobStore {
         }
     }
 
+    /// Removes the upload's declaration file, then its bytes; no upload in progress is not an
+    /// error.
     public func discardPartial(_ id: AttachmentID, tenant: TenantID) async throws(DocError) {
         let layout = self.layout
         try await BlockingIO.run { () throws(DocError) in try Self.removePartial(id, tenant: tenant, layout: layout) }
     }
 
+    /// Takes an exclusive `flock` on the upload's lock file (``FileUploadLock``); `nil` at once
+    /// when this process or another one holds it.
     public func lockUpload(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> (any BlobUploadLock)? {
         let (layout, registry) = (self.layout, uploadLocks)
         return try await registry.lock(id, tenant: tenant) { () async throws(DocError) in
@@ -184,6 +199,8 @@ public final class FileBlobStore: BlobStore {
 
     // MARK: Reading bytes
 
+    /// Opens the attachment's file at `offset` (0…size). Throws `notFound` when it is not complete,
+    /// `outOfRange` past its end, `dataLoss` when its metadata is there but not its bytes.
     public func openRead(_ id: AttachmentID, tenant: TenantID, from offset: Int64) async throws(DocError) -> any BlobReader {
         let layout = self.layout
         return try await BlockingIO.run { () throws(DocError) -> FileBlobReader in
@@ -204,6 +221,8 @@ public final class FileBlobStore: BlobStore {
 
     // MARK: Deleting and listing
 
+    /// Removes the metadata file first (from then on the attachment is not complete), then the
+    /// bytes and any partial upload; missing files are skipped.
     public func delete(_ id: AttachmentID, tenant: TenantID) async throws(DocError) {
         let layout = self.layout
         try await BlockingIO.run { () throws(DocError) in
@@ -214,6 +233,8 @@ public final class FileBlobStore: BlobStore {
         }
     }
 
+    /// Walks the tenant's directories: complete attachments (by their metadata files), then
+    /// partial uploads not already complete, each group in file-name order.
     public func list(tenant: TenantID) async throws(DocError) -> [BlobListing] {
         let layout = self.layout
         return try await BlockingIO.run { () throws(DocError) -> [BlobListing] in

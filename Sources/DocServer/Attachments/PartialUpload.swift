@@ -11,6 +11,7 @@ public struct PartialUpload: Sendable, Hashable {
     /// When the upload began.
     public var createdAt: Timestamp
 
+    /// Creates a description as given; `received` should be in 0…`declaration.size`.
     public init(id: AttachmentID, declaration: UploadDeclaration, received: Int64, createdAt: Timestamp) {
         self.id = id
         self.declaration = declaration

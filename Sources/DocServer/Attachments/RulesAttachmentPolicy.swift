@@ -24,6 +24,9 @@ public struct RulesAttachmentPolicy: AttachmentAccessPolicy {
         self.core = core
     }
 
+    /// Evaluates the core's rules in force now, with `request.time` from the core's clock:
+    /// allowed when the core has no rules or they allow, else denied with a `permissionDenied`
+    /// located at ``AttachmentObject/path``.
     public func decide(_ operation: AttachmentOperation, tenant: TenantID, auth: AuthContext,
                        object: AttachmentObject) async -> AttachmentAccessDecision {
         guard let rules = core.rules else { return .allowed }

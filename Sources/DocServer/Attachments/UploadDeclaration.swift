@@ -7,6 +7,8 @@ public struct UploadDeclaration: Sendable, Hashable, Codable {
     /// The media type, e.g. `application/pdf`.
     public var contentType: String
 
+    /// Creates a declaration as given; a ``BlobStore`` refuses a `size` below 1 or over its
+    /// ``BlobStore/maxSize`` (`invalidArgument`).
     public init(size: Int64, contentType: String) {
         self.size = size
         self.contentType = contentType

@@ -106,6 +106,7 @@ public struct DevelopmentSecret: Sendable, CustomStringConvertible, CustomDebugS
 
     public var description: String { "DevelopmentSecret(\(path), \(bytes.count) bytes)" }
     public var debugDescription: String { description }
+    /// What `dump` and debuggers show: `path`, `byteCount` and `wasCreated`, never the bytes.
     public var customMirror: Mirror {
         Mirror(self, children: ["path": path, "byteCount": bytes.count, "wasCreated": wasCreated])
     }

@@ -7,7 +7,10 @@ public import DocModel
 /// Where an identity provider's public keys (a JWKS document) are read: an `http(s)` URL,
 /// or a file (re-read at each refresh, so a rotated file is picked up without a restart).
 public enum JWKSSource: Sendable, Hashable, CustomStringConvertible {
+    /// An `http(s)` URL, fetched without caching; only a 200 answer is accepted. Its
+    /// `Cache-Control: max-age` (kept within 1 min…1 day) sets how long the keys stay fresh.
     case url(URL)
+    /// A file path, read again at each refresh.
     case file(String)
 
     /// Reads `--jwks` text: `https://…` or `http://…` is a URL, anything else a file path.

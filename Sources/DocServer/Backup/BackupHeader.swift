@@ -27,6 +27,8 @@ public struct BackupHeader: Sendable, Hashable {
         /// Its incarnation when the backup was taken (a restore gives it a new one).
         public var incarnation: UInt64
 
+        /// Creates a tenant's entry as given; `lastVersion` is what its data in the backup is
+        /// consistent at.
         public init(tenant: TenantID, lastVersion: SnapshotVersion, incarnation: UInt64) {
             self.tenant = tenant
             self.lastVersion = lastVersion
@@ -34,6 +36,7 @@ public struct BackupHeader: Sendable, Hashable {
         }
     }
 
+    /// Creates a header as given (not checked against the records that follow).
     public init(layoutVersion: String, createdAt: Timestamp, tenants: [Tenant]) {
         self.layoutVersion = layoutVersion
         self.createdAt = createdAt

@@ -136,6 +136,7 @@ public struct BackupSummary: Sendable, Hashable {
     /// Its size in bytes.
     public var bytes: Int64
 
+    /// Creates a summary as given; ``LevelDBBackup/verify(file:)`` makes the ones read from files.
     public init(header: BackupHeader, records: Int, bytes: Int64) {
         self.header = header
         self.records = records

@@ -141,6 +141,7 @@ public struct TenantReincarnation: Sendable, Hashable {
     /// The incarnation it replaced and the version (the backup's) its tokens are valid through.
     public var previous: TenantState.PreviousIncarnation
 
+    /// Records that `tenant` now has `incarnation`, replacing `previous`.
     public init(tenant: TenantID, incarnation: UInt64, previous: TenantState.PreviousIncarnation) {
         self.tenant = tenant
         self.incarnation = incarnation

@@ -60,6 +60,8 @@ public struct CommitProcessor: Sendable {
     public let attachments: (any BlobStore)?
     let logger: Logger
 
+    /// A processor committing to `store`. Without `attachments`, a batch that writes an
+    /// attachment reference is refused.
     public init(store: any TenantStore, clock: ServerClock = .system, maxWritesPerBatch: Int = DocumentLimits.maxWritesPerBatch,
                 attachments: (any BlobStore)? = nil, logger: Logger) {
         self.store = store

@@ -54,6 +54,8 @@ public final class ConnectionOutbox: AsyncSequence, Sendable {
     /// The most frames buffered before the connection is cut off.
     public let capacity: Int
 
+    /// An empty outbox that cuts the connection off when more than `capacity` frames wait (not
+    /// checked: below 1, the first frame already does).
     public init(capacity: Int) {
         self.capacity = capacity
     }

@@ -47,6 +47,9 @@ public struct ServerConfiguration: Sendable {
     /// filters, and such tokens get a `reset`.
     public var bloomFilterFalsePositiveRate: Double? = 0.01
 
+    /// Creates settings; every parameter defaults to the value documented on its property.
+    /// ``explainDenials`` and ``bloomFilterFalsePositiveRate`` are not parameters: set them on
+    /// the value.
     public init(
         maxListenLimit: Int = 1_000,
         outcomeRetentionMicros: Int64 = 24 * 3_600 * 1_000_000,

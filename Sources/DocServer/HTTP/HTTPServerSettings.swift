@@ -25,6 +25,7 @@ public struct HTTPServerSettings: Sendable, Hashable {
     /// The Prometheus metrics path.
     public static let metricsPath = "/metrics"
 
+    /// Creates settings; every parameter defaults to the value documented on its property.
     public init(
         host: String = "127.0.0.1", port: Int = 8080, tickInterval: Duration = .seconds(5),
         maintenanceInterval: Duration = .seconds(3_600), shutdownGrace: Duration = .seconds(10), metricsPort: Int? = nil

@@ -8,6 +8,7 @@ public struct ServerAddress: Sendable, Hashable, CustomStringConvertible {
     /// ``HTTPServerSettings/metricsPort``); `nil` when not known.
     public var metricsPort: Int?
 
+    /// Creates an address as given; `metricsPort` is `nil` when unknown.
     public init(host: String, port: Int, metricsPort: Int? = nil) {
         self.host = host
         self.port = port

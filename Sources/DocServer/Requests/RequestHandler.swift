@@ -59,6 +59,8 @@ public struct RequestHandler: Sendable {
     /// Decides; throwing a `DocError` rejects the request with it.
     public let decide: @Sendable (RequestContext) async throws(DocError) -> RequestDecision
 
+    /// A handler whose writes may touch only the top-level collections in `scope`, deciding with
+    /// `decide`.
     public init(scope: Set<String>, decide: @escaping @Sendable (RequestContext) async throws(DocError) -> RequestDecision) {
         self.scope = scope
         self.decide = decide

@@ -12,6 +12,7 @@ internal import Synchronization
 public final class RequestRegistry: Sendable {
     private let handlers = Mutex<[String: RequestHandler]>([:])
 
+    /// An empty registry: requests of every type are unhandled until one is registered.
     public init() {}
 
     /// Registers (or replaces) the handler of `type`. `scope` lists the top-level collections

@@ -7,6 +7,7 @@ public struct BatchKey: Sendable, Hashable, CustomStringConvertible {
     /// The batch's id in that client's queue.
     public var batchID: Int
 
+    /// The batch `batchID` of the client `clientID` (not validated).
     public init(clientID: String, batchID: Int) {
         self.clientID = clientID
         self.batchID = batchID
@@ -39,6 +40,7 @@ public struct BatchOutcome: Sendable, Hashable {
     /// Committed or rejected.
     public var result: Result
 
+    /// Creates an outcome as given; `recordedAt` is in microseconds since the epoch.
     public init(batch: BatchKey, uid: String, digest: UInt64, recordedAt: Int64, result: Result) {
         self.batch = batch
         self.uid = uid

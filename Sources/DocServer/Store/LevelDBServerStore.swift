@@ -30,6 +30,7 @@ public final class LevelDBServerStore: ServerStore {
         /// declared; commits keep every declared one, and queries they serve read them.
         public var compositeIndexes: [CompositeIndex]
 
+        /// Creates settings: synced writes, the system clock and no composite indexes by default.
         public init(syncWrites: Bool = true, clock: ServerClock = .system, compositeIndexes: [CompositeIndex] = []) {
             self.syncWrites = syncWrites
             self.clock = clock
@@ -106,6 +107,8 @@ public final class LevelDBServerStore: ServerStore {
         return LevelDBServerStore(database: database, options: options, compositeIndexChanges: report)
     }
 
+    /// The tenant's store, kept open for later calls; the first call writes the tenant's state
+    /// (creation time, random incarnation). Throws `unavailable` once the store is closed.
     public func tenant(_ tenant: TenantID) async throws(DocError) -> any TenantStore {
         try tenantStore(tenant)
     }
@@ -122,6 +125,8 @@ public final class LevelDBServerStore: ServerStore {
         }
     }
 
+    /// Every tenant with keys in the store, in key order (one seek per tenant). Throws
+    /// `unavailable` once the store is closed, `dataLoss` for a tenant key that cannot be read.
     public func tenantIDs() async throws(DocError) -> [TenantID] {
         guard !database.isClosed else { throw DocError(.unavailable, "the store is closed") }
         return try Self.tenantIDs(in: database)
@@ -151,6 +156,8 @@ public final class LevelDBServerStore: ServerStore {
         return found
     }
 
+    /// Reads the layout version key; throws `unavailable` when the store is closed or cannot be
+    /// read.
     public func checkHealth() async throws(DocError) {
         guard !database.isClosed else { throw DocError(.unavailable, "the store is closed") }
         do {
@@ -160,6 +167,8 @@ public final class LevelDBServerStore: ServerStore {
         }
     }
 
+    /// Closes the LevelDB database; later calls on the store and its tenant stores throw
+    /// `unavailable`.
     public func close() async {
         database.close()
     }

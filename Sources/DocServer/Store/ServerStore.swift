@@ -30,10 +30,14 @@ public protocol ServerStore: Sendable {
 }
 
 extension ServerStore {
+    /// The default: `nil`, for a store no other process writes.
     public func commitNotices() -> AsyncStream<CommitNotice>? { nil }
 }
 
 extension TenantStore {
+    /// The default: runs ``query(_:limit:)`` with the target's limit and folds its results with
+    /// ``AggregateAccumulator``, so every matching document is in memory at once. Throws what the
+    /// query throws.
     public func aggregate(_ target: Target, _ fields: [AggregateField]) async throws(DocError) -> AggregateRead {
         let read = try await query(target, limit: target.limit)
         var accumulator = AggregateAccumulator(fields)
@@ -41,6 +45,9 @@ extension TenantStore {
         return AggregateRead(version: read.version, result: accumulator.result)
     }
 
+    /// The default: ``state()``, then ``outcome(of:)`` for each batch (and
+    /// ``laterOutcomeExists(after:)`` for each without one), then ``documents(_:)``, as separate
+    /// reads rather than one snapshot.
     public func readAhead(batches: [BatchKey], documents keys: [DocumentKey]) async throws(DocError) -> GroupReadAhead {
         let state = try await state()
         var outcomes: [BatchKey: BatchOutcome] = [:]
@@ -56,6 +63,9 @@ extension TenantStore {
                               processedBefore: processedBefore)
     }
 
+    /// The default, for stores that cannot group: ``commit(_:)`` for each request in order, not
+    /// atomic. Throws `aborted` when a batch already has an outcome (the requests before it stay
+    /// stored); returns the tenant's last version when `requests` is empty.
     public func commitGroup(_ requests: [CommitRequest]) async throws(DocError) -> SnapshotVersion {
         var first: SnapshotVersion?
         for request in requests {
@@ -108,6 +118,7 @@ public struct GroupReadAhead: Sendable {
     /// one (``TenantStore/laterOutcomeExists(after:)``).
     public var processedBefore: Set<BatchKey>
 
+    /// Collects what a read-ahead found; `processedBefore` defaults to none.
     public init(state: TenantState, outcomes: [BatchKey: BatchOutcome], documents: [DocumentKey: Document],
                 processedBefore: Set<BatchKey> = []) {
         self.state = state
@@ -125,6 +136,7 @@ public struct CommitNotice: Sendable, Hashable {
     /// followed).
     public var version: SnapshotVersion
 
+    /// A notice that `tenant` has committed up to `version`.
     public init(tenant: TenantID, version: SnapshotVersion) {
         self.tenant = tenant
         self.version = version
@@ -274,6 +286,8 @@ public struct TenantState: Sendable, Hashable {
     /// was (`nil` otherwise): its resume tokens are still resumed up to the backup's version.
     public var previousIncarnation: PreviousIncarnation?
 
+    /// Creates a state as given (not checked); a store makes a new tenant's with the creation
+    /// time as both `lastVersion` and `changeLogFloor`, and a random non-zero `incarnation`.
     public init(lastVersion: SnapshotVersion, incarnation: UInt64, changeLogFloor: SnapshotVersion,
                 previousIncarnation: PreviousIncarnation? = nil) {
         self.lastVersion = lastVersion
@@ -292,6 +306,7 @@ public struct TenantState: Sendable, Hashable {
         /// The tenant's last version in the backup: tokens of ``incarnation`` up to it resume.
         public var validThrough: SnapshotVersion
 
+        /// Records the replaced `incarnation`, whose tokens resume up to `validThrough`.
         public init(incarnation: UInt64, validThrough: SnapshotVersion) {
             self.incarnation = incarnation
             self.validThrough = validThrough
@@ -306,6 +321,7 @@ public struct DocumentsRead: Sendable {
     /// The documents found, by key.
     public var documents: [DocumentKey: Document]
 
+    /// Documents read at `version`; keys that do not exist are absent from `documents`.
     public init(version: SnapshotVersion, documents: [DocumentKey: Document]) {
         self.version = version
         self.documents = documents
@@ -319,6 +335,7 @@ public struct QueryRead: Sendable {
     /// The results, in target order.
     public var documents: [Document]
 
+    /// Results read at `version`, already in target order.
     public init(version: SnapshotVersion, documents: [Document]) {
         self.version = version
         self.documents = documents
@@ -332,6 +349,7 @@ public struct AggregateRead: Sendable {
     /// The aggregations' values by alias (``AggregateAccumulator/result``).
     public var result: [String: Value]
 
+    /// Aggregation values by alias, read at `version`.
     public init(version: SnapshotVersion, result: [String: Value]) {
         self.version = version
         self.result = result
@@ -346,6 +364,7 @@ public struct ChangeLogEntry: Sendable, Hashable {
     /// The new state: a document, or a `NoDocument` for a hard delete.
     public var document: MaybeDocument
 
+    /// The change of `document` committed at `version`.
     public init(version: SnapshotVersion, document: MaybeDocument) {
         self.version = version
         self.document = document
@@ -370,6 +389,7 @@ public struct DocumentWrite: Sendable, Hashable {
     /// Its new contents (version = the commit version), or `nil` for a hard delete.
     public var document: Document?
 
+    /// A write of `key`: `document` is its new contents, or `nil` for a hard delete.
     public init(key: DocumentKey, document: Document?) {
         self.key = key
         self.document = document
@@ -403,6 +423,7 @@ public struct CommitRequest: Sendable {
     /// was processed.
     public var recheck: (@Sendable () async throws(DocError) -> Void)?
 
+    /// Creates a request as given; the defaults verify no read versions and run no recheck.
     public init(outcome: BatchOutcome, writes: [DocumentWrite], readVersions: [DocumentKey: SnapshotVersion] = [:],
                 recheck: (@Sendable () async throws(DocError) -> Void)? = nil) {
         self.outcome = outcome

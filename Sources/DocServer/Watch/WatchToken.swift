@@ -17,6 +17,8 @@ public struct WatchToken: Sendable, Hashable, CustomStringConvertible {
     /// The first byte of every token of this format.
     public static let format: UInt8 = 0x01
 
+    /// A token for `version` of the database incarnation `incarnation`; `version` must not be
+    /// negative (``bytes`` traps on one).
     public init(incarnation: UInt64, version: SnapshotVersion) {
         self.incarnation = incarnation
         self.version = version

@@ -10,9 +10,14 @@ public import DocModel
 /// `total` = net sum + tax. A stale base version (the invoice changed since the user saw it)
 /// is rejected before this runs. Result: `{"tax": …, "total": …}`.
 public enum SetTaxRateHandler {
+    /// The request type this handler is registered under.
     public static let type = "setTaxRate"
+    /// The collection its writes touch: the invoice alone.
     public static let scope: Set<String> = ["invoices"]
 
+    /// Reads the invoice and recomputes it (see the type's description). Throws `invalidArgument`
+    /// for bad params, `notFound` for a missing or deleted invoice, `failedPrecondition` for one
+    /// without a `lines` array of maps with an integer `net`.
     public static func decide(_ context: RequestContext) async throws(DocError) -> RequestDecision {
         let params = context.request.params
         guard case .string(let path)? = params["invoice"], let key = try? DocumentKey(path), key.path.count == 2,

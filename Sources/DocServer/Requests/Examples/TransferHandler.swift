@@ -10,9 +10,14 @@ public import DocModel
 /// `ledger/{requestId}` records `from`, `to`, `amount`, `requestId`, `createdBy`; the result
 /// is `{"from": balance after, "to": balance after}`.
 public enum TransferHandler {
+    /// The request type this handler is registered under.
     public static let type = "transfer"
+    /// The collections its writes touch: the two accounts and the ledger entry.
     public static let scope: Set<String> = ["accounts", "ledger"]
 
+    /// Reads both accounts and decides the transfer (see the type's description). Throws
+    /// `invalidArgument`, `notFound`, `failedPrecondition` for an account without an integer
+    /// balance, or `outOfRange` when the target balance would overflow.
     public static func decide(_ context: RequestContext) async throws(DocError) -> RequestDecision {
         let params = context.request.params
         let from = try accountPath(params["from"], name: "from")
