@@ -144,6 +144,30 @@ struct RequestTests {
         #expect(SetTaxRateHandler.roundedTax(net: -2_345, basisPoints: 1_900) == -446)
     }
 
+    @Test(arguments: [
+        ([Int64.max / 1_000], 100_000),               // net × rate overflows
+        ([Int64.max - 10], 1_000),                    // a line's total overflows
+        ([Int64.max / 2, Int64.max / 2, 10_000], 0),  // the net sum overflows
+        ([Int64.min / 2, Int64.min / 2, -10], 0),     // so does a negative one
+        ([Int64.max / 2, Int64.max / 2], 1),          // the invoice's total overflows
+    ] as [([Int64], Int64)])
+    func setTaxRateRejectsAnInvoiceWhoseFiguresOverflow(nets: [Int64], rate: Int64) async throws {
+        let server = Self.server()
+        let c = try await server.connect()
+        let lines: Value = .array(nets.map { .map(["net": .integer($0)]) })
+        await server.write(c, batch: 1, [T.set("invoices/i1", ["lines": lines, "taxRateBasisPoints": 0, "tax": 0, "total": 0])])
+        await server.write(c, batch: 2, [Self.request("tax1", type: "setTaxRate",
+                                                        params: ["invoice": "invoices/i1", "taxRateBasisPoints": .integer(rate)])])
+        let request = try await Self.settled(server, "tax1")
+        #expect(request.data["status"] == "rejected")
+        guard case .map(let error)? = request.data["error"] else { Issue.record("no error"); return }
+        #expect(error["code"] == "outOfRange")
+        let invoice = try await Self.document(server, "invoices/i1")
+        #expect(invoice?.data["taxRateBasisPoints"] == 0, "nothing of the request was applied")
+        #expect(invoice?.data["lines"] == lines)
+        #expect(SetTaxRateHandler.roundedTax(net: Int64.max, basisPoints: 2) == nil)
+    }
+
     @Test func aHandlerCannotWriteOutsideItsScope() async throws {
         let server = Self.server()
         server.core.requests.register("sneaky", scope: ["notes"]) { _ in

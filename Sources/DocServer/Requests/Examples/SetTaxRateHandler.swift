@@ -17,7 +17,8 @@ public enum SetTaxRateHandler {
 
     /// Reads the invoice and recomputes it (see the type's description). Throws `invalidArgument`
     /// for bad params, `notFound` for a missing or deleted invoice, `failedPrecondition` for one
-    /// without a `lines` array of maps with an integer `net`.
+    /// without a `lines` array of maps with an integer `net`, and `outOfRange` when a tax or a
+    /// total does not fit in a 64-bit integer.
     public static func decide(_ context: RequestContext) async throws(DocError) -> RequestDecision {
         let params = context.request.params
         guard case .string(let path)? = params["invoice"], let key = try? DocumentKey(path), key.path.count == 2,
@@ -41,27 +42,45 @@ public enum SetTaxRateHandler {
             guard case .map(var fields) = line, case .integer(let net)? = fields["net"] else {
                 throw DocError(.failedPrecondition, "line \(index) of \(path) has no integer net")
             }
-            let tax = roundedTax(net: net, basisPoints: rate)
+            let tax = try roundedTax(net: net, basisPoints: rate, line: index, of: path)
             fields["tax"] = .integer(tax)
-            fields["total"] = .integer(net + tax)
+            fields["total"] = .integer(try sum(net, tax, "line \(index)'s total", of: path))
             newLines.append(.map(fields))
-            netSum += net
-            taxSum += tax
+            netSum = try sum(netSum, net, "the net sum", of: path)
+            taxSum = try sum(taxSum, tax, "the tax", of: path)
         }
+        let total = try sum(netSum, taxSum, "the total", of: path)
         return .apply([
             .update(path, [
                 "lines": .array(newLines), "taxRateBasisPoints": .integer(rate),
-                "tax": .integer(taxSum), "total": .integer(netSum + taxSum),
+                "tax": .integer(taxSum), "total": .integer(total),
             ]),
-        ], result: .map(["tax": .integer(taxSum), "total": .integer(netSum + taxSum)]))
+        ], result: .map(["tax": .integer(taxSum), "total": .integer(total)]))
     }
 
-    /// net × basisPoints / 10,000, rounded half away from zero, in integer arithmetic.
-    static func roundedTax(net: Int64, basisPoints: Int64) -> Int64 {
-        let product = net * basisPoints
+    /// net × basisPoints / 10,000, rounded half away from zero, in integer arithmetic; `nil`
+    /// when net × basisPoints does not fit in 64 bits.
+    static func roundedTax(net: Int64, basisPoints: Int64) -> Int64? {
+        let (product, overflow) = net.multipliedReportingOverflow(by: basisPoints)
+        guard !overflow else { return nil }
         let (quotient, remainder) = product.quotientAndRemainder(dividingBy: 10_000)
-        if abs(remainder) * 2 >= 10_000 { return quotient + (product < 0 ? -1 : 1) }
+        if remainder.magnitude * 2 >= 10_000 { return quotient + (product < 0 ? -1 : 1) }
         return quotient
+    }
+
+    /// ``roundedTax(net:basisPoints:)`` of line `line`, or `outOfRange`.
+    private static func roundedTax(net: Int64, basisPoints: Int64, line: Int, of path: String) throws(DocError) -> Int64 {
+        guard let tax = roundedTax(net: net, basisPoints: basisPoints) else {
+            throw DocError(.outOfRange, "line \(line) of \(path): its net \(net) at \(basisPoints) basis points overflows a 64-bit integer")
+        }
+        return tax
+    }
+
+    /// `a + b`, or `outOfRange` naming `what` when it does not fit in 64 bits.
+    private static func sum(_ a: Int64, _ b: Int64, _ what: String, of path: String) throws(DocError) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        guard !overflow else { throw DocError(.outOfRange, "\(what) of \(path) overflows a 64-bit integer") }
+        return sum
     }
 }
 
