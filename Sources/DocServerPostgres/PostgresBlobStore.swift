@@ -287,6 +287,12 @@ public final class PostgresBlobStore: BlobStore {
             let (id, createdAt, complete) = try PostgresErrorMapping.decode("an attachment listing", in: database.name) {
                 try row.decode((ByteBuffer, Int64, Bool).self)
             }
+            // A row this store did not write (the column has no length check) is reported,
+            // not trusted: the id's initializer requires 32 bytes.
+            guard id.readableBytes == 32 else {
+                throw DocError(.dataLoss, "an attachment row of tenant \(tenant) in \(database.name) has an id of "
+                    + "\(id.readableBytes) bytes, not a 32-byte SHA-256")
+            }
             listings.append(BlobListing(id: AttachmentID(digest: id.readableBytesView), createdAt: Timestamp(microseconds: createdAt),
                                         isComplete: complete))
         }

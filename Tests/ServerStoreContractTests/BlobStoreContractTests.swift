@@ -273,6 +273,27 @@ final class BlobFixture: Sendable {
         #expect(error?.message.contains("has 1") == true)
     }
 
+    /// A row with an id that is not 32 bytes (written by something else than the store) is
+    /// reported as `dataLoss` by the listing the collector walks, not trusted.
+    @Test func aDatabaseRowWithABadIdIsDataLossInTheListing() async throws {
+        let clock = ManualClock()
+        let cluster = try await PostgresCluster.shared()
+        let url = try await cluster.createUniqueDatabase(prefix: "blobs")
+        let store = try await PostgresServerStore.connect(url: url, options: StoreFixture.postgresOptions(clock))
+        defer { Task { await store.close() } }
+        let blobs = try PostgresBlobStore(store: store, clock: clock.serverClock)
+        _ = try await Self.store(Self.bytes(100), in: blobs, tenant: acme)
+        #expect(try await blobs.list(tenant: acme).count == 1)
+        let database = String(try #require(url.split(separator: "/").last))
+        try await cluster.psql("""
+            INSERT INTO doccache_blobs (tenant, id, size, content_type, received, complete, created_at)
+            VALUES ('acme', '\\x0102', 1, 'image/jpeg', 1, true, 0)
+            """, database: database)
+        let error = await #expect(throws: DocError.self) { try await blobs.list(tenant: acme) }
+        #expect(error?.code == .dataLoss)
+        #expect(error?.message.contains("2 bytes") == true)
+    }
+
     /// A holder that is still there renews its lease, so the lock outlives it.
     @Test func aDatabaseLockIsRenewedWhileHeld() async throws {
         let clock = ManualClock()

@@ -62,7 +62,9 @@ public protocol BlobStore: Sendable {
     /// - Returns: the stored metadata (the existing one when it was already complete).
     /// - Throws: `invalidArgument` when the bytes do not hash to the id (the partial is then
     ///   discarded: its bytes are wrong somewhere); `failedPrecondition` when bytes are
-    ///   missing; `notFound` when there is no partial.
+    ///   missing; `notFound` when there is no partial; `aborted` when the upload changed while
+    ///   it was verified (another writer despite the upload lock: the client asks for the
+    ///   upload's state again).
     func finishPartial(_ id: AttachmentID, tenant: TenantID) async throws(DocError) -> AttachmentMetadata
 
     /// Discards the partial upload of `id`, if any.

@@ -319,7 +319,8 @@ public final class FileBlobStore: BlobStore {
 
     /// Reads the file at `path` through SHA-256 and syncs it; returns the id of its bytes.
     ///
-    /// - Throws: `failedPrecondition` when the file's size is not `size` (written by someone else).
+    /// - Throws: `aborted` when the file's size is not `size` (written by someone else meanwhile:
+    ///   the client asks for the upload's state and goes on, as `PostgresBlobStore` has it too).
     private static func verify(_ path: String, id: AttachmentID, size: Int64) throws(DocError) -> AttachmentID {
         let fd = open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw BlobFile.failure("open", path) }
@@ -333,8 +334,8 @@ public final class FileBlobStore: BlobStore {
             offset += Int64(chunk.readableBytes)
         }
         guard offset == size else {
-            throw DocError(.failedPrecondition, "the upload of \(id) changed while it was being verified: \(offset) bytes, "
-                               + "expected \(size)", at: "attachments/\(id)")
+            throw DocError(.aborted, "the upload of \(id) changed while it was being verified: \(offset) bytes, "
+                               + "expected \(size); upload it again", at: "attachments/\(id)")
         }
         try BlobFile.sync(fd, path: path)
         return digest.finish()
