@@ -1,9 +1,9 @@
 /// The version of the doccache wire protocol.
 ///
-/// The client names the version it speaks in its ``Hello`` frame; the server answers with
-/// its own in ``Welcome`` or refuses the connection with a `failedPrecondition` error when it
-/// does not speak the client's version. Frames are only ever read under the version agreed in
-/// the handshake.
+/// The client names the version it speaks in its ``ClientMessage/Hello`` frame; the server
+/// answers with its own in ``ServerMessage/Welcome`` or refuses the connection with a
+/// `failedPrecondition` error when it does not speak the client's version. Frames are only
+/// ever read under the version agreed in the handshake.
 public struct ProtocolVersion: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     /// The version number (1, 2, …).
     public let rawValue: Int

@@ -2,7 +2,7 @@ internal import DocModel
 
 /// Deletes a tenant's attachments that no live document refers to once they are older than
 /// the grace period (``AttachmentSettings/unreferencedGraceMicros``); run by
-/// ``DocServerCore/runMaintenance()``.
+/// ``DocServerCore/runMaintenance(sharingEvery:)``.
 ///
 /// The store keeps an index of the attachments live documents (not tombstones) refer to,
 /// written in the commit that writes the document

@@ -22,9 +22,9 @@ public struct AttachmentSettings: Sendable {
     public var uploadWriteBytes: Int
     /// How long an attachment that no live document refers to is kept, counted from when it
     /// was stored (or, for an unfinished upload, begun), in microseconds (default 7 days).
-    /// The collector (``DocServerCore/runMaintenance()``) deletes it after that. It covers a
-    /// client that uploaded an attachment and has not yet sent the write that refers to it,
-    /// for instance because an earlier write of its queue waits for the user.
+    /// The collector (``DocServerCore/runMaintenance(sharingEvery:)``) deletes it after that.
+    /// It covers a client that uploaded an attachment and has not yet sent the write that
+    /// refers to it, for instance because an earlier write of its queue waits for the user.
     public var unreferencedGraceMicros: Int64
     /// The default of ``unreferencedGraceMicros``: 7 days.
     public static let defaultUnreferencedGraceMicros: Int64 = 7 * 24 * 3_600 * 1_000_000

@@ -40,8 +40,9 @@ internal import Synchronization
 /// only tenant isolation applies. See docs/rules.md, "Enforcement in the server".
 ///
 /// The transport also calls ``tick()`` on a timer (e.g. every few seconds: idle listeners get
-/// a global snapshot, so their resume tokens advance) and ``runMaintenance()`` now and then
-/// (e.g. hourly: prunes batch outcomes and change log entries past their retention).
+/// a global snapshot, so their resume tokens advance) and ``runMaintenance(sharingEvery:)``
+/// now and then (e.g. hourly: prunes batch outcomes and change log entries past their
+/// retention).
 public final class DocServerCore: Sendable {
     /// The settings.
     public let configuration: ServerConfiguration

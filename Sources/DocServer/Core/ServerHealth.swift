@@ -19,7 +19,7 @@ public struct ServerHealth: Sendable, Hashable, Codable {
     public var isOK: Bool { status == "ok" }
 }
 
-/// What ``DocServerCore/runMaintenance()`` pruned.
+/// What ``DocServerCore/runMaintenance(sharingEvery:)`` pruned.
 public struct MaintenanceReport: Sendable, Hashable {
     /// Batch outcomes older than their retention, deleted.
     public var outcomesPruned = 0

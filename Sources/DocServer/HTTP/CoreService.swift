@@ -4,9 +4,10 @@ internal import ServiceLifecycle
 /// The server core's periodic work and its part of a graceful shutdown, as a service of the
 /// HTTP server's service group.
 ///
-/// Runs ``DocServerCore/tick()`` and ``DocServerCore/runMaintenance()`` on their timers until
-/// a graceful shutdown begins, then shuts the core down: new writes are refused, the writes
-/// already queued are committed, and every connection ends with a fatal `unavailable` frame.
+/// Runs ``DocServerCore/tick()`` and ``DocServerCore/runMaintenance(sharingEvery:)`` on their
+/// timers until a graceful shutdown begins, then shuts the core down: new writes are refused,
+/// the writes already queued are committed, and every connection ends with a fatal
+/// `unavailable` frame.
 /// It is listed after the HTTP application in the group, so it shuts down first and the
 /// HTTP server then has no open streams left to wait for.
 struct CoreService: Service {

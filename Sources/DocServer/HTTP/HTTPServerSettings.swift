@@ -9,7 +9,7 @@ public struct HTTPServerSettings: Sendable, Hashable {
     /// (default 5 s). See ``DocServerCore/tick()``.
     public var tickInterval: Duration
     /// How often batch outcomes and change log entries past their retention are pruned
-    /// (default 1 h). See ``DocServerCore/runMaintenance()``.
+    /// (default 1 h). See ``DocServerCore/runMaintenance(sharingEvery:)``.
     public var maintenanceInterval: Duration
     /// How long a graceful shutdown waits for open connections to close after they were told
     /// the server is going away (default 10 s).

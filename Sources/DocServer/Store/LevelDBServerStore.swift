@@ -142,8 +142,9 @@ public final class LevelDBServerStore: ServerStore {
             while let entry = try cursor.entry(), entry.key.first == TenantKeys.tenantMarker {
                 var decoder = KeyDecoder(entry.key, offset: 1)
                 let name = try decoder.readString()
-                if let tenant = try? TenantID(name) { found.append(tenant) }
-                guard let next = OrderedCode.prefixSuccessor(TenantKeys(try TenantID(name)).prefix) else { break }
+                let tenant = try TenantID(name)
+                found.append(tenant)
+                guard let next = OrderedCode.prefixSuccessor(TenantKeys(tenant).prefix) else { break }
                 try cursor.seek(to: next)
             }
         } catch let error as LevelDBError {

@@ -359,7 +359,7 @@ public struct AggregateRead: Sendable {
 /// One change log entry: the new state of a document at a commit version (a ``Document`` or
 /// a ``NoDocument`` for a hard delete).
 public struct ChangeLogEntry: Sendable, Hashable {
-    /// The version the read is consistent at (the tenant's last commit then).
+    /// The commit version of the change.
     public var version: SnapshotVersion
     /// The new state: a document, or a `NoDocument` for a hard delete.
     public var document: MaybeDocument
