@@ -222,6 +222,37 @@ struct ClientAttachmentTests {
         await server.stop()
     }
 
+    /// A photo this phone downloaded, put into a new document while offline, after the only
+    /// document that referred to it was deleted and the server collected the photo: the phone
+    /// asks the server about it before sending, finds it gone, and uploads its downloaded copy,
+    /// so the write succeeds instead of failing.
+    @Test func aWriteReusingAPhotoDownloadedLongAgoUploadsItAgainFirst() async throws {
+        let server = try await Self.collectingServer()
+        defer { server.removeData() }
+        let devices = ClientSyncTests.Devices(server)
+        let office = try await devices.open("alice", device: "office")
+        let bytes = Self.photo(42, bytes: 200_000)
+        let id = try await office.attachments.add(bytes: bytes, contentType: "image/jpeg").id
+        _ = try await office.document("forms/original").setData(["photo": .attachment(id)]).committed
+
+        let phone = try await devices.open("alice", device: "phone", settings: StoreSettings(attachmentConfirmationAge: .zero))
+        #expect(try await phone.attachments.bytes(id) == bytes, "downloaded")
+        try await phone.disableNetwork()
+        _ = try await phone.document("forms/copy").setData(["photo": .attachment(id)])
+        // The original goes; nothing on the server refers to the photo, which is collected.
+        _ = try await office.document("forms/original").delete().committed
+        try await Self.collect(1, on: server, online: office)
+
+        try await phone.enableNetwork()
+        try await phone.waitForPendingWrites()
+        #expect(try await phone.failedWrites().isEmpty)
+        let copy = try await office.document("forms/copy").getDocument(source: .server)
+        #expect(copy.get("photo") == .attachment(id))
+        #expect(try await office.attachments.bytes(id) == bytes, "the server holds the photo again")
+        await devices.close()
+        await server.stop()
+    }
+
     /// The same deletion when the phone did not expect it (its photo was uploaded moments
     /// ago): the server refuses the write, which is kept as a failed write; the phone then
     /// finds the photo missing and uploads it again, so retrying the failed write succeeds.

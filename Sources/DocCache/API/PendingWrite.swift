@@ -57,8 +57,8 @@ public struct PendingWrite: Sendable, Hashable {
         case attachmentNotUploaded(AttachmentID)
         /// It refers to an attachment whose upload failed for good: retry or remove it.
         case attachmentFailed(AttachmentID, DocError)
-        /// It refers to an attachment uploaded from this device a while ago
-        /// (``StoreSettings/attachmentConfirmationAge``), and the store is asking the server
+        /// It refers to an attachment uploaded from this device, or downloaded to it, a while
+        /// ago (``StoreSettings/attachmentConfirmationAge``), and the store is asking the server
         /// whether it still holds it; if not, it is uploaded again first.
         case attachmentBeingChecked(AttachmentID)
         /// An earlier batch is held back (queue order is kept).

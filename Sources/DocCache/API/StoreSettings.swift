@@ -17,10 +17,11 @@ public struct StoreSettings: Sendable, Hashable {
     /// Default 100 MiB, the server's default limit; a server with a lower limit refuses larger
     /// uploads (the attachment then fails with `invalidArgument`).
     public var maxAttachmentBytes: Int64
-    /// Before a write that refers to an attachment uploaded from this device longer ago than
-    /// this is sent, the store asks the server whether it still holds the attachment, and
-    /// uploads it again if not (the server deletes attachments no document refers to after its
-    /// grace period, 7 days by default: keep this well below it). A confirmation stands this
+    /// Before a write that refers to an attachment uploaded from this device, or downloaded to
+    /// it, longer ago than this is sent, the store asks the server whether it still holds the
+    /// attachment, and uploads it again from the device's file if not (the server deletes
+    /// attachments no document refers to after its grace period, 7 days by default: keep this
+    /// well below it). A confirmation stands this
     /// long too, and at least a minute. Default 1 hour; not negative.
     public var attachmentConfirmationAge: Duration
 

@@ -9,9 +9,11 @@ import DocModel
 /// Why confirm: the server deletes an attachment no live document refers to once its grace
 /// period has passed (docs/attachments.md, "References and collection"). A write that waited
 /// longer than that after its attachment was uploaded (the device went offline, or an earlier
-/// write of the queue waits for the user) would be refused. So before a batch that refers to
-/// an attachment uploaded from here long ago is sent, the store asks the server whether it
-/// still holds it, and uploads it again if not.
+/// write of the queue waits for the user) would be refused; so would a write that refers to an
+/// attachment downloaded long ago, which the documents referring to it then have let go of.
+/// So before a batch that refers to an attachment this device has known to be on the server
+/// for long (uploaded from here, or downloaded) is sent, the store asks the server whether it
+/// still holds it, and uploads it again from the device's file if not.
 final class BatchBlocker {
     /// Why a batch is held back.
     enum Hold: Equatable {
@@ -23,14 +25,15 @@ final class BatchBlocker {
 
     /// This device's attachments that the server does not have yet.
     private(set) var waiting: Set<AttachmentID> = []
-    /// When each attachment uploaded from this device was added to it.
-    private var uploadedHere: [AttachmentID: Timestamp] = [:]
+    /// Since when each attachment on the server is known to be there: when it was added to
+    /// this device (uploaded from here), or downloaded.
+    private var onServerSince: [AttachmentID: Timestamp] = [:]
     /// When the server last said it holds an attachment (in this process).
     private var confirmedAt: [AttachmentID: ContinuousClock.Instant] = [:]
     /// Attachments to ask the server about before the batches that refer to them are sent.
     private(set) var toCheck: Set<AttachmentID> = []
-    /// An attachment uploaded from here longer ago than this is confirmed before a batch that
-    /// refers to it is sent (``StoreSettings/attachmentConfirmationAge``).
+    /// An attachment known to be on the server for longer than this is confirmed before a
+    /// batch that refers to it is sent (``StoreSettings/attachmentConfirmationAge``).
     private let confirmationAge: Duration
     /// How long a confirmation stands: the age, and at least a minute (so a confirmation is
     /// not stale by the time the batch is read again).
@@ -45,12 +48,12 @@ final class BatchBlocker {
     /// Takes the attachments' states from the store's records.
     func update(_ records: some Sequence<AttachmentRecord>) {
         waiting = []
-        uploadedHere = [:]
+        onServerSince = [:]
         for record in records {
             if record.isWaitingForUpload {
                 waiting.insert(record.id)
-            } else if record.origin == .local {
-                uploadedHere[record.id] = record.createdAt
+            } else {
+                onServerSince[record.id] = record.createdAt
             }
         }
     }
@@ -60,7 +63,7 @@ final class BatchBlocker {
     /// An attachment `batch` refers to that holds it back, and why, if any (the smallest id,
     /// so the answer does not vary between runs). Notes the attachments to check.
     func blockingAttachment(of batch: MutationBatch) -> (AttachmentID, Hold)? {
-        guard !waiting.isEmpty || !uploadedHere.isEmpty || !toCheck.isEmpty else { return nil }
+        guard !waiting.isEmpty || !onServerSince.isEmpty || !toCheck.isEmpty else { return nil }
         var held: (AttachmentID, Hold)?
         for id in batch.attachmentReferences {
             let hold: Hold
@@ -79,8 +82,8 @@ final class BatchBlocker {
 
     /// Whether the server must confirm `id` before a batch that refers to it is sent.
     private func needsConfirmation(_ id: AttachmentID) -> Bool {
-        guard let added = uploadedHere[id] else { return false }
-        let age = Timestamp.now.microseconds - added.microseconds
+        guard let since = onServerSince[id] else { return false }
+        let age = Timestamp.now.microseconds - since.microseconds
         guard age > confirmationAge.wholeMicroseconds else { return false }
         if let confirmed = confirmedAt[id], confirmed.duration(to: .now) < confirmationLifetime { return false }
         return true

@@ -56,11 +56,14 @@ struct BatchBlockerTests {
     }
 
     @Test func downloadedAttachmentsAndAZeroAgeFollowTheirRules() {
-        // A downloaded attachment is never checked in advance (the server refuses a write whose
-        // attachment it lacks, and the store checks then).
+        // A downloaded attachment counts from its download: checked once that is older than
+        // the age (the documents that referred to it may have let go of it since), not before.
         let downloaded = BatchBlocker(confirmationAge: .seconds(3_600))
-        downloaded.update([Self.record(3, origin: .downloaded, addedSecondsAgo: 86_400)])
-        #expect(downloaded.blockingAttachment(of: Self.batch(referring: [3])) == nil)
+        downloaded.update([Self.record(3, origin: .downloaded, addedSecondsAgo: 86_400),
+                           Self.record(7, origin: .downloaded, addedSecondsAgo: 60)])
+        #expect(downloaded.blockingAttachment(of: Self.batch(referring: [3]))! == (Self.id(3), .beingChecked))
+        #expect(downloaded.blockingAttachment(of: Self.batch(referring: [7])) == nil)
+        #expect(downloaded.toCheck == [Self.id(3)])
 
         // Age zero: every attachment uploaded here is checked before its first batch; the
         // confirmation then stands (at least a minute), so the batch is not held again.
