@@ -70,6 +70,10 @@ import Testing
         #expect(WatchToken(bytes: Array(token.bytes.dropLast())) == nil)
         #expect(WatchToken(bytes: [2] + token.bytes.dropFirst()) == nil)
         #expect(WatchToken(bytes: []) == nil)
+        // A negative version (never issued) encodes without trapping, to bytes no one reads back.
+        let negative = WatchToken(incarnation: 1, version: SnapshotVersion(microseconds: -1))
+        #expect(negative.bytes.count == 17)
+        #expect(WatchToken(bytes: negative.bytes) == nil)
     }
 
     @Test func tenantNames() {

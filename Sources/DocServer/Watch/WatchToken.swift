@@ -17,8 +17,8 @@ public struct WatchToken: Sendable, Hashable, CustomStringConvertible {
     /// The first byte of every token of this format.
     public static let format: UInt8 = 0x01
 
-    /// A token for `version` of the database incarnation `incarnation`; `version` must not be
-    /// negative (``bytes`` traps on one).
+    /// A token for `version` of the database incarnation `incarnation`. Versions are never
+    /// negative; a token made for one anyway encodes to bytes ``init(bytes:)`` refuses.
     public init(incarnation: UInt64, version: SnapshotVersion) {
         self.incarnation = incarnation
         self.version = version
@@ -39,7 +39,7 @@ public struct WatchToken: Sendable, Hashable, CustomStringConvertible {
     public var bytes: [UInt8] {
         var out: [UInt8] = [Self.format]
         for i in (0..<8).reversed() { out.append(UInt8(truncatingIfNeeded: incarnation >> (8 * i))) }
-        let v = UInt64(version.microseconds)
+        let v = UInt64(bitPattern: version.microseconds)
         for i in (0..<8).reversed() { out.append(UInt8(truncatingIfNeeded: v >> (8 * i))) }
         return out
     }
