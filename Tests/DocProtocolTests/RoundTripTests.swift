@@ -58,6 +58,18 @@ import DocTestTraits
         #expect(message.type == (try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])?["type"] as? String)
     }
 
+    /// Documents from the server may hold a timestamp outside 0001 … 9999 (as above); a write
+    /// holding one is refused when the frame is read, naming the field.
+    @Test func aWriteWithATimestampOutOfRangeIsRefused() throws {
+        let write = ClientMessage.write(.init(clientID: "client-1", batchID: 7, mutations: [
+            .set(Fixtures.key("users/alice"), ObjectValue(["old": Fixtures.everyType["oldTimestamp"]!])),
+        ]))
+        let refusal = #expect(throws: FrameError.self) { try FrameDecoder().decodeClientMessage(FrameEncoder.encode(write)) }
+        #expect(refusal?.error.code == .invalidArgument)
+        #expect(refusal?.error.message.contains("outside 0001-01-01") == true, "\(String(describing: refusal))")
+        #expect(refusal?.error.location?.contains("field old") == true)
+    }
+
     @Test(arguments: serverMessages)
     func serverFrames(_ message: ServerMessage) throws {
         let bytes = FrameEncoder.encode(message)

@@ -239,6 +239,27 @@ import DocTestTraits
         #expect(try evaluate("resource == null", resource: nil) == .bool(true))
     }
 
+    /// Timestamps outside 0001 … 9999 can be in stored data or query values (JSON reads any
+    /// Int64 seconds): every method and conversion answers or fails the evaluation, never traps.
+    @Test func timestampsOutsideTheValidRangeNeverTrap() throws {
+        for seconds in [Int64.min, Int64.min + 1, Int64.max, Timestamp.minSeconds - 1, Timestamp.maxSeconds + 1] {
+            let t = try Value(json: #"{"$timestamp":{"seconds":\#(seconds),"nanos":999999999}}"#)
+            let stored = doc("events/e1", ["t": t])
+            for method in ["toMillis()", "year()", "month()", "day()", "hours()", "dayOfWeek()", "dayOfYear()", "date()",
+                           "time()", "nanos()", "seconds()"] {
+                _ = try? evaluate("resource.data.t.\(method)", resource: stored)
+            }
+            _ = try? evaluate("string(resource.data.t)", resource: stored)
+            _ = try? evaluate("bool(resource.data.t)", resource: stored)
+            _ = try? evaluate("resource.data.t + duration.value(1, 's')", resource: stored)
+            _ = try? evaluate("resource.data.t - request.time", resource: stored)
+            #expect(try evaluate("resource.data.t == resource.data.t", resource: stored) == .bool(true))
+        }
+        let far = try Value(json: #"{"$timestamp":{"seconds":9223372036854775807,"nanos":0}}"#)
+        #expect((try? evaluate("resource.data.t.toMillis()", resource: doc("events/e1", ["t": far]))) == nil,
+                "beyond an int's range: an evaluation error (the rule denies)")
+    }
+
     @Test func serverTimestampsReadAsRequestTime() throws {
         let pending = Value.pendingServerTimestamp(localWriteTime: try Timestamp(seconds: 5), previous: nil)
         let stored = doc("users/alice", ["at": pending])

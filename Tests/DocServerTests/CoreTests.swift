@@ -36,6 +36,14 @@ import Testing
         #expect(writeError.batchID == 3 && writeError.error.code == .invalidArgument)
         #expect(try await server.tenantStore("acme").outcome(of: BatchKey(clientID: "client-1", batchID: 3)) == nil)
         #expect(try await server.tenantStore("acme").documents([T.key("a/b")]).documents.isEmpty)
+        // A timestamp outside 0001 … 9999 in the data: refused the same way, naming the field.
+        let farFuture = #"{"type":"write","clientId":"client-1","batchId":4,"mutations":[{"path":"a/b","kind":"set","data":{"m":{"t":{"$timestamp":{"seconds":9223372036854775807,"nanos":0}}}}}]}"#
+        await server.core.receive(text: farFuture, on: c)
+        let outOfRange = try #require(c.outbound.drain().first?.writeError)
+        #expect(outOfRange.batchID == 4 && outOfRange.error.code == .invalidArgument)
+        #expect(outOfRange.error.message.contains("outside 0001-01-01") && outOfRange.error.location?.contains("m.t") == true,
+                "\(outOfRange.error)")
+        #expect(try await server.tenantStore("acme").documents([T.key("a/b")]).documents.isEmpty)
         // A target with a bad query: removed with the cause.
         await server.core.receive(text: #"{"type":"addTarget","targetId":2,"target":{"path":"a","limit":1,"filters":[{"op":"??"}]}}"#, on: c)
         let removed = try #require(c.outbound.drain().first?.targetChange)

@@ -61,6 +61,12 @@ import Testing
         #expect(throws: DocError.self) { try BatchOutcome(record: [1, 2, 3]) }
         let state = TenantState(lastVersion: SnapshotVersion(microseconds: 5), incarnation: .max, changeLogFloor: SnapshotVersion(microseconds: 2))
         #expect(try TenantState(record: state.record) == state)
+        // A version the next commit could not count on from is a damaged record.
+        for bad: Int64 in [-5, .max] {
+            let damaged = TenantState(lastVersion: SnapshotVersion(microseconds: bad), incarnation: 1, changeLogFloor: SnapshotVersion(microseconds: 0))
+            let error = #expect(throws: DocError.self) { try TenantState(record: damaged.record) }
+            #expect(error?.code == .dataLoss)
+        }
     }
 
     @Test func tokensRoundTrip() {

@@ -336,6 +336,25 @@ import Testing
         #expect(try await store.outcome(of: BatchKey(clientID: "d", batchID: 1)) != nil)
     }
 
+    /// The wire takes batch ids up to Int64.max: pruning and the later-outcome lookup handle
+    /// the last one (nothing can come after it) without overflowing.
+    @Test(arguments: StoreKind.allCases)
+    func theLargestBatchIdIsPrunedAndLookedUpLikeAnyOther(_ kind: StoreKind) async throws {
+        let fixture = try await StoreFixture.make(kind)
+        defer { Task { await fixture.tearDown() } }
+        let store = try await fixture.tenant("acme")
+        var v = try await store.state().lastVersion.microseconds
+        for batch in [Int.max - 1, Int.max] {
+            v += 1
+            _ = try await store.commit(CommitRequest(outcome: C.outcome("c", batch, version: v, at: 100), writes: []))
+        }
+        #expect(try await store.laterOutcomeExists(after: BatchKey(clientID: "c", batchID: Int.max - 1)))
+        #expect(try await !store.laterOutcomeExists(after: BatchKey(clientID: "c", batchID: Int.max)))
+        #expect(try await store.pruneOutcomes(recordedBefore: 10_000) == 1)
+        #expect(try await store.outcome(of: BatchKey(clientID: "c", batchID: Int.max)) != nil, "the client's latest stays")
+        #expect(try await store.pruneOutcomes(recordedBefore: 10_000) == 0)
+    }
+
     /// A batch without an outcome and a later batch of its client with one was processed
     /// before (its outcome pruned); the read-ahead tells so too.
     @Test(arguments: StoreKind.allCases)

@@ -141,6 +141,7 @@ package struct AttachmentFiles: Sendable {
 
     /// Reads up to `count` bytes of attachment `id` from `offset`.
     package func read(_ id: AttachmentID, offset: Int64, count: Int) throws(DocError) -> [UInt8] {
+        guard offset >= 0 else { throw DocError(.internal, "cannot read attachment \(id) from offset \(offset)") }
         guard let input = FileHandle(forReadingAtPath: path(of: id)) else {
             throw DocError(.dataLoss, "the file of attachment \(id) is missing from \(directory)")
         }

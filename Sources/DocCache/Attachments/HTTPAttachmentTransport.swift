@@ -114,7 +114,7 @@ package struct HTTPAttachmentTransport: AttachmentTransport {
 
     private static func status(_ body: Data, _ id: AttachmentID) throws(DocError) -> AttachmentUploadStatus {
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any],
-              let received = (object["received"] as? NSNumber)?.int64Value
+              let received = (object["received"] as? NSNumber)?.int64Value, received >= 0
         else { throw DocError(.internal, "the server's answer about attachment \(id) is not the expected JSON") }
         return AttachmentUploadStatus(received: received, complete: object["complete"] as? Bool ?? false)
     }

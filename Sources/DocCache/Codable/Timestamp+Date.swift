@@ -39,8 +39,9 @@ extension Timestamp {
         try self.init(seconds: seconds, nanos: Int32(nanos))
     }
 
-    /// The timestamp as a `Date` (its resolution: about 0.1 µs for today's dates).
+    /// The timestamp as a `Date` (its resolution: about 0.1 µs for today's dates). Never traps,
+    /// also for a timestamp outside the valid range read from a stored or received value.
     public var dateValue: Date {
-        Date(timeIntervalSinceReferenceDate: Double(seconds - referenceDateOffset) + Double(nanos) / 1_000_000_000)
+        Date(timeIntervalSinceReferenceDate: Double(seconds) - Double(referenceDateOffset) + Double(nanos) / 1_000_000_000)
     }
 }

@@ -30,9 +30,10 @@ public enum DocumentLimits {
         try validate(data, for: key, allowingPendingServerTimestamps: true)
     }
 
-    /// ``validate(_:for:)``; without `allowingPendingServerTimestamps`, a pending server
-    /// timestamp anywhere in the data is refused as well, in the same walk (user data writes
-    /// server timestamps with a transform, never as a value).
+    /// ``validate(_:for:)``; without `allowingPendingServerTimestamps` (user data), a pending
+    /// server timestamp anywhere in the data is refused as well, in the same walk (user data
+    /// writes server timestamps with a transform, never as a value), and so is a timestamp
+    /// outside 0001-01-01 … 9999-12-31 (``Timestamp/isInValidRange``).
     package static func validate(_ data: ObjectValue, for key: DocumentKey, allowingPendingServerTimestamps: Bool) throws(DocError) {
         var walk = LimitWalk(key: key, allowingPendingServerTimestamps: allowingPendingServerTimestamps, encoding: false)
         try walk.document(data)

@@ -1,6 +1,7 @@
 /// One walk over a document's data that checks it against ``DocumentLimits`` (field names,
-/// field-path length, nesting, pending server timestamps, size) and, when encoding, writes its
-/// binary storage encoding on the way (``ObjectValue/binaryEncoded()``).
+/// field-path length, nesting, size; for user data, also no pending server timestamps and no
+/// timestamp outside 0001 … 9999) and, when encoding, writes its binary storage encoding on
+/// the way (``ObjectValue/binaryEncoded()``).
 ///
 /// Map entries are visited in key order, the order of the encoding; it also makes the first
 /// problem found, the one reported, the same in every process whatever the dictionaries' hash
@@ -134,6 +135,9 @@ struct LimitWalk {
                 size += try self.value(element, pathLength: pathLength, depth: depth + 1)
             }
             return size
+        case .timestamp(let t) where !allowingPendingServerTimestamps && !t.isInValidRange:
+            // User data (as Firestore): a timestamp the calendar functions and `Date` can hold.
+            throw .field("timestamp (\(t.seconds) s) is outside 0001-01-01 … 9999-12-31", reversedPath: [])
         case .double, .integer, .null, .boolean, .string, .bytes, .timestamp, .geoPoint, .reference, .attachment:
             writer?.value(value)
             return DocumentLimits.storageSize(of: value)

@@ -175,7 +175,7 @@ extension FieldTransform {
             try Mutation.rejectPendingServerTimestamps(in: .array(elements), path: path.segments, key: key)
             var probe = ObjectValue()
             probe.set(.array(elements), at: path)
-            try DocumentLimits.validate(probe, for: key)
+            try DocumentLimits.validate(probe, for: key, allowingPendingServerTimestamps: false)
         }
     }
 }

@@ -26,6 +26,11 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         self.nanos = nanos
     }
 
+    /// Whether the timestamp is within 0001-01-01 … 9999-12-31, the range the throwing
+    /// initializers keep to. Values read from JSON or storage may be outside it; document data
+    /// written by users may not (``DocumentLimits``).
+    public var isInValidRange: Bool { seconds >= Self.minSeconds && seconds <= Self.maxSeconds }
+
     init(uncheckedSeconds seconds: Int64, nanos: Int32) {
         self.seconds = seconds
         self.nanos = nanos
@@ -51,10 +56,15 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     public var description: String { rfc3339 }
 
     /// The same RFC 3339 text as ``description``: UTC, with 0, 3, 6 or 9 fractional digits.
+    /// Never traps: a timestamp outside the valid range (read from a stored or received value)
+    /// gets a year of more than four digits, or a negative one.
     public var rfc3339: String {
-        let days = Int64((Double(seconds) / 86_400).rounded(.down))
-        var secOfDay = seconds - days * 86_400
-        if secOfDay < 0 { secOfDay += 86_400 }
+        // Floor division without an intermediate product: exact for any Int64 seconds.
+        var (days, secOfDay) = seconds.quotientAndRemainder(dividingBy: 86_400)
+        if secOfDay < 0 {
+            days -= 1
+            secOfDay += 86_400
+        }
         let (y, m, d) = Self.civil(fromDays: days)
         let hh = secOfDay / 3600, mm = (secOfDay % 3600) / 60, ss = secOfDay % 60
         var out = pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T"

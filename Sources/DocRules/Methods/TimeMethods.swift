@@ -63,7 +63,9 @@ enum TimeMethods {
             let ns = Time.nanoseconds(t)
             var ms = ns / 1_000_000
             if ns % 1_000_000 < 0 { ms -= 1 }
-            return .int(Int64(ms))
+            // A timestamp outside the valid range (written as data) can be beyond an int's.
+            guard let millis = Int64(exactly: ms) else { throw EvalError("timestamp \(t.seconds)s is out of range for toMillis()") }
+            return .int(millis)
         default:
             throw EvalError("timestamp has no method '\(name)'")
         }

@@ -400,6 +400,8 @@ final class LevelDBTenantStore: TenantStore {
 
     /// Whether `clientID` has a stored outcome of a batch after `batchID`.
     private func laterOutcome(of clientID: String, after batchID: Int, cursor: Cursor) throws -> Bool {
+        // The wire takes batch ids up to Int64.max: none comes after that one.
+        guard batchID < Int.max else { return false }
         try cursor.seek(to: keys.outcome(BatchKey(clientID: clientID, batchID: batchID + 1)))
         return try cursor.isValid && cursor.key().starts(with: keys.outcomes(of: clientID))
     }

@@ -26,6 +26,9 @@ extension TenantState {
         guard case .map(let m) = try Value(binary: record),
               case .integer(let v)? = m["v"], case .integer(let i)? = m["i"], case .integer(let f)? = m["f"]
         else { throw DocError(.dataLoss, "corrupt tenant state record") }
+        // Commits count on from the last version (and tokens encode it unsigned): a record from
+        // a damaged store or a crafted backup must not make the next commit overflow.
+        guard v >= 0, v < Int64.max else { throw DocError(.dataLoss, "corrupt tenant state record: last version \(v)") }
         var previous: PreviousIncarnation?
         switch (m["pi"], m["pv"]) {
         case (nil, nil):

@@ -82,6 +82,16 @@ struct CodableValueTests {
         #expect(try decoder.decodeValue(UInt128.self, from: .integer(7)) == 7)
     }
 
+    /// A timestamp outside 0001 … 9999 can reach a device (JSON reads any Int64 seconds; the
+    /// server refuses it in new writes only): decoding it as a `Date` gives a date, never a trap.
+    @Test func aTimestampOutOfRangeDecodesAsADate() throws {
+        for seconds in [Int64.min, Int64.max] {
+            let value = try Value(json: #"{"$timestamp":{"seconds":\#(seconds),"nanos":0}}"#)
+            let date = try decoder.decodeValue(Date.self, from: value)
+            #expect(seconds < 0 ? date < Date(timeIntervalSince1970: 0) : date > Date(timeIntervalSince1970: 0))
+        }
+    }
+
     @Test func wholeDoublesReadAsIntegersOthersDoNot() throws {
         #expect(try decoder.decode(Small.self, from: ["small": 3.0]).small == 3)
         #expect { try decoder.decode(Small.self, from: ["small": 2.5]) } throws: {
