@@ -6,8 +6,9 @@ import Foundation
 @testable import DocServer
 import Testing
 
-/// Frames a client could send, mutated at random (a number replaced by an extreme one, a
-/// string by an odd one, a value by a typed `$…` form out of range, a key dropped), fed to a
+/// Frames a client could send, mutated at random (``JSONMutator``: a number replaced by an
+/// extreme one, a string by an odd one, a value by a typed `$…` form out of range, a key
+/// dropped), fed to a
 /// server core whose rules call functions on whatever the data holds, with the example request
 /// handlers registered. The server must answer each one and stay usable: a trap anywhere on
 /// the way (decoding, validation, rules, commit, fan-out, request processing, maintenance)
@@ -38,13 +39,13 @@ struct FrameFuzzTests {
         configuration.explainDenials = true
         let server = TestServer(configuration: configuration)
         server.core.requests.registerExamples()
-        var random = SplitMix64(seed: seed)
+        var mutator = JSONMutator(seed: seed)
         let bases = try Self.baseFrames()
         var connection = try await server.connect(client: "fuzz")
         var answers: [String: Int] = [:]
         for i in 0..<2_000 {
-            var tree = Self.renumbered(bases[Int.random(in: 0..<bases.count, using: &random)], from: 10 + 3 * i, client: connection.clientID)
-            for _ in 0..<(Int.random(in: 0..<4, using: &random) == 0 ? 2 : 1) { tree = Self.mutate(tree, using: &random) }
+            var tree = Self.renumbered(bases[mutator.int(in: 0..<bases.count)], from: 10 + 3 * i, client: connection.clientID)
+            for _ in 0..<(mutator.int(in: 0..<4) == 0 ? 2 : 1) { tree = mutator.mutate(tree) }
             let data = try JSONSerialization.data(withJSONObject: tree, options: [.fragmentsAllowed])
             await server.core.receive(text: String(decoding: data, as: UTF8.self), on: connection)
             var halted = false
@@ -121,32 +122,6 @@ struct FrameFuzzTests {
         return try messages.map { try JSONSerialization.jsonObject(with: Data(FrameEncoder.encode($0)), options: [.fragmentsAllowed]) }
     }
 
-    static var numbers: [Any] {
-        [
-            0, -1, 1, 7, Int64.max, Int64.min, Int64.max - 1, Int64(Int32.max) + 1, 9_007_199_254_740_993, 1e308, -1e308, 0.5, -0.0,
-            100_000,
-        ]
-    }
-    static var strings: [Any] {
-        [
-            "", "a", "notes", "notes/a", "notes/a/b", "a//b", "__name__", "`", String(repeating: "x", count: 3_000), "\u{0}",
-            "é😀", "2024-05-01T12:00:00Z", "0000-01-01T00:00:00Z", "accounts/a", "invoices/i1", "transfer", "setTaxRate", "NaN",
-        ]
-    }
-
-    static func typed(using random: inout SplitMix64) -> Any {
-        let seconds = numbers[Int.random(in: 0..<numbers.count, using: &random)]
-        let nanos: Any = [0, 999_999_999, 1_000_000_000, -1][Int.random(in: 0..<4, using: &random)]
-        let choices: [Any] = [
-            ["$timestamp": ["seconds": seconds, "nanos": nanos]], ["$timestamp": "9999-12-31T23:59:59.999999999Z"],
-            ["$timestamp": strings[Int.random(in: 0..<strings.count, using: &random)]],
-            ["$double": "NaN"], ["$double": "-Infinity"], ["$bytes": "!!"], ["$bytes": "AAEC"], ["$ref": "notes/a"], ["$ref": "a"],
-            ["$geo": [91, 0]], ["$geo": [seconds, seconds]], ["$map": ["$ref": 1]], [] as [Any], [:] as [String: Any], NSNull(), true,
-            [[1]], ["a": [[1]]],
-        ]
-        return choices[Int.random(in: 0..<choices.count, using: &random)]
-    }
-
     /// A frame with fresh batch ids from `first` on (a batch id sent again with other
     /// mutations is a collision, after which the connection takes no more writes), the
     /// connection's client id, and fresh request ids.
@@ -166,47 +141,5 @@ struct FrameFuzzTests {
             object["batches"] = batches
         }
         return object
-    }
-
-    /// `tree` with one node replaced, or one key dropped.
-    static func mutate(_ tree: Any, using random: inout SplitMix64) -> Any {
-        switch tree {
-        case var object as [String: Any] where !object.isEmpty:
-            // The frame's type and client id rarely: a frame refused whole tests little.
-            let keys = object.keys.sorted()
-            var key = keys[Int.random(in: 0..<keys.count, using: &random)]
-            if ["type", "clientId"].contains(key), keys.count > 2, Int.random(in: 0..<10, using: &random) > 0 {
-                key = keys.filter { !["type", "clientId"].contains($0) }[Int.random(in: 0..<(keys.count - keys.filter { ["type", "clientId"].contains($0) }.count), using: &random)]
-            }
-            switch Int.random(in: 0..<10, using: &random) {
-            case 0: object[key] = nil
-            case 1: object[key] = leaf(using: &random)
-            default: object[key] = mutate(object[key]!, using: &random)
-            }
-            return object
-        case var array as [Any] where !array.isEmpty:
-            let i = Int.random(in: 0..<array.count, using: &random)
-            switch Int.random(in: 0..<8, using: &random) {
-            case 0: array.append(array[i])
-            case 1: array.remove(at: i)
-            default: array[i] = mutate(array[i], using: &random)
-            }
-            return array
-        default:
-            // Mostly a value of the same kind, so the frame still decodes and goes deeper.
-            if Int.random(in: 0..<10, using: &random) < 7 {
-                if tree is String { return strings[Int.random(in: 0..<strings.count, using: &random)] }
-                if tree is NSNumber, !(tree is Bool) { return numbers[Int.random(in: 0..<numbers.count, using: &random)] }
-            }
-            return leaf(using: &random)
-        }
-    }
-
-    static func leaf(using random: inout SplitMix64) -> Any {
-        switch Int.random(in: 0..<3, using: &random) {
-        case 0: numbers[Int.random(in: 0..<numbers.count, using: &random)]
-        case 1: strings[Int.random(in: 0..<strings.count, using: &random)]
-        default: typed(using: &random)
-        }
     }
 }

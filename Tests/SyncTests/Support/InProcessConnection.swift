@@ -78,7 +78,7 @@ final class InProcessConnection: FrameConnection {
                 let (delivered, failed) = transport.deliver(message)
                 if failed { self.state.withLock { $0.deliveredFailedAnswers = true } }
                 transport.record(received: delivered)
-                continuation.yield(FrameEncoder.string(delivered))
+                continuation.yield(transport.text(of: delivered))
             }
             continuation.finish()
         }

@@ -1,6 +1,7 @@
 import DocModel
 import DocProtocol
 import DocServer
+import DocTestSupport
 import Synchronization
 @testable import DocCache
 
@@ -31,6 +32,8 @@ final class InProcessTransport: FrameTransport {
         /// The batch ids the client sent on a connection after that connection gave it a
         /// frame of answers failed by ``failAnswersOfNextWriteResults()``.
         var writesAfterFailedAnswers: [Int] = []
+        /// Server frames the client received edited (``mutateServerFrames(seed:every:)``).
+        var mutatedFrames = 0
     }
 
     private struct Faults {
@@ -43,6 +46,9 @@ final class InProcessTransport: FrameTransport {
         /// The next `writeResults` frame reaches the client with its answers after the first
         /// `n` failed.
         var failNextAnswersAfter: Int?
+        /// Edits server frames on their way (``mutateServerFrames(seed:every:)``).
+        var mutator: JSONMutator?
+        var mutateEvery = 1
     }
 
     let host: TestServerHost
@@ -121,6 +127,32 @@ final class InProcessTransport: FrameTransport {
         default: return
         }
         state.withLock { $0.stats.writesAfterFailedAnswers += ids }
+    }
+
+    /// From now on, about one server frame in `every` reaches the client edited by a
+    /// ``JSONMutator`` seeded with `seed` (the server sent the original), until
+    /// ``stopMutatingServerFrames()``.
+    func mutateServerFrames(seed: UInt64, every: Int) {
+        state.withLock {
+            $0.faults.mutator = JSONMutator(seed: seed)
+            $0.faults.mutateEvery = every
+        }
+    }
+
+    func stopMutatingServerFrames() {
+        state.withLock { $0.faults.mutator = nil }
+    }
+
+    /// The text of `message` as the client receives it: its encoding, or an edit of it.
+    func text(of message: ServerMessage) -> String {
+        let text = FrameEncoder.string(message)
+        return state.withLock { state in
+            guard var mutator = state.faults.mutator else { return text }
+            defer { state.faults.mutator = mutator }
+            guard mutator.int(in: 0..<state.faults.mutateEvery) == 0, let edited = mutator.mutate(text: text) else { return text }
+            state.stats.mutatedFrames += 1
+            return edited
+        }
     }
 
     /// Lets connections through again.
