@@ -158,13 +158,21 @@ struct WriteSyncTests {
         }
     }
 
+    /// A device on a transport of its own, the office, and `accounts/a1`, which the office
+    /// moved past version `v1` (an update `ifVersion: v1` is stale).
+    static func staleAccount(_ harness: SyncHarness) async throws
+        -> (device: DocumentStore, deviceTransport: InProcessTransport, office: DocumentStore, v1: SnapshotVersion) {
+        let deviceTransport = InProcessTransport(host: harness.host)
+        let device = try await harness.openStore(device: "device", transport: deviceTransport)
+        let office = try await harness.openStore(device: "office")
+        let v1 = try await office.document("accounts/a1").setData(["balance": 100]).committed
+        _ = try await office.document("accounts/a1").updateData(["balance": 90]).committed
+        return (device, deviceTransport, office, v1)
+    }
+
     @Test func aRejectedBatchLeavesTheBatchesAfterItToBeAnsweredOnTheSameStream() async throws {
         try await SyncHarness.run { harness in
-            let deviceTransport = InProcessTransport(host: harness.host)
-            let device = try await harness.openStore(device: "device", transport: deviceTransport)
-            let office = try await harness.openStore(device: "office")
-            let v1 = try await office.document("accounts/a1").setData(["balance": 100]).committed
-            _ = try await office.document("accounts/a1").updateData(["balance": 90]).committed
+            let (device, deviceTransport, office, v1) = try await Self.staleAccount(harness)
 
             // Offline: one frame of seven batches, the fourth stale.
             try await device.disableNetwork()
@@ -198,11 +206,7 @@ struct WriteSyncTests {
 
     @Test func aFrameWithARejectionAndThenAFailureSendsNoRefillBeforeTheFailedBatches() async throws {
         try await SyncHarness.run { harness in
-            let deviceTransport = InProcessTransport(host: harness.host)
-            let device = try await harness.openStore(device: "device", transport: deviceTransport)
-            let office = try await harness.openStore(device: "office")
-            let v1 = try await office.document("accounts/a1").setData(["balance": 100]).committed
-            _ = try await office.document("accounts/a1").updateData(["balance": 90]).committed
+            let (device, deviceTransport, _, v1) = try await Self.staleAccount(harness)
             try await device.disableNetwork()
             let first = try await device.document("notes/n1").setData(["n": 1])
             let stale = try await device.document("accounts/a1").updateData(["balance": 50], ifVersion: v1)
