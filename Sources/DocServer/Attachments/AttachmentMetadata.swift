@@ -34,6 +34,10 @@ public struct AttachmentMetadata: Sendable, Hashable, Codable {
             throw DecodingError.dataCorruptedError(forKey: .id, in: container, debugDescription: error.message)
         }
         size = try container.decode(Int64.self, forKey: .size)
+        // Range answers count back from the size: a damaged file must not make them overflow.
+        guard size >= 1 else {
+            throw DecodingError.dataCorruptedError(forKey: .size, in: container, debugDescription: "size \(size) is not positive")
+        }
         contentType = try container.decode(String.self, forKey: .contentType)
         sha256 = try container.decode(String.self, forKey: .sha256)
         createdAt = Timestamp(microseconds: try container.decode(Int64.self, forKey: .createdAtMicros))
