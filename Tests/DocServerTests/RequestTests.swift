@@ -168,6 +168,20 @@ struct RequestTests {
         #expect(SetTaxRateHandler.roundedTax(net: Int64.max, basisPoints: 2) == nil)
     }
 
+    /// A handler's reads are verified at commit, those of missing documents too (a document
+    /// created meanwhile must make the decision stale).
+    @Test func readsOfMissingDocumentsAreRecorded() async throws {
+        let present = Document(key: T.key("accounts/a"), data: T.data(["balance": 1]), version: SnapshotVersion(microseconds: 7),
+                               createTime: SnapshotVersion(microseconds: 7))
+        let reader = RequestReader { key throws(DocError) in key.description == "accounts/a" ? present : nil }
+        _ = try await reader.read(T.key("accounts/a"))
+        _ = try await reader.read(T.key("accounts/missing"))
+        let recorded = reader.recorded
+        #expect(recorded.count == 2)
+        #expect(recorded[T.key("accounts/a")] == .some(SnapshotVersion(microseconds: 7)))
+        #expect(recorded[T.key("accounts/missing")] == .some(nil), "a missing document's read is kept, as missing")
+    }
+
     @Test func aHandlerCannotWriteOutsideItsScope() async throws {
         let server = Self.server()
         server.core.requests.register("sneaky", scope: ["notes"]) { _ in

@@ -84,7 +84,9 @@ final class RequestReader: Sendable {
 
     func read(_ key: DocumentKey) async throws(DocError) -> Document? {
         let document = try await load(key)
-        reads.withLock { $0[key] = document?.version }
+        // Not `$0[key] = document?.version`: for a missing document that assigns `nil` to the
+        // subscript, which removes the key, and the read would never be verified at commit.
+        reads.withLock { _ = $0.updateValue(document?.version, forKey: key) }
         return document
     }
 
