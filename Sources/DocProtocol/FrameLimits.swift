@@ -54,6 +54,11 @@ public struct FrameLimits: Sendable, Hashable {
         self.maxBloomFilterHashCount = maxBloomFilterHashCount
     }
 
+    /// The largest first frame of a connection, which must be `hello`: room for the longest
+    /// bearer token twice over and the rest of the frame. A server reads no larger frame before
+    /// the caller is known, so decoding an unauthenticated frame costs little.
+    public var maxHelloFrameBytes: Int { 2 * maxAuthTokenBytes + maxClientIDBytes + 4 * 1024 }
+
     /// The defaults.
     public static let `default` = FrameLimits()
 }

@@ -78,6 +78,23 @@ import Testing
         await #expect(throws: DocError.self) { try await server.core.query(T.collection("rooms", limit: nil), on: c) }
     }
 
+    @Test func aConnectionHoldsAtMostTheCappedNumberOfTargets() async throws {
+        var configuration = ServerConfiguration()
+        configuration.maxTargetsPerConnection = 3
+        let server = TestServer(configuration: configuration)
+        let c = try await server.connect()
+        for id: Int32 in [2, 4, 6] {
+            #expect(await listen(server, c, id, T.collection("rooms\(id)", limit: 5)).first?.targetChange?.state == .added)
+        }
+        let fourth = try #require(await listen(server, c, 8, T.collection("rooms8", limit: 5)).first?.targetChange)
+        #expect(fourth.state == .removed && fourth.targetIDs == [8] && fourth.cause?.code == .resourceExhausted)
+        // Replacing a target it holds is fine; after removing one, another may come.
+        #expect(await listen(server, c, 2, T.collection("rooms", limit: 5)).first?.targetChange?.state == .added)
+        _ = await server.core.unwatch(.init(targetID: 4), on: c)
+        _ = c.outbound.drain()
+        #expect(await listen(server, c, 8, T.collection("rooms8", limit: 5)).first?.targetChange?.state == .added)
+    }
+
     @Test func fanOutToTwoConnectionsThenAGlobalSnapshot() async throws {
         let server = TestServer()
         let a = try await server.connect(client: "a")

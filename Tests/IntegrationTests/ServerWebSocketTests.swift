@@ -134,6 +134,15 @@ struct ServerWebSocketTests {
         guard case .error(let error2)? = await garbage.next() else { Issue.record("no error frame"); return }
         #expect(error2.error.code == .invalidArgument)
         await garbage.close()
+
+        // A first frame larger than any hello is refused by its size, unread.
+        let large = RawSocket(url: server.url)
+        large.send(.write(.init(clientID: "c", batchID: 1, mutations: [.set(try DocumentKey("notes/a"),
+                                                                           ObjectValue(["s": .string(String(repeating: "x", count: 100_000))]))])))
+        guard case .error(let error3)? = await large.next() else { Issue.record("no error frame"); return }
+        #expect(error3.fatal && error3.error.code == .invalidArgument)
+        #expect(error3.error.message.contains("must be hello") && error3.error.message.contains("bytes"), "\(error3.error)")
+        await large.close()
         await server.stop()
     }
 

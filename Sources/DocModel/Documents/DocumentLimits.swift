@@ -13,6 +13,9 @@ public enum DocumentLimits {
     public static let maxFieldPathBytes = FieldPath.maxBytes
     /// The most writes in one batch (as Firestore; the server refuses larger batches).
     public static let maxWritesPerBatch = 500
+    /// The most field transforms in one write (as Firestore): checking them against each other
+    /// and the data stays cheap.
+    public static let maxFieldTransforms = 500
 
     /// Checks the number of writes in a batch: 1 … ``maxWritesPerBatch``.
     ///

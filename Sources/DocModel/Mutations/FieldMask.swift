@@ -10,12 +10,9 @@ public struct FieldMask: Sendable, Hashable, CustomStringConvertible {
 
     /// Creates a mask from paths in any order; duplicates are dropped.
     public init(_ paths: some Sequence<FieldPath>) {
-        var sorted = paths.sorted()
-        var i = 1
-        while i < sorted.count {
-            if sorted[i] == sorted[i - 1] { sorted.remove(at: i) } else { i += 1 }
-        }
-        self.paths = sorted
+        var unique: [FieldPath] = []
+        for path in paths.sorted() where unique.last != path { unique.append(path) }
+        self.paths = unique
     }
 
     /// The empty mask: covers nothing.
@@ -26,8 +23,22 @@ public struct FieldMask: Sendable, Hashable, CustomStringConvertible {
         paths.contains { $0.isPrefix(of: path) }
     }
 
-    /// Whether the mask holds exactly `path`.
-    public func contains(_ path: FieldPath) -> Bool { paths.contains(path) }
+    /// Whether the mask holds exactly `path` (a binary search).
+    public func contains(_ path: FieldPath) -> Bool {
+        let i = firstIndex(notBefore: path)
+        return i < paths.count && paths[i] == path
+    }
+
+    /// The first of the mask's paths at or after `path` in order. The paths inside `path` (it
+    /// as a prefix) follow it together: the order compares segment by segment.
+    func firstIndex(notBefore path: FieldPath) -> Int {
+        var low = 0, high = paths.count
+        while low < high {
+            let middle = (low + high) / 2
+            if paths[middle] < path { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
 
     /// Whether the mask has no paths.
     public var isEmpty: Bool { paths.isEmpty }

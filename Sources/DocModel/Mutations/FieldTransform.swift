@@ -73,15 +73,22 @@ public enum TransformOperation: Sendable, Hashable, CustomStringConvertible {
             return Self.increment(previous, by: operand)
         case .arrayUnion(let elements):
             var array = previous?.arrayValue ?? []
-            for element in elements where !array.contains(where: { $0.isIdentical(to: element) }) {
+            var present = Set(array.map { Self.identity(of: $0) })
+            for element in elements where present.insert(Self.identity(of: element)).inserted {
                 array.append(element)
             }
             return .array(array)
         case .arrayRemove(let elements):
-            let array = previous?.arrayValue ?? []
-            return .array(array.filter { item in !elements.contains { $0.isIdentical(to: item) } })
+            let removing = Set(elements.map { Self.identity(of: $0) })
+            return .array((previous?.arrayValue ?? []).filter { !removing.contains(Self.identity(of: $0)) })
         }
     }
+
+    /// A key equal for two values exactly when they are identical (``Value/isIdentical(to:)``):
+    /// the bytes of the canonical string (bytes, not `String`, whose equality would merge
+    /// canonically equivalent strings). Union and remove look elements up in a set of these,
+    /// so their cost grows with the array and the operands, not with their product.
+    private static func identity(of value: Value) -> [UInt8] { Array(value.canonicalString.utf8) }
 
     static func increment(_ previous: Value?, by operand: Value) -> Value {
         // (Careful: `Value` is nil-literal expressible, so no `? $0 : nil` shortcuts here.)

@@ -23,6 +23,10 @@ extension Mutation {
     }
 
     private func check(encoding: Bool) throws(DocError) -> [UInt8]? {
+        guard fieldTransforms.count <= DocumentLimits.maxFieldTransforms else {
+            throw .invalid("a write has \(fieldTransforms.count) field transforms; the limit is \(DocumentLimits.maxFieldTransforms)",
+                           at: key.description)
+        }
         var encoded: [UInt8]?
         switch kind {
         case .set(let data):
@@ -86,14 +90,19 @@ extension Mutation {
         case .set(let data):
             return Self.conflict(of: path, in: data, below: 0)
         case .patch(let data, let mask):
-            for masked in mask.paths {
-                if path.isPrefix(of: masked) { return masked }
-                if masked.isPrefix(of: path) {
-                    // The patch writes `masked` (or deletes it when the data has no value there).
-                    if case .none = data[masked] { return masked }
-                    if let conflict = Self.conflict(of: path, in: data, below: masked.count - 1) { return conflict }
-                }
+            // The mask is sorted: its prefixes of `path` (shortest first, as they sort) are looked
+            // up one by one, then the paths inside `path` follow it in the mask. Binary searches,
+            // so a long mask costs a transform little.
+            for length in 1...path.count {
+                let masked = length == path.count ? path : FieldPath(unchecked: Array(path.segments.prefix(length)))
+                guard mask.contains(masked) else { continue }
+                if masked == path { return masked }
+                // The patch writes `masked` (or deletes it when the data has no value there).
+                if case .none = data[masked] { return masked }
+                if let conflict = Self.conflict(of: path, in: data, below: masked.count - 1) { return conflict }
             }
+            let next = mask.firstIndex(notBefore: path)
+            if next < mask.paths.count, path.isPrefix(of: mask.paths[next]) { return mask.paths[next] }
             return nil
         case .delete, .tombstone, .verify:
             return nil

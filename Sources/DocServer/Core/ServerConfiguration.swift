@@ -46,10 +46,16 @@ public struct ServerConfiguration: Sendable {
     /// from the documents themselves (docs/protocol.md, "Adding a target"). `nil`: no bloom
     /// filters, and such tokens get a `reset`.
     public var bloomFilterFalsePositiveRate: Double? = 0.01
+    /// The most listen targets one connection may hold at once (default 1,000). Every commit
+    /// of the tenant looks at each connection's targets, and each target holds its window in
+    /// memory, so one connection must not add them without bound: a target beyond this is
+    /// removed at once with `resourceExhausted`. A client has one target per listener (and
+    /// per document it resolves in limbo).
+    public var maxTargetsPerConnection = 1_000
 
     /// Creates settings; every parameter defaults to the value documented on its property.
-    /// ``explainDenials`` and ``bloomFilterFalsePositiveRate`` are not parameters: set them on
-    /// the value.
+    /// ``explainDenials``, ``bloomFilterFalsePositiveRate`` and ``maxTargetsPerConnection`` are
+    /// not parameters: set them on the value.
     public init(
         maxListenLimit: Int = 1_000,
         outcomeRetentionMicros: Int64 = 24 * 3_600 * 1_000_000,

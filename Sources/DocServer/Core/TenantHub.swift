@@ -693,6 +693,11 @@ actor TenantHub {
         logger[metadataKey: "target"] = "\(targetID)"
 
         var refusal = refusal(of: target)
+        let cap = configuration.maxTargetsPerConnection
+        if refusal == nil, watch.targets[targetID] == nil, watch.targets.count >= cap {
+            refusal = DocError(.resourceExhausted, "a connection may listen to at most \(cap) targets at once; remove one first",
+                               at: target.errorLocation)
+        }
         if refusal == nil, let access = rules.context(for: connection.rulesAuth, logger: logger) {
             do {
                 refusal = try await AccessControl(context: access, store: store).denial(listen: target, time: now())

@@ -129,12 +129,22 @@ struct ListenSession: Sendable {
 
     /// The first frame's `hello` and its verified token.
     private func verify(_ first: WebSocketMessage) async throws(DocError) -> (ClientMessage.Hello, AuthContext) {
+        let limits = core.configuration.frameLimits
+        let size: Int
+        switch first {
+        case .text(let text): size = text.utf8.count
+        case .binary(let buffer): size = buffer.readableBytes
+        }
+        guard size <= limits.maxHelloFrameBytes else {
+            // Not decoded: before the caller is known, no frame costs more than a hello's size.
+            throw DocError(.invalidArgument, "the first frame of a connection must be hello; this one has \(size) bytes, "
+                               + "more than a hello can (\(limits.maxHelloFrameBytes))")
+        }
         let message: ClientMessage
         do {
             switch first {
-            case .text(let text): message = try FrameDecoder(limits: core.configuration.frameLimits).decodeClientMessage(text)
-            case .binary(let buffer):
-                message = try FrameDecoder(limits: core.configuration.frameLimits).decodeClientMessage(Array(buffer.readableBytesView))
+            case .text(let text): message = try FrameDecoder(limits: limits).decodeClientMessage(text)
+            case .binary(let buffer): message = try FrameDecoder(limits: limits).decodeClientMessage(Array(buffer.readableBytesView))
             }
         } catch {
             throw error.error

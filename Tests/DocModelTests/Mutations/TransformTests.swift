@@ -88,6 +88,8 @@ struct TransformTests {
         (.array([["k": 1]]), [["k": 1], ["k": 1.0]], .array([["k": 1], ["k": .double(1.0)]])),
         (.array([.double(0.0)]), [.double(-0.0)], .array([.double(0.0), .double(-0.0)])),
         (.array([.double(.nan)]), [.double(.nan)], .array([.double(.nan)])),
+        // Strings by their bytes: "é" precomposed and decomposed are two elements.
+        (.array(["\u{E9}"]), ["e\u{301}", "\u{E9}"], .array(["\u{E9}", "e\u{301}"])),
         ("not an array", [1], .array([1])),
         (.null, [], .array([])),
     ]
@@ -105,6 +107,7 @@ struct TransformTests {
         (.array([1, 2, 3]), [3, 1, 9], .array([2])),
         (.array([["a": 1], ["a": 2]]), [["a": 1]], .array([["a": 2]])),
         (.array([1]), [], .array([1])),
+        (.array(["\u{E9}", "e\u{301}", .double(-0.0), .double(0.0)]), ["e\u{301}", .double(0.0)], .array(["\u{E9}", .double(-0.0)])),
         (42, [42], .array([])),
     ]
 
