@@ -168,6 +168,24 @@ struct RequestTests {
         #expect(SetTaxRateHandler.roundedTax(net: Int64.max, basisPoints: 2) == nil)
     }
 
+    /// A request naming more base documents than its commit could verify is rejected as
+    /// malformed (it stayed pending for good, read again at every sweep).
+    @Test func aRequestWithTooLargeABaseIsRejected() async throws {
+        let server = Self.server()
+        let c = try await server.connect()
+        await server.write(c, batch: 1, [Self.account("a", 1_000), Self.account("b", 0)])
+        var base: [String: Int64] = [:]
+        for i in 0...RequestDocument.maxBaseEntries { base["accounts/x\(i)"] = 1 }
+        await server.write(c, batch: 2, [Self.request("big", type: "transfer", params: Self.transfer("a", "b", 1), base: base)])
+        let request = try await Self.settled(server, "big")
+        #expect(request.data["status"] == "rejected")
+        guard case .map(let error)? = request.data["error"], case .string(let message)? = error["message"] else {
+            Issue.record("no error"); return
+        }
+        #expect(error["code"] == "invalidArgument" && message.contains("at most 400"), "\(message)")
+        #expect(try await Self.balance(server, "a") == 1_000)
+    }
+
     /// A handler's reads are verified at commit, those of missing documents too (a document
     /// created meanwhile must make the decision stale).
     @Test func readsOfMissingDocumentsAreRecorded() async throws {

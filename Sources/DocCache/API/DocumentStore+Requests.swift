@@ -11,11 +11,17 @@ extension DocumentStore {
     /// and is sent when the server is reachable. Retrying a rejected request means submitting
     /// a new one.
     ///
-    /// - Throws: `invalidArgument` for an empty type or invalid params.
+    /// - Throws: `invalidArgument` for an empty type, invalid params, or a `base` of more than
+    ///   ``DocModel/DocumentLimits/maxRequestBaseEntries`` documents (the server could not
+    ///   verify them in one commit).
     public func submitRequest(
         type: String, params: [String: Value], base: [DocumentReference: SnapshotVersion] = [:]
     ) async throws(DocError) -> RequestHandle {
         guard !type.isEmpty else { throw DocError(.invalidArgument, "a request needs a type", at: "type") }
+        guard base.count <= DocumentLimits.maxRequestBaseEntries else {
+            throw DocError(.invalidArgument, "a request may name at most \(DocumentLimits.maxRequestBaseEntries) base documents, "
+                               + "got \(base.count)", at: "base")
+        }
         let reference = try collection(Self.requestsCollection).document()
         var baseMap: [String: FieldValue] = [:]
         for (document, version) in base {

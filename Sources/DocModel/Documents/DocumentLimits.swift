@@ -16,6 +16,10 @@ public enum DocumentLimits {
     /// The most field transforms in one write (as Firestore): checking them against each other
     /// and the data stays cheap.
     public static let maxFieldTransforms = 500
+    /// The most documents a request document's `base` may name (docs/request-documents.md):
+    /// the commit that applies the request verifies each, within a batch's 500 writes beside
+    /// the handler's own.
+    public static let maxRequestBaseEntries = 400
 
     /// Checks the number of writes in a batch: 1 … ``maxWritesPerBatch``.
     ///

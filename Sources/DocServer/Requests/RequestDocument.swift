@@ -7,6 +7,8 @@ public struct RequestDocument: Sendable, Hashable {
     public static let collection = "requests"
     /// The author of the commits that process requests (in batch outcomes and logs).
     public static let serverAuthor = "doccache-server"
+    /// The most `base` entries a request may name (``DocumentLimits/maxRequestBaseEntries``).
+    public static let maxBaseEntries = DocumentLimits.maxRequestBaseEntries
 
     /// The request's id (its document id, a UUIDv7 made on the device): the idempotency key.
     public var id: String
@@ -46,6 +48,10 @@ public struct RequestDocument: Sendable, Hashable {
         var base: [DocumentKey: SnapshotVersion] = [:]
         switch fields["base"] {
         case .map(let entries)?:
+            guard entries.count <= Self.maxBaseEntries else {
+                throw DocError(.invalidArgument, "base names \(entries.count) documents; a request may name at most \(Self.maxBaseEntries)",
+                               at: "\(document.key).base")
+            }
             for (path, version) in entries {
                 guard let key = try? DocumentKey(path) else {
                     throw DocError(.invalidArgument, "base names \(path), which is not a document path", at: "\(document.key).base")

@@ -30,6 +30,12 @@ struct RequestSubmitTests {
         #expect(try await statuses.next() == .pendingLocal)
 
         await #expect(throws: DocError.self) { try await store.submitRequest(type: "", params: [:]) }
+        // A base the server could not verify in one commit: refused here, nothing queued.
+        var tooMany: [DocumentReference: SnapshotVersion] = [:]
+        for i in 0...DocumentLimits.maxRequestBaseEntries { tooMany[try store.document("accounts/x\(i)")] = SnapshotVersion(microseconds: 1) }
+        let refusal = await #expect(throws: DocError.self) { try await store.submitRequest(type: "transfer", params: [:], base: tooMany) }
+        #expect(refusal?.code == .invalidArgument && refusal?.location == "base")
+        #expect(try await store.pendingWrites().count == 1)
         await store.close()
     }
 
