@@ -502,7 +502,8 @@ package final class RemoteStore {
         // An answer, like a committed one, proves the stream healthy.
         writeConnection.streamDidReceiveResponse()
         guard writePipeline.first?.batchID == batchID else {
-            logger.warning("the server rejected batch \(batchID), but the oldest outstanding one is \(writePipeline.first.map { "\($0.batchID)" } ?? "none")")
+            let oldest = writePipeline.first.map { "\($0.batchID)" } ?? "none"
+            logger.warning("the server rejected batch \(batchID), but the oldest outstanding one is \(oldest)")
             writeStream.stop()
             writeStreamDidClose(error: DocError(.internal, "the server rejected batch \(batchID) out of order"))
             return
