@@ -48,7 +48,12 @@ final class PostgresTenantStore: TenantStore {
 
     /// The state from the columns of the tenant's row and its `doccache_meta` row.
     private func state(last: Int64, incarnation: Int64, floor: Int64, previous: String?) throws(DocError) -> TenantState {
-        TenantState(lastVersion: SnapshotVersion(microseconds: last), incarnation: UInt64(bitPattern: incarnation),
+        // Commits count on from the last version: a damaged row must not make the next one
+        // overflow (the embedded store checks its state record the same way).
+        guard last >= 0, last < Int64.max else {
+            throw DocError(.dataLoss, "the state of tenant \(tenant) in \(database.name) is damaged: last version \(last)")
+        }
+        return TenantState(lastVersion: SnapshotVersion(microseconds: last), incarnation: UInt64(bitPattern: incarnation),
                     changeLogFloor: SnapshotVersion(microseconds: floor),
                     previousIncarnation: try previous.map { text throws(DocError) in
                         try PostgresServerStore.previousIncarnation(text, tenant: tenant, database: database.name)

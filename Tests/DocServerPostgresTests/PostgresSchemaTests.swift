@@ -36,6 +36,21 @@ import Testing
         await third.close()
     }
 
+    /// A tenant row whose last version the next commit could not count on from is reported as
+    /// damaged, not trusted.
+    @Test func aDamagedTenantRowIsDataLoss() async throws {
+        let url = try await freshDatabase("schema")
+        let cluster = try await PostgresCluster.shared()
+        let store = try await PostgresServerStore.connect(url: url, options: testOptions())
+        defer { Task { await store.close() } }
+        let tenant = try await store.tenant(TenantID("acme"))
+        try await P.touch(tenant, "items/a", client: "c", batch: 1)
+        try await cluster.psql("UPDATE doccache_tenants SET last_version = 9223372036854775807 WHERE tenant = 'acme'",
+                               database: databaseName(url))
+        let error = await #expect(throws: DocError.self) { try await tenant.state() }
+        #expect(error?.code == .dataLoss && error?.message.contains("damaged") == true, "\(String(describing: error))")
+    }
+
     @Test func instancesStartingTogetherMigrateOnce() async throws {
         let url = try await freshDatabase("schema")
         let stores = try await withThrowingTaskGroup(of: PostgresServerStore.self) { group in
