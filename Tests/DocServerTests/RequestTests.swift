@@ -175,7 +175,7 @@ struct RequestTests {
         let c = try await server.connect()
         await server.write(c, batch: 1, [Self.account("a", 1_000), Self.account("b", 0)])
         var base: [String: Int64] = [:]
-        for i in 0...RequestDocument.maxBaseEntries { base["accounts/x\(i)"] = 1 }
+        for i in 0...DocumentLimits.maxRequestBaseEntries { base["accounts/x\(i)"] = 1 }
         await server.write(c, batch: 2, [Self.request("big", type: "transfer", params: Self.transfer("a", "b", 1), base: base)])
         let request = try await Self.settled(server, "big")
         #expect(request.data["status"] == "rejected")

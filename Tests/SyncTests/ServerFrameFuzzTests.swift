@@ -20,14 +20,13 @@ struct ServerFrameFuzzTests {
             let transport = InProcessTransport(host: harness.host)
             let device = try await harness.openStore(device: "device", transport: transport)
             transport.mutateServerFrames(seed: seed, every: 3)
-            let seen = Recorder<QuerySnapshot>()
             var listeners: [ListenerRegistration] = []
             for query in [
                 try device.collection("notes").order(by: "n").limit(to: 5),
                 try device.collection("notes").whereField("n", .greaterThan, .integer(6)).limit(to: 4),
                 try device.collection("notes").order(by: "t").limit(toLast: 3),
             ] {
-                listeners.append(try await query.addSnapshotListener(includeMetadataChanges: true) { seen.record($0) })
+                listeners.append(try await query.addSnapshotListener(includeMetadataChanges: true) { _ in })
             }
             listeners.append(try await device.document("notes/n1").addSnapshotListener { _ in })
             var mutator = JSONMutator(seed: seed ^ 0xFFFF)
@@ -55,7 +54,6 @@ struct ServerFrameFuzzTests {
             #expect(try await office.document("notes/after").getDocument(source: .server).int("n") == 1_000)
             #expect(try await device.document("notes/after").getDocument(source: .cache).int("n") == 1_000)
             _ = try await device.collection("notes").getDocuments(source: .cache)
-            #expect(seen.count > 0)
             for listener in listeners { listener.remove() }
         }
     }

@@ -7,8 +7,6 @@ public struct RequestDocument: Sendable, Hashable {
     public static let collection = "requests"
     /// The author of the commits that process requests (in batch outcomes and logs).
     public static let serverAuthor = "doccache-server"
-    /// The most `base` entries a request may name (``DocumentLimits/maxRequestBaseEntries``).
-    public static let maxBaseEntries = DocumentLimits.maxRequestBaseEntries
 
     /// The request's id (its document id, a UUIDv7 made on the device): the idempotency key.
     public var id: String
@@ -48,8 +46,9 @@ public struct RequestDocument: Sendable, Hashable {
         var base: [DocumentKey: SnapshotVersion] = [:]
         switch fields["base"] {
         case .map(let entries)?:
-            guard entries.count <= Self.maxBaseEntries else {
-                throw DocError(.invalidArgument, "base names \(entries.count) documents; a request may name at most \(Self.maxBaseEntries)",
+            let cap = DocumentLimits.maxRequestBaseEntries
+            guard entries.count <= cap else {
+                throw DocError(.invalidArgument, "base names \(entries.count) documents; a request may name at most \(cap)",
                                at: "\(document.key).base")
             }
             for (path, version) in entries {
